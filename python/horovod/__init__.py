@@ -1,0 +1,3 @@
+"""`horovod` on kolo: existing Horovod scripts run unchanged (``import horovod.torch as hvd``)."""
+
+from kolo import __version__  # noqa: F401

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian 12 machine (Python 3.11 with pip) for kolo and installs it:
+# Debian build libraries, Python build tools, then `pip install .` (which also builds the C++
+# tests in build/<wheel tag>, where scripts/test.sh finds them).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+packages=(build-essential cmake ninja-build libgtest-dev libgmock-dev libcli11-dev libfmt-dev
+          libspdlog-dev libssl-dev dataset-fashion-mnist)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+PYTHON=${PYTHON:-python3}
+# torch 2.13.0's CPU build is what the examples and the torch tests use.
+$PYTHON -m pip install -q --disable-pip-version-check "scikit-build-core>=0.10" "nanobind>=2.0" \
+  numpy pytest "torch==2.13.0"
+echo "setup: building and installing kolo (pip install .)"
+$PYTHON -m pip install -q --disable-pip-version-check --no-build-isolation .
+command -v kolorun >/dev/null || { echo "setup: kolorun is not on PATH after install" >&2; exit 1; }
+echo "setup: done ($(kolorun --version 2>/dev/null || echo kolorun))"

@@ -1,0 +1,16 @@
+#include "backends/backend.h"
+
+#include "base/errors.h"
+
+namespace kolo::backends {
+
+void Backend::unsupported(const std::string& operation) const {
+  throw Error("backend '" + name() + "' does not support " + operation);
+}
+
+void Backend::allreduce(Bytes, size_t, comm::DataType, comm::ReduceOp) { unsupported("allreduce"); }
+void Backend::allgatherv(ConstBytes, Bytes, std::span<const size_t>) { unsupported("allgather"); }
+void Backend::broadcast(Bytes, int) { unsupported("broadcast"); }
+void Backend::barrier() { unsupported("barrier"); }
+
+}  // namespace kolo::backends

@@ -1,0 +1,34 @@
+// backends::Backend: what executes one (possibly fused) collective on contiguous buffers. The kolo
+// backend runs comm/ algorithms over kolo's own transports; MPI (a plugin) and NCCL (dlopen) come
+// later. A backend that lacks an operation fails naming itself and the operation, so the runtime
+// can fall back or the user learns why.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+
+#include "comm/types.h"
+
+namespace kolo::backends {
+
+using Bytes = std::span<std::byte>;
+using ConstBytes = std::span<const std::byte>;
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  [[nodiscard]] virtual std::string name() const = 0;
+
+  // In place over `count` elements.
+  virtual void allreduce(Bytes data, size_t count, comm::DataType type, comm::ReduceOp op);
+  // out = every rank's block in rank order; bytes_per_rank[r] is rank r's block size.
+  virtual void allgatherv(ConstBytes mine, Bytes out, std::span<const size_t> bytes_per_rank);
+  virtual void broadcast(Bytes data, int root);
+  virtual void barrier();
+
+ protected:
+  [[noreturn]] void unsupported(const std::string& operation) const;
+};
+
+}  // namespace kolo::backends

@@ -1,0 +1,29 @@
+// The default backend: kolo's own algorithms (comm/) over its own transports.
+#pragma once
+
+#include "backends/backend.h"
+#include "comm/collectives.h"
+
+namespace kolo::backends {
+
+class KoloBackend final : public Backend {
+ public:
+  KoloBackend(comm::Communicator& comm, comm::AllreduceOptions options)
+      : comm_(comm), options_(options) {}
+  [[nodiscard]] std::string name() const override { return "kolo"; }
+
+  void allreduce(Bytes data, size_t count, comm::DataType type, comm::ReduceOp op) override {
+    comm::allreduce(comm_, data, count, type, op, options_);
+  }
+  void allgatherv(ConstBytes mine, Bytes out, std::span<const size_t> bytes_per_rank) override {
+    comm::allgatherv(comm_, mine, out, bytes_per_rank);
+  }
+  void broadcast(Bytes data, int root) override { comm::broadcast(comm_, data, root); }
+  void barrier() override { comm::barrier(comm_); }
+
+ private:
+  comm::Communicator& comm_;
+  comm::AllreduceOptions options_;
+};
+
+}  // namespace kolo::backends

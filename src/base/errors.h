@@ -1,0 +1,60 @@
+// The one error model: every failure inside kolo is a kolo::Error (or a subclass) carrying a
+// message that names where it came from (rank, peer, tensor, operation). The background loop
+// catches them and fails the affected handles; only src/python converts them to Python exceptions.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace kolo {
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A peer closed its connection, died, or stopped making progress. `peer_rank` is -1 when unknown.
+class PeerError : public Error {
+ public:
+  PeerError(int peer_rank, const std::string& message) : Error(message), peer_rank_(peer_rank) {}
+  [[nodiscard]] int peer_rank() const { return peer_rank_; }
+
+ private:
+  int peer_rank_;
+};
+
+// Something did not happen in time (rendezvous key, connection, handshake).
+class TimeoutError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Bytes on the wire that break the protocol: bad frame length, failed authentication, bad message.
+class ProtocolError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Ranks disagree about a collective (dtype, shape, op, root) or a tensor name.
+class MismatchError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Bad configuration value or bad argument from the user.
+class InvalidArgument : public Error {
+ public:
+  using Error::Error;
+};
+
+// An operating-system call failed: message carries the call, errno text and context.
+class SystemError : public Error {
+ public:
+  SystemError(const std::string& call, int err, const std::string& context);
+  [[nodiscard]] int error_code() const { return error_code_; }
+
+ private:
+  int error_code_;
+};
+
+}  // namespace kolo

@@ -1,0 +1,48 @@
+// The collective algorithms, written against Communicator only. Buffers are raw bytes plus an
+// element count and a DataType; no names, no frameworks. All ranks of the communicator must call
+// the same function with compatible arguments (negotiation guarantees it). Every function is
+// correct for any group size (1, 3, 5, ...) and for zero elements, and gives bitwise identical
+// results on every rank.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "comm/types.h"
+
+namespace kolo::comm {
+
+enum class AllreduceAlgorithm { automatic, ring, recursive_doubling };
+
+struct AllreduceOptions {
+  AllreduceAlgorithm algorithm = AllreduceAlgorithm::automatic;
+  // automatic: below this many bytes recursive doubling (latency-bound), else ring (bandwidth).
+  size_t small_message_bytes = 64 * 1024;
+};
+
+// In place: data holds count elements of `type`; on return every rank holds op over all ranks.
+void allreduce(Communicator& comm, Bytes data, size_t count, DataType type, ReduceOp op,
+               const AllreduceOptions& options = {});
+void allreduce_ring(Communicator& comm, Bytes data, size_t count, DataType type, ReduceOp op);
+void allreduce_recursive_doubling(Communicator& comm, Bytes data, size_t count, DataType type,
+                                  ReduceOp op);
+
+// Concatenates every rank's block in rank order. bytes_per_rank[r] is rank r's block size;
+// `mine` has bytes_per_rank[rank] bytes; out has their sum.
+void allgatherv(Communicator& comm, ConstBytes mine, Bytes out,
+                std::span<const size_t> bytes_per_rank);
+
+// Root's data ends up on every rank (binomial tree).
+void broadcast(Communicator& comm, Bytes data, int root);
+
+// Returns once every rank has entered.
+void barrier(Communicator& comm);
+
+// Control-message helpers for negotiation: root receives every rank's frame (index = rank; its
+// own is copied); other ranks get an empty vector.
+std::vector<std::vector<std::byte>> gather_frames(Communicator& comm, ConstBytes mine, int root);
+// Root's frame is delivered to every rank (tree); `data` is root's input, ignored elsewhere.
+std::vector<std::byte> broadcast_frame(Communicator& comm, std::vector<std::byte> data, int root);
+
+}  // namespace kolo::comm

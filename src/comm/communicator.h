@@ -1,0 +1,90 @@
+// comm::Communicator: a group of ranks with a Link to each peer, and the one place that waits for
+// links to make progress. Every collective algorithm is a free function over a Communicator.
+//
+// Waiting: transfers are driven with Link::send_some/recv_some; when none can progress the
+// communicator polls the links' fds together with POLLRDHUP on *every* peer, so a rank killed
+// anywhere in the group is noticed at once even by ranks not talking to it. If nothing moves for
+// `peer_timeout`, the wait fails with a PeerError naming the peers it was waiting on.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "transport/link.h"
+
+namespace kolo::comm {
+
+using transport::Bytes;
+using transport::ConstBytes;
+using transport::Link;
+
+// Which ranks share a host; filled from the rendezvous (host identity), used for topology-aware
+// algorithms (shared memory, hierarchical).
+struct Topology {
+  std::vector<int> host_of_rank;  // host index per rank, hosts numbered by first appearance
+
+  [[nodiscard]] int num_hosts() const;
+  [[nodiscard]] std::vector<int> ranks_on_host(int host) const;
+  // A topology where every rank is on its own host (size ranks) or all on one (one_host=true).
+  static Topology flat(int size, bool one_host);
+};
+
+struct SendOp {
+  int peer;
+  ConstBytes data;
+};
+struct RecvOp {
+  int peer;
+  Bytes data;
+};
+
+struct CommunicatorOptions {
+  std::chrono::milliseconds peer_timeout{30000};
+  // Largest control frame accepted from a peer (negotiation messages).
+  uint64_t frame_limit = 256ull << 20;
+  // How long a wait keeps retrying the links before sleeping in poll(2): a small message from a
+  // busy peer is usually a few microseconds away, and a poll wake-up costs more than that.
+  std::chrono::microseconds spin_before_poll{20};
+};
+
+class Communicator {
+ public:
+  // links[r] is the link to peer r (null for r == rank). Links are borrowed: the owner (the
+  // runtime's mesh) outlives the communicator.
+  Communicator(int rank, std::vector<Link*> links, Topology topology, CommunicatorOptions options);
+
+  [[nodiscard]] int rank() const { return rank_; }
+  [[nodiscard]] int size() const { return static_cast<int>(links_.size()); }
+  [[nodiscard]] const Topology& topology() const { return topology_; }
+  [[nodiscard]] const CommunicatorOptions& options() const { return options_; }
+  Link& peer(int r);
+
+  // Runs all transfers concurrently until every one completed. Throws PeerError on a broken or
+  // silent peer (see above). Zero-length transfers complete at once.
+  void exchange(std::span<const SendOp> sends, std::span<const RecvOp> recvs);
+  void send(int peer, ConstBytes data);
+  void recv(int peer, Bytes data);
+  void send_recv(int to, ConstBytes out, int from, Bytes in);
+
+  // Length-prefixed messages (checked against options().frame_limit).
+  void send_frame(int peer, ConstBytes data);
+  std::vector<std::byte> recv_frame(int peer);
+
+  // Idle wait for the runtime's background thread: returns when `wake_fd` is readable or
+  // `timeout` passed; throws PeerError if any peer hung up meanwhile. wake_fd may be -1.
+  void wait_idle(int wake_fd, std::chrono::microseconds timeout);
+
+  // Closes every link so that peers see this rank gone (after a fatal error).
+  void abort();
+
+ private:
+  int rank_;
+  std::vector<Link*> links_;
+  Topology topology_;
+  CommunicatorOptions options_;
+};
+
+}  // namespace kolo::comm

@@ -1,0 +1,163 @@
+#include "core/config.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+
+#include "base/errors.h"
+
+extern char** environ;
+
+namespace kolo::core {
+
+namespace {
+
+// The names (without prefix) of every variable kolo understands. Launch information is here too,
+// so that KOLO_RANK and friends are not reported as unknown.
+const std::set<std::string>& known_names() {
+  static const std::set<std::string> names = {
+      "CYCLE_TIME",      "FUSION_THRESHOLD",  "CACHE_CAPACITY",      "LOG_LEVEL",
+      "PEER_TIMEOUT",    "START_TIMEOUT",     "SMALL_ALLREDUCE_BYTES", "MAX_CONTROL_MESSAGE",
+      "RANK",            "SIZE",              "HOSTNAME",            "RENDEZVOUS_ADDR",
+      "RENDEZVOUS_PORT", "SECRET",            "LOCAL_RANK",          "LOCAL_SIZE",
+      "CROSS_RANK",      "CROSS_SIZE",        "FAILURE_GRACE_SECONDS", "CONTROLLER",
+      "CPU_OPERATIONS",  "GPU_OPERATIONS",    "TIMELINE",            "LOG_HIDE_TIME"};
+  return names;
+}
+
+// Looks a setting up as KOLO_<name>, then HOROVOD_<name>; records where it came from.
+class SettingReader {
+ public:
+  SettingReader(const EnvLookup& lookup, Config& config) : lookup_(lookup), config_(config) {}
+
+  std::optional<std::pair<std::string, std::string>> find(const std::string& name) {
+    for (const char* prefix : {"KOLO_", "HOROVOD_"}) {
+      std::string variable = prefix + name;
+      if (auto value = lookup_(variable); value && !value->empty()) {
+        config_.sources.emplace_back(name, variable);
+        return std::make_pair(variable, *value);
+      }
+    }
+    config_.sources.emplace_back(name, "default");
+    return std::nullopt;
+  }
+
+  double number(const std::string& name, double fallback, double min_value) {
+    auto found = find(name);
+    if (!found) return fallback;
+    const auto& [variable, text] = *found;
+    char* end = nullptr;
+    double value = std::strtod(text.c_str(), &end);
+    if (end == text.c_str() || *end != '\0' || value < min_value) {
+      throw InvalidArgument(variable + "='" + text + "' is not a number >= " +
+                            fmt::format("{}", min_value));
+    }
+    return value;
+  }
+
+  std::optional<std::string> text(const std::string& name) {
+    auto found = find(name);
+    if (!found) return std::nullopt;
+    return found->second;
+  }
+
+ private:
+  const EnvLookup& lookup_;
+  Config& config_;
+};
+
+template <typename Duration>
+Duration from_units(double value, double units_per_second) {
+  return Duration(static_cast<typename Duration::rep>(
+      value * static_cast<double>(Duration::period::den) /
+      (units_per_second * static_cast<double>(Duration::period::num))));
+}
+
+}  // namespace
+
+EnvLookup process_environment() {
+  return [](const std::string& name) -> std::optional<std::string> {
+    const char* value = std::getenv(name.c_str());
+    if (value == nullptr) return std::nullopt;
+    return std::string(value);
+  };
+}
+
+Config Config::from_env(const EnvLookup& lookup, const std::vector<std::string>& all_names) {
+  Config config;
+  SettingReader reader(lookup, config);
+  config.cycle_time = from_units<std::chrono::microseconds>(
+      reader.number("CYCLE_TIME", 1.0, 0.0), 1000.0);
+  config.fusion_threshold =
+      static_cast<uint64_t>(reader.number("FUSION_THRESHOLD", 128.0 * 1024 * 1024, 0));
+  config.cache_capacity = static_cast<uint32_t>(reader.number("CACHE_CAPACITY", 1024, 0));
+  if (auto level = reader.text("LOG_LEVEL")) config.log_level = parse_log_level(*level);
+  config.peer_timeout =
+      from_units<std::chrono::milliseconds>(reader.number("PEER_TIMEOUT", 30.0, 0.001), 1.0);
+  config.start_timeout =
+      from_units<std::chrono::milliseconds>(reader.number("START_TIMEOUT", 30.0, 0.001), 1.0);
+  config.small_allreduce_bytes =
+      static_cast<uint64_t>(reader.number("SMALL_ALLREDUCE_BYTES", 64 * 1024, 0));
+  config.frame_limit = static_cast<uint64_t>(
+      reader.number("MAX_CONTROL_MESSAGE", 256.0 * 1024 * 1024, 4096));
+
+  for (const auto& name : all_names) {
+    if (name.rfind("KOLO_", 0) == 0 && !known_names().contains(name.substr(5))) {
+      config.unknown_variables.push_back(name);
+    }
+  }
+  return config;
+}
+
+Config Config::from_process_env() {
+  std::vector<std::string> names;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    std::string_view text(*entry);
+    names.emplace_back(text.substr(0, text.find('=')));
+  }
+  return from_env(process_environment(), names);
+}
+
+LaunchInfo LaunchInfo::from_env(const EnvLookup& lookup) {
+  auto get = [&](const std::string& name) -> std::optional<std::string> {
+    for (const char* prefix : {"KOLO_", "HOROVOD_"}) {
+      if (auto value = lookup(prefix + name); value && !value->empty()) return value;
+    }
+    return std::nullopt;
+  };
+  auto get_int = [&](const std::string& name, int fallback) {
+    auto text = get(name);
+    if (!text) return fallback;
+    char* end = nullptr;
+    long value = std::strtol(text->c_str(), &end, 10);
+    if (end == text->c_str() || *end != '\0' || value < 0) {
+      throw InvalidArgument("KOLO_" + name + "/HOROVOD_" + name + "='" + *text +
+                            "' is not a non-negative integer");
+    }
+    return static_cast<int>(value);
+  };
+  LaunchInfo info;
+  info.rank = get_int("RANK", 0);
+  info.size = get_int("SIZE", 1);
+  if (info.size < 1 || info.rank >= info.size) {
+    throw InvalidArgument(fmt::format("rank {} is not within size {} (KOLO_RANK/KOLO_SIZE)",
+                                      info.rank, info.size));
+  }
+  info.hostname = get("HOSTNAME").value_or("");
+  // Horovod's gloo mode names its store HOROVOD_GLOO_RENDEZVOUS_ADDR/PORT; kolo's own are shorter.
+  info.rendezvous_addr = get("RENDEZVOUS_ADDR").value_or(get("GLOO_RENDEZVOUS_ADDR").value_or(""));
+  info.rendezvous_port = static_cast<uint16_t>(
+      get_int("RENDEZVOUS_PORT", get_int("GLOO_RENDEZVOUS_PORT", 0)));
+  info.secret_hex = get("SECRET").value_or("");
+  if (info.size > 1 && info.rendezvous_addr.empty()) {
+    throw InvalidArgument(fmt::format(
+        "KOLO_SIZE={} but no rendezvous address (KOLO_RENDEZVOUS_ADDR) is set: start the job with "
+        "kolorun or horovodrun",
+        info.size));
+  }
+  return info;
+}
+
+}  // namespace kolo::core

@@ -1,0 +1,195 @@
+#include "core/executor.h"
+
+#include <cstring>
+#include <numeric>
+
+#include "base/errors.h"
+#include "comm/reduce.h"
+#include "fusion/fusion_planner.h"
+
+namespace kolo::core {
+
+namespace {
+
+using negotiation::OpType;
+using negotiation::UserReduceOp;
+
+comm::ReduceOp to_comm_op(UserReduceOp op) {
+  switch (op) {
+    case UserReduceOp::average:
+    case UserReduceOp::sum: return comm::ReduceOp::sum;
+    case UserReduceOp::min: return comm::ReduceOp::min;
+    case UserReduceOp::max: return comm::ReduceOp::max;
+    case UserReduceOp::product: return comm::ReduceOp::product;
+    case UserReduceOp::adasum: break;
+  }
+  throw InvalidArgument(std::string("reduction '") +
+                        std::string(negotiation::user_reduce_op_name(op)) +
+                        "' is not supported by this version of kolo");
+}
+
+std::span<std::byte> bytes_of(void* data, size_t size) {
+  return {static_cast<std::byte*>(data), size};
+}
+
+TensorEntry& entry_for(std::map<std::string, TensorEntry>& pending, const std::string& name) {
+  auto it = pending.find(name);
+  if (it == pending.end()) {
+    throw Error("internal error: response names tensor '" + name +
+                "' that this rank never submitted");
+  }
+  return it->second;
+}
+
+}  // namespace
+
+void Executor::run(const std::vector<negotiation::Response>& responses,
+                   std::map<std::string, TensorEntry>& pending) {
+  auto finish = [&](const std::string& name) {
+    auto it = pending.find(name);
+    handles_.complete(it->second.handle, std::move(it->second.allocated_output));
+    pending.erase(it);
+  };
+
+  auto tensor_bytes = [&](const std::string& name) { return entry_for(pending, name).bytes(); };
+  for (const auto& group : fusion::plan_fusion(responses, tensor_bytes, options_.fusion_threshold)) {
+    const negotiation::Response& response = group.response;
+    ++stats_.responses;
+    if (!response.error.empty()) {
+      for (const auto& name : response.names) {
+        auto it = pending.find(name);
+        if (it == pending.end()) continue;
+        handles_.fail(it->second.handle, response.error);
+        pending.erase(it);
+      }
+      continue;
+    }
+    try {
+      execute(group, pending);
+    } catch (const InvalidArgument& error) {
+      // Decided identically on every rank before any byte moved (e.g. an unsupported reduction),
+      // so only these tensors fail; the session goes on.
+      for (const auto& name : response.names) {
+        handles_.fail(entry_for(pending, name).handle, error.what());
+        pending.erase(name);
+      }
+      continue;
+    }
+    for (const auto& name : response.names) finish(name);
+  }
+}
+
+void Executor::execute(const fusion::FusedGroup& group,
+                       std::map<std::string, TensorEntry>& pending) {
+  const negotiation::Response& response = group.response;
+  switch (response.op) {
+    case OpType::allreduce: {
+      std::vector<TensorEntry*> entries;
+      for (const auto& name : response.names) entries.push_back(&entry_for(pending, name));
+      allreduce(group, entries);
+      return;
+    }
+    case OpType::allgather:
+      for (size_t i = 0; i < response.names.size(); ++i) {
+        allgather(response, entry_for(pending, response.names[i]), i);
+      }
+      return;
+    case OpType::broadcast:
+      for (const auto& name : response.names) broadcast(response, entry_for(pending, name));
+      return;
+    case OpType::barrier:
+      backend_.barrier();
+      return;
+    default:
+      throw InvalidArgument("operation '" + std::string(negotiation::op_type_name(response.op)) +
+                            "' is not supported by this version of kolo");
+  }
+}
+
+void Executor::allreduce(const fusion::FusedGroup& group, std::vector<TensorEntry*>& entries) {
+  const negotiation::Response& response = group.response;
+  const comm::ReduceOp op = to_comm_op(response.reduce_op);
+  double postscale = response.postscale;
+  if (response.reduce_op == UserReduceOp::average) postscale /= options_.size;
+
+  // One tensor reduces in place in its output; several are packed into the fusion buffer.
+  const size_t element = comm::dtype_size(response.dtype);
+  std::span<std::byte> buffer;
+  size_t count = 0;
+  for (const TensorEntry* entry : entries) count += entry->request.num_elements();
+  if (entries.size() == 1) {
+    TensorEntry& entry = *entries.front();
+    buffer = bytes_of(entry.output, entry.bytes());
+    if (entry.output != entry.input && !buffer.empty()) {
+      std::memcpy(entry.output, entry.input, buffer.size());
+    }
+  } else {
+    const size_t total = group.buffer_bytes;
+    buffer = fusion_buffer_.get(total);
+    for (size_t i = 0; i < entries.size(); ++i) {
+      if (entries[i]->bytes() > 0) {
+        std::memcpy(buffer.data() + group.tensors[i].offset, entries[i]->input, entries[i]->bytes());
+      }
+    }
+    // Offsets are 64-byte aligned (as Horovod's), so the packed buffer may hold small gaps; they
+    // are reduced along with the tensors and never copied out.
+    count = total / element;
+    ++stats_.fused_groups;
+    stats_.fused_tensors += entries.size();
+  }
+  if (response.prescale != 1.0) {
+    comm::scale_buffer(buffer.data(), count, response.dtype, response.prescale);
+  }
+  backend_.allreduce(buffer.first(count * element), count, response.dtype, op);
+  if (postscale != 1.0) comm::scale_buffer(buffer.data(), count, response.dtype, postscale);
+  if (entries.size() > 1) {
+    for (size_t i = 0; i < entries.size(); ++i) {
+      if (entries[i]->bytes() > 0) {
+        std::memcpy(entries[i]->output, buffer.data() + group.tensors[i].offset,
+                    entries[i]->bytes());
+      }
+    }
+  }
+}
+
+void Executor::allgather(const negotiation::Response& response, TensorEntry& entry, size_t index) {
+  const auto& shape = entry.request.shape;
+  const size_t element = comm::dtype_size(entry.request.dtype);
+  size_t row_elements = 1;
+  for (size_t d = 1; d < shape.size(); ++d) row_elements *= static_cast<size_t>(shape[d]);
+  const size_t row_bytes = row_elements * element;
+
+  std::vector<size_t> bytes_per_rank(options_.size);
+  int64_t total_rows = 0;
+  for (int r = 0; r < options_.size; ++r) {
+    const int64_t rows = response.first_dims.at(index * options_.size + r);
+    bytes_per_rank[r] = static_cast<size_t>(rows) * row_bytes;
+    total_rows += rows;
+  }
+  const size_t total = static_cast<size_t>(total_rows) * row_bytes;
+  OwnedBuffer out;
+  // 64-byte alignment keeps the result usable for vectorised consumers; at least 1 byte so a
+  // zero-sized result still has a valid pointer for DLPack.
+  const size_t allocation = (std::max<size_t>(total, 1) + 63) / 64 * 64;
+  out.data = std::shared_ptr<std::byte[]>(
+      static_cast<std::byte*>(::operator new[](allocation, std::align_val_t(64))),
+      [](std::byte* p) { ::operator delete[](p, std::align_val_t(64)); });
+  out.bytes = total;
+  out.shape = shape;
+  out.dtype = entry.request.dtype;
+  if (out.shape.empty()) out.shape.push_back(0);
+  out.shape[0] = total_rows;
+  backend_.allgatherv({static_cast<const std::byte*>(entry.input), bytes_per_rank[options_.rank]},
+                      {out.data.get(), total}, bytes_per_rank);
+  entry.allocated_output = std::move(out);
+}
+
+void Executor::broadcast(const negotiation::Response& response, TensorEntry& entry) {
+  std::span<std::byte> buffer = bytes_of(entry.output, entry.bytes());
+  if (entry.output != entry.input && !buffer.empty()) {
+    std::memcpy(entry.output, entry.input, buffer.size());
+  }
+  backend_.broadcast(buffer, response.root);
+}
+
+}  // namespace kolo::core

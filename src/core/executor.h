@@ -1,0 +1,57 @@
+// Runs the agreed responses of one cycle on this rank: fuses compatible allreduces into one
+// buffer, hands contiguous buffers to the backend, unpacks, applies scale factors and completes
+// (or fails) the handles. Everything here runs on the background thread.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+#include "core/handle_table.h"
+#include "core/tensor_entry.h"
+#include "fusion/fusion_buffer.h"
+#include "fusion/fusion_planner.h"
+#include "negotiation/message.h"
+
+namespace kolo::core {
+
+struct ExecutorOptions {
+  int rank = 0;
+  int size = 1;
+  uint64_t fusion_threshold = 128ull << 20;
+};
+
+// Counters for tests and logs.
+struct ExecutorStats {
+  uint64_t responses = 0;
+  uint64_t fused_groups = 0;   // backend calls for allreduce
+  uint64_t fused_tensors = 0;  // tensors that shared a backend call with another
+};
+
+class Executor {
+ public:
+  Executor(backends::Backend& backend, HandleTable& handles, ExecutorOptions options)
+      : backend_(backend), handles_(handles), options_(options) {}
+
+  // `pending` maps tensor name -> entry; executed entries are removed from it and their handles
+  // completed or failed. Transport failures propagate (they are fatal for the session).
+  void run(const std::vector<negotiation::Response>& responses,
+           std::map<std::string, TensorEntry>& pending);
+
+  [[nodiscard]] const ExecutorStats& stats() const { return stats_; }
+
+ private:
+  void execute(const fusion::FusedGroup& group, std::map<std::string, TensorEntry>& pending);
+  void allreduce(const fusion::FusedGroup& group, std::vector<TensorEntry*>& entries);
+  void allgather(const negotiation::Response& response, TensorEntry& entry, size_t index);
+  void broadcast(const negotiation::Response& response, TensorEntry& entry);
+
+  backends::Backend& backend_;
+  HandleTable& handles_;
+  ExecutorOptions options_;
+  fusion::FusionBuffer fusion_buffer_;
+  ExecutorStats stats_;
+};
+
+}  // namespace kolo::core

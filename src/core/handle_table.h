@@ -1,0 +1,43 @@
+// Handles returned by enqueue: pending until the background thread completes or fails them.
+// Thread-safe; wait() blocks on a condition variable (the Python layer releases the GIL first).
+#pragma once
+
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "core/tensor_entry.h"
+
+namespace kolo::core {
+
+class HandleTable {
+ public:
+  HandleId create();
+  void complete(HandleId handle, OwnedBuffer output = {});
+  void fail(HandleId handle, const std::string& error);
+
+  // True once done or failed. Throws InvalidArgument for an unknown handle.
+  bool poll(HandleId handle) const;
+  // Blocks until done; throws kolo::Error with the failure message. Does not release the handle.
+  void wait(HandleId handle) const;
+  // Forgets a finished handle and returns what it produced (allgather output). Throws if unknown
+  // or still pending.
+  OwnedBuffer release(HandleId handle);
+
+ private:
+  struct State {
+    bool done = false;
+    std::optional<std::string> error;
+    OwnedBuffer output;
+  };
+  const State& find(HandleId handle) const;
+
+  mutable std::mutex mutex_;
+  mutable std::condition_variable done_;
+  std::unordered_map<HandleId, State> states_;
+  HandleId next_ = 1;
+};
+
+}  // namespace kolo::core

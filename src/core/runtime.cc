@@ -1,0 +1,78 @@
+#include "core/runtime.h"
+
+#include "base/errors.h"
+
+namespace kolo::core {
+
+Runtime::~Runtime() {
+  // A process that exits without shutdown() must not leave a thread running over freed state.
+  try {
+    shutdown();
+  } catch (...) {  // destructors must not throw; the process is going away
+  }
+}
+
+void Runtime::init() {
+  std::lock_guard lock(mutex_);
+  if (session_) return;
+  config_ = Config::from_process_env();
+  const LaunchInfo launch = LaunchInfo::from_env(process_environment());
+  logger_.set_level(config_.log_level);
+  logger_.set_prefix(fmt::format("[kolo rank {}/{}]", launch.rank, launch.size));
+  for (const auto& name : config_.unknown_variables) {
+    logger_.warn("{} is not a kolo setting (typo?); it is ignored", name);
+  }
+  session_ = std::make_unique<Session>(config_, launch, rounds_++, handles_, logger_);
+  logger_.debug("initialized: local rank {}/{}, cross rank {}/{}", session_->world().local_rank,
+                session_->world().local_size, session_->world().cross_rank,
+                session_->world().cross_size);
+}
+
+void Runtime::shutdown() {
+  std::unique_ptr<Session> ending;
+  {
+    std::lock_guard lock(mutex_);
+    ending = std::move(session_);
+  }
+  // Joined outside the lock: the final cycle may wait on peers for a while.
+  if (ending) ending->shutdown();
+}
+
+bool Runtime::initialized() const {
+  std::lock_guard lock(mutex_);
+  return session_ != nullptr;
+}
+
+Session& Runtime::session() const {
+  if (!session_) {
+    throw Error("kolo is not initialized: call hvd.init() (kolo.init()) before using it");
+  }
+  return *session_;
+}
+
+WorldInfo Runtime::world() const {
+  std::lock_guard lock(mutex_);
+  return session().world();
+}
+
+SessionStats Runtime::stats() const {
+  std::lock_guard lock(mutex_);
+  return session().stats();
+}
+
+Config Runtime::config() const {
+  std::lock_guard lock(mutex_);
+  return config_;
+}
+
+HandleId Runtime::enqueue(TensorEntry entry) {
+  std::lock_guard lock(mutex_);
+  return session().enqueue(std::move(entry));
+}
+
+Runtime& runtime() {
+  static Runtime instance;
+  return instance;
+}
+
+}  // namespace kolo::core

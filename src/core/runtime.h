@@ -1,0 +1,53 @@
+// core::Runtime: the only process-wide object in kolo. It owns the handle table (which outlives
+// sessions, so a handle from before a shutdown still reports its failure), the logger, and the
+// current Session. init() after shutdown() starts a new session (elastic training needs it).
+#pragma once
+
+#include <memory>
+#include <mutex>
+
+#include "base/logger.h"
+#include "core/config.h"
+#include "core/handle_table.h"
+#include "core/session.h"
+
+namespace kolo::core {
+
+class Runtime {
+ public:
+  Runtime() = default;
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  // Reads the configuration and launch information from the environment and joins the job.
+  // A second init() while initialized does nothing (as Horovod).
+  void init();
+  void shutdown();
+  [[nodiscard]] bool initialized() const;
+
+  // Throws kolo::Error("kolo is not initialized ...") when not initialized.
+  [[nodiscard]] WorldInfo world() const;
+  [[nodiscard]] SessionStats stats() const;
+  [[nodiscard]] Config config() const;
+
+  HandleId enqueue(TensorEntry entry);
+  [[nodiscard]] bool poll(HandleId handle) const { return handles_.poll(handle); }
+  void wait(HandleId handle) const { handles_.wait(handle); }
+  OwnedBuffer release(HandleId handle) { return handles_.release(handle); }
+
+ private:
+  Session& session() const;  // requires mutex_ held
+
+  mutable std::mutex mutex_;
+  Logger logger_;
+  Config config_;
+  HandleTable handles_;
+  std::unique_ptr<Session> session_;
+  uint64_t rounds_ = 0;  // init() calls so far; names rendezvous keys of each round
+};
+
+// The one Runtime of this process.
+Runtime& runtime();
+
+}  // namespace kolo::core

@@ -1,0 +1,132 @@
+#include "core/session.h"
+
+#include "backends/kolo_backend.h"
+#include "base/errors.h"
+#include "core/bootstrap.h"
+
+namespace kolo::core {
+
+Session::Session(const Config& config, const LaunchInfo& launch, uint64_t round,
+                 HandleTable& handles, const Logger& logger)
+    : config_(config), logger_(logger), handles_(handles) {
+  Connected connected = bootstrap(launch, config, round, logger);
+  world_ = std::move(connected.world);
+  links_ = std::move(connected.links);
+
+  std::vector<transport::Link*> borrowed;
+  for (auto& link : links_) borrowed.push_back(link.get());
+  comm::CommunicatorOptions comm_options;
+  comm_options.peer_timeout = config.peer_timeout;
+  comm_options.frame_limit = config.frame_limit;
+  comm_ = std::make_unique<comm::Communicator>(world_.rank, std::move(borrowed), world_.topology,
+                                               comm_options);
+
+  negotiation::ControllerOptions controller_options;
+  controller_options.cache_capacity = config.cache_capacity;
+  controller_ = std::make_unique<negotiation::Controller>(*comm_, controller_options, logger);
+
+  comm::AllreduceOptions allreduce_options;
+  allreduce_options.small_message_bytes = config.small_allreduce_bytes;
+  backend_ = std::make_unique<backends::KoloBackend>(*comm_, allreduce_options);
+  executor_ = std::make_unique<Executor>(
+      *backend_, handles_, ExecutorOptions{world_.rank, world_.size, config.fusion_threshold});
+
+  thread_ = std::thread([this] { run_loop(); });
+}
+
+Session::~Session() { shutdown(); }
+
+HandleId Session::enqueue(TensorEntry entry) {
+  const std::string& name = entry.request.name;
+  {
+    std::lock_guard lock(mutex_);
+    if (failure_) throw Error(*failure_);
+    if (shutdown_requested_) throw Error("kolo is shutting down: no new operations are accepted");
+    if (names_in_flight_.contains(name)) {
+      throw InvalidArgument(fmt::format(
+          "rank {}: tensor name '{}' is already in flight; each pending operation needs a unique "
+          "name (wait for the earlier one first)",
+          world_.rank, name));
+    }
+    names_in_flight_.insert(name);
+    entry.request.rank = world_.rank;
+    entry.handle = handles_.create();
+    // Pushed under the lock so fail_everything() can never miss an entry queued concurrently.
+    const HandleId handle = entry.handle;
+    queue_.push(std::move(entry));
+    return handle;
+  }
+}
+
+void Session::shutdown() {
+  shutdown_requested_ = true;
+  queue_.wake();
+  if (thread_.joinable()) thread_.join();
+}
+
+SessionStats Session::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+void Session::forget_name(const std::string& name) {
+  std::lock_guard lock(mutex_);
+  names_in_flight_.erase(name);
+}
+
+void Session::run_loop() {
+  try {
+    for (;;) {
+      std::vector<negotiation::Request> fresh;
+      for (TensorEntry& entry : queue_.take_all()) {
+        fresh.push_back(entry.request);
+        std::string name = entry.request.name;
+        pending_.emplace(std::move(name), std::move(entry));
+      }
+      negotiation::ResponseList agreed = controller_->cycle(std::move(fresh), shutdown_requested_);
+
+      std::vector<std::string> done;
+      for (const auto& response : agreed.responses) {
+        done.insert(done.end(), response.names.begin(), response.names.end());
+      }
+      executor_->run(agreed.responses, pending_);
+      for (const auto& name : done) forget_name(name);
+      {
+        std::lock_guard lock(mutex_);
+        const auto controller_stats = controller_->stats();
+        stats_.cycles = controller_stats.cycles;
+        stats_.fast_cycles = controller_stats.fast_cycles;
+        stats_.full_exchanges = controller_stats.full_exchanges;
+        stats_.cache_hits = controller_stats.cache_hits;
+        stats_.fused_groups = executor_->stats().fused_groups;
+        stats_.fused_tensors = executor_->stats().fused_tensors;
+      }
+      if (agreed.shutdown) break;
+      // Sleep out the cycle unless new work (or shutdown) arrives; a dead peer ends the wait.
+      comm_->wait_idle(queue_.wake_fd(), config_.cycle_time);
+    }
+    fail_everything(fmt::format("kolo rank {}: operation did not complete because kolo was shut "
+                                "down (a rank called shutdown() or finished while it was pending)",
+                                world_.rank));
+  } catch (const std::exception& error) {
+    std::string message = fmt::format("kolo rank {}/{}: {}", world_.rank, world_.size, error.what());
+    logger_.error("{}", message);
+    comm_->abort();
+    fail_everything(message);
+  }
+}
+
+void Session::fail_everything(const std::string& message) {
+  std::vector<TensorEntry> queued;
+  {
+    std::lock_guard lock(mutex_);
+    if (!failure_) failure_ = message;
+    names_in_flight_.clear();
+    queued = queue_.take_all();
+  }
+  for (auto& [name, entry] : pending_) handles_.fail(entry.handle, message);
+  pending_.clear();
+  for (TensorEntry& entry : queued) handles_.fail(entry.handle, message);
+}
+
+}  // namespace kolo::core

@@ -1,0 +1,33 @@
+// Where enqueue() puts new entries for the background thread. Enqueueing writes to an eventfd
+// so an idle background thread wakes at once (a lone op must not sit out a cycle).
+#pragma once
+
+#include <mutex>
+#include <vector>
+
+#include "core/tensor_entry.h"
+
+namespace kolo::core {
+
+class TensorQueue {
+ public:
+  TensorQueue();
+  ~TensorQueue();
+  TensorQueue(const TensorQueue&) = delete;
+  TensorQueue& operator=(const TensorQueue&) = delete;
+
+  void push(TensorEntry entry);
+  // Takes everything queued so far (in enqueue order) and clears the wake signal.
+  std::vector<TensorEntry> take_all();
+  // Wakes the background thread without adding work (shutdown).
+  void wake();
+  // Readable while work or a wake-up is waiting; for poll(2).
+  [[nodiscard]] int wake_fd() const { return wake_fd_; }
+
+ private:
+  std::mutex mutex_;
+  std::vector<TensorEntry> entries_;
+  int wake_fd_ = -1;
+};
+
+}  // namespace kolo::core

@@ -1,0 +1,81 @@
+// What ranks tell the coordinator (Request) and what it answers (Response). A Request describes
+// one named collective submitted on one rank; a Response tells every rank to run one collective
+// on one or more tensors (by name), in the order of the response list, or to fail them with an
+// error that names the tensor, the ranks and the differing values.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "comm/types.h"
+
+namespace kolo::negotiation {
+
+// Values are part of the wire protocol: append only.
+enum class OpType : uint8_t {
+  allreduce = 0,
+  allgather = 1,
+  broadcast = 2,
+  barrier = 3,
+  alltoall = 4,
+  reducescatter = 5,
+  join = 6,
+};
+std::string_view op_type_name(OpType type);
+
+// Reduction as the user names it (Average included); the executor maps it onto comm::ReduceOp.
+enum class UserReduceOp : uint8_t { average = 0, sum = 1, min = 2, max = 3, product = 4, adasum = 5 };
+std::string_view user_reduce_op_name(UserReduceOp op);
+
+enum class DeviceKind : uint8_t { cpu = 0, cuda = 1 };
+
+struct Request {
+  int32_t rank = 0;  // submitting rank (within the process set)
+  std::string name;
+  OpType op = OpType::allreduce;
+  UserReduceOp reduce_op = UserReduceOp::sum;
+  comm::DataType dtype = comm::DataType::float32;
+  std::vector<int64_t> shape;
+  int32_t root = 0;  // broadcast
+  double prescale = 1.0;
+  double postscale = 1.0;
+  int32_t process_set = 0;
+  DeviceKind device = DeviceKind::cpu;
+  int32_t device_index = -1;
+
+  [[nodiscard]] int64_t num_elements() const;
+  bool operator==(const Request&) const = default;
+};
+
+// Everything a rank sends the coordinator in one cycle.
+struct RequestList {
+  std::vector<Request> requests;
+  bool shutdown = false;  // this rank is shutting down
+  bool operator==(const RequestList&) const = default;
+};
+
+struct Response {
+  OpType op = OpType::allreduce;
+  std::vector<std::string> names;  // one or more tensors, executed together
+  UserReduceOp reduce_op = UserReduceOp::sum;
+  comm::DataType dtype = comm::DataType::float32;
+  int32_t root = 0;
+  double prescale = 1.0;
+  double postscale = 1.0;
+  int32_t process_set = 0;
+  DeviceKind device = DeviceKind::cpu;
+  // allgather: first dimension of names[i] on rank r at first_dims[i * size + r].
+  std::vector<int64_t> first_dims;
+  // Non-empty: the op failed on every rank with this message (mismatch, shutdown, ...).
+  std::string error;
+  bool operator==(const Response&) const = default;
+};
+
+struct ResponseList {
+  std::vector<Response> responses;
+  bool shutdown = false;  // every rank stops its background loop after this cycle
+  bool operator==(const ResponseList&) const = default;
+};
+
+}  // namespace kolo::negotiation

@@ -1,0 +1,154 @@
+// kolo._core: the nanobind module, and the only place where C++ meets Python. Arrays cross as
+// DLPack (nb::ndarray): pointer, shape, dtype and device; kolo is never compiled against a
+// framework. The Python layer keeps inputs and outputs referenced until their handle completes;
+// nothing here touches Python objects without the GIL, and every blocking wait releases it.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "base/errors.h"
+#include "core/runtime.h"
+#include "python/dlpack_types.h"
+
+namespace nb = nanobind;
+
+namespace kolo::python {
+
+namespace {
+
+using core::HandleId;
+using core::runtime;
+using negotiation::OpType;
+using negotiation::UserReduceOp;
+
+// Fills the part of a Request that describes an array, and checks it can be used in place.
+void describe(const nb::ndarray<>& array, negotiation::Request& request, const char* role) {
+  request.dtype = dtype_from_dlpack(array.dtype(), request.name);
+  request.shape.assign(array.shape_ptr(), array.shape_ptr() + array.ndim());
+  int64_t expected = 1;
+  for (size_t d = array.ndim(); d-- > 0;) {
+    if (array.shape(d) != 1 && array.stride(d) != expected) {
+      throw InvalidArgument("tensor '" + request.name + "': the " + role +
+                            " must be contiguous (call .contiguous() / np.ascontiguousarray)");
+    }
+    expected *= array.shape(d);
+  }
+  if (array.device_type() == nb::device::cpu::value) {
+    request.device = negotiation::DeviceKind::cpu;
+  } else if (array.device_type() == nb::device::cuda::value) {
+    throw InvalidArgument("tensor '" + request.name +
+                          "' is on a CUDA device; this build of kolo supports CPU tensors only");
+  } else {
+    throw InvalidArgument("tensor '" + request.name + "' is on an unsupported device type " +
+                          std::to_string(array.device_type()));
+  }
+}
+
+HandleId enqueue(int op, const std::string& name, nb::ndarray<> input,
+                 std::optional<nb::ndarray<>> output, int reduce_op, int root, double prescale,
+                 double postscale, int process_set) {
+  core::TensorEntry entry;
+  negotiation::Request& request = entry.request;
+  request.name = name;
+  request.op = static_cast<OpType>(op);
+  request.reduce_op = static_cast<UserReduceOp>(reduce_op);
+  request.root = root;
+  request.prescale = prescale;
+  request.postscale = postscale;
+  request.process_set = process_set;
+  describe(input, request, "input");
+  entry.input = input.data();
+  entry.output = input.data();
+  if (output) {
+    negotiation::Request out = request;
+    describe(*output, out, "output");
+    if (out.dtype != request.dtype || out.shape != request.shape) {
+      throw InvalidArgument("tensor '" + name + "': output must have the input's dtype and shape");
+    }
+    entry.output = output->data();
+  }
+  return runtime().enqueue(std::move(entry));
+}
+
+// The allgather result the runtime allocated, as an array of the caller's framework that owns its
+// memory (zero-copy; nanobind imports the framework at run time, kolo is not built against it).
+nb::object take_output(HandleId handle, bool as_torch) {
+  core::OwnedBuffer buffer = runtime().release(handle);
+  if (!buffer.data) return nb::none();
+  auto* keep = new std::shared_ptr<std::byte[]>(buffer.data);
+  nb::capsule owner(keep, [](void* p) noexcept {
+    delete static_cast<std::shared_ptr<std::byte[]>*>(p);
+  });
+  std::vector<size_t> shape(buffer.shape.begin(), buffer.shape.end());
+  const auto dtype = dlpack_from_dtype(buffer.dtype);
+  if (as_torch) {
+    return nb::cast(nb::ndarray<nb::pytorch>(buffer.data.get(), shape.size(), shape.data(), owner,
+                                             nullptr, dtype));
+  }
+  return nb::cast(
+      nb::ndarray<nb::numpy>(buffer.data.get(), shape.size(), shape.data(), owner, nullptr, dtype));
+}
+
+}  // namespace
+
+}  // namespace kolo::python
+
+NB_MODULE(_core, m) {
+  using namespace kolo::python;
+  m.doc() = "kolo's C++ runtime (framework-free; arrays cross through DLPack)";
+
+  nb::exception<kolo::Error>(m, "KoloError");
+
+  m.def("init", [] { kolo::core::runtime().init(); }, nb::call_guard<nb::gil_scoped_release>());
+  m.def("shutdown", [] { kolo::core::runtime().shutdown(); },
+        nb::call_guard<nb::gil_scoped_release>());
+  m.def("is_initialized", [] { return kolo::core::runtime().initialized(); });
+  m.def("rank", [] { return kolo::core::runtime().world().rank; });
+  m.def("size", [] { return kolo::core::runtime().world().size; });
+  m.def("local_rank", [] { return kolo::core::runtime().world().local_rank; });
+  m.def("local_size", [] { return kolo::core::runtime().world().local_size; });
+  m.def("cross_rank", [] { return kolo::core::runtime().world().cross_rank; });
+  m.def("cross_size", [] { return kolo::core::runtime().world().cross_size; });
+
+  m.def("enqueue", &enqueue, nb::arg("op"), nb::arg("name"), nb::arg("input"),
+        nb::arg("output").none(), nb::arg("reduce_op"), nb::arg("root"), nb::arg("prescale"),
+        nb::arg("postscale"), nb::arg("process_set"));
+  m.def("poll", [](kolo::core::HandleId h) { return kolo::core::runtime().poll(h); });
+  m.def("wait", [](kolo::core::HandleId h) { kolo::core::runtime().wait(h); },
+        nb::call_guard<nb::gil_scoped_release>());
+  m.def("take_output", &take_output, nb::arg("handle"), nb::arg("as_torch") = false);
+  m.def("stats", [] {
+    auto s = kolo::core::runtime().stats();
+    nb::dict d;
+    d["cycles"] = s.cycles;
+    d["fast_cycles"] = s.fast_cycles;
+    d["full_exchanges"] = s.full_exchanges;
+    d["cache_hits"] = s.cache_hits;
+    d["fused_groups"] = s.fused_groups;
+    d["fused_tensors"] = s.fused_tensors;
+    return d;
+  });
+  m.def("config", [] {
+    auto c = kolo::core::runtime().config();
+    nb::dict d;
+    d["cycle_time_ms"] = static_cast<double>(c.cycle_time.count()) / 1000.0;
+    d["fusion_threshold"] = c.fusion_threshold;
+    d["cache_capacity"] = c.cache_capacity;
+    d["peer_timeout_s"] = static_cast<double>(c.peer_timeout.count()) / 1000.0;
+    return d;
+  });
+
+  // Op and reduction codes, shared with the Python layer so it never hard-codes numbers.
+  m.attr("OP_ALLREDUCE") = static_cast<int>(kolo::negotiation::OpType::allreduce);
+  m.attr("OP_ALLGATHER") = static_cast<int>(kolo::negotiation::OpType::allgather);
+  m.attr("OP_BROADCAST") = static_cast<int>(kolo::negotiation::OpType::broadcast);
+  m.attr("OP_BARRIER") = static_cast<int>(kolo::negotiation::OpType::barrier);
+  m.attr("REDUCE_AVERAGE") = static_cast<int>(kolo::negotiation::UserReduceOp::average);
+  m.attr("REDUCE_SUM") = static_cast<int>(kolo::negotiation::UserReduceOp::sum);
+  m.attr("REDUCE_MIN") = static_cast<int>(kolo::negotiation::UserReduceOp::min);
+  m.attr("REDUCE_MAX") = static_cast<int>(kolo::negotiation::UserReduceOp::max);
+  m.attr("REDUCE_PRODUCT") = static_cast<int>(kolo::negotiation::UserReduceOp::product);
+  m.attr("REDUCE_ADASUM") = static_cast<int>(kolo::negotiation::UserReduceOp::adasum);
+}

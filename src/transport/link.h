@@ -1,0 +1,41 @@
+// transport::Link: an ordered, reliable byte stream to one peer. TCP (tcp/), Unix socket pairs
+// (tests) and, later, shared memory (shm/) implement it. Algorithms see only this interface and
+// drive it without blocking, so a ring step can send and receive at once and never deadlock on
+// full kernel buffers; comm::Communicator owns the waiting.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+
+namespace kolo::transport {
+
+using Bytes = std::span<std::byte>;
+using ConstBytes = std::span<const std::byte>;
+
+class Link {
+ public:
+  Link() = default;
+  virtual ~Link() = default;
+  Link(const Link&) = delete;
+  Link& operator=(const Link&) = delete;
+
+  // Moves as many bytes as possible without blocking and returns how many (0: would block).
+  // Throws kolo::PeerError naming the peer when it closed the stream or the link broke.
+  virtual size_t send_some(ConstBytes data) = 0;
+  virtual size_t recv_some(Bytes data) = 0;
+
+  // A file descriptor that poll(2) reports readable/writable when the link may progress and
+  // POLLRDHUP/POLLHUP when the peer went away; -1 if the link must be polled by spinning.
+  [[nodiscard]] virtual int fd() const = 0;
+
+  // The rank on the other end (in the world numbering) and a description for error messages,
+  // e.g. "rank 2 (127.0.0.1:40123)".
+  [[nodiscard]] virtual int peer_rank() const = 0;
+  [[nodiscard]] virtual const std::string& peer_description() const = 0;
+
+  // Stops all traffic so the peer sees the link closed; idempotent.
+  virtual void close() = 0;
+};
+
+}  // namespace kolo::transport

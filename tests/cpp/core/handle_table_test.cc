@@ -1,0 +1,59 @@
+#include "core/handle_table.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "base/errors.h"
+#include "core/tensor_queue.h"
+
+namespace kolo::core {
+namespace {
+
+TEST(HandleTable, CompleteThenWaitAndRelease) {
+  HandleTable table;
+  HandleId h = table.create();
+  EXPECT_FALSE(table.poll(h));
+  std::thread finisher([&] { table.complete(h); });
+  table.wait(h);
+  finisher.join();
+  EXPECT_TRUE(table.poll(h));
+  (void)table.release(h);
+  EXPECT_THROW((void)table.poll(h), InvalidArgument);
+}
+
+TEST(HandleTable, FailureIsRethrownWithItsMessage) {
+  HandleTable table;
+  HandleId h = table.create();
+  table.fail(h, "rank 2 closed the connection");
+  try {
+    table.wait(h);
+    FAIL() << "expected an error";
+  } catch (const Error& error) {
+    EXPECT_STREQ(error.what(), "rank 2 closed the connection");
+  }
+}
+
+TEST(HandleTable, ReleaseOfPendingHandleIsRefused) {
+  HandleTable table;
+  HandleId h = table.create();
+  EXPECT_THROW((void)table.release(h), InvalidArgument);
+  EXPECT_NE(table.create(), h);
+}
+
+TEST(TensorQueue, TakeAllPreservesOrderAndWakes) {
+  TensorQueue queue;
+  for (int i = 0; i < 3; ++i) {
+    TensorEntry entry;
+    entry.request.name = "t" + std::to_string(i);
+    queue.push(std::move(entry));
+  }
+  auto taken = queue.take_all();
+  ASSERT_EQ(taken.size(), 3u);
+  EXPECT_EQ(taken[0].request.name, "t0");
+  EXPECT_EQ(taken[2].request.name, "t2");
+  EXPECT_TRUE(queue.take_all().empty());
+}
+
+}  // namespace
+}  // namespace kolo::core

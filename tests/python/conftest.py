@@ -1,0 +1,59 @@
+"""Shared helpers: run a worker script on N ranks with kolorun and read each rank's output."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+WORKERS = Path(__file__).parent / "workers"
+_PREFIX = re.compile(r"^\[(\d+)\]<(stdout|stderr)>:(.*)$")
+
+
+@dataclass
+class JobResult:
+    returncode: int
+    output: str
+
+    def lines_of(self, rank: int, stream: str = "stdout") -> list[str]:
+        found = []
+        for line in self.output.splitlines():
+            match = _PREFIX.match(line)
+            if match and int(match.group(1)) == rank and match.group(2) == stream:
+                found.append(match.group(3))
+        return found
+
+    def assert_ok(self, size: int) -> None:
+        assert self.returncode == 0, f"job failed ({self.returncode}):\n{self.output}"
+        for rank in range(size):
+            assert f"rank {rank} OK" in self.lines_of(rank), (
+                f"rank {rank} did not report OK:\n{self.output}")
+
+
+def kolorun_path() -> str:
+    path = shutil.which("kolorun")
+    if path is None:
+        pytest.fail("kolorun is not on PATH: run scripts/setup.sh (pip install .) first")
+    return path
+
+
+def run_job(np: int, worker: str, *args: str, env: dict | None = None, timeout: float = 120,
+            launcher_args: tuple[str, ...] = ()) -> JobResult:
+    """Runs tests/python/workers/<worker> under `kolorun -np <np>`; fails the test on timeout."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    cmd = [kolorun_path(), "-np", str(np), *launcher_args, sys.executable, str(WORKERS / worker),
+           *args]
+    try:
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              timeout=timeout, env=full_env)
+    except subprocess.TimeoutExpired as expired:
+        out = expired.stdout.decode() if isinstance(expired.stdout, bytes) else expired.stdout
+        pytest.fail(f"job did not finish within {timeout} s (hang?):\n{out}")
+    return JobResult(proc.returncode, proc.stdout)

@@ -1,0 +1,35 @@
+"""Mismatches, dead peers, re-init: clear errors on every rank, never a hang."""
+
+import re
+
+import pytest
+
+from conftest import run_job
+
+
+@pytest.mark.parametrize("np_", [2, 3])
+def test_mismatches_fail_every_rank_with_names(np_):
+    run_job(np_, "mismatch.py", timeout=120).assert_ok(np_)
+
+
+@pytest.mark.parametrize("np_,victim", [(2, 1), (3, 1), (3, 0)])
+def test_dead_peer_fails_survivors_within_timeout(np_, victim):
+    result = run_job(np_, "dead_peer.py", str(victim), timeout=60,
+                     env={"KOLO_PEER_TIMEOUT": "3", "KOLO_FAILURE_GRACE_SECONDS": "15"})
+    for rank in range(np_):
+        if rank != victim:
+            assert f"rank {rank} OK" in result.lines_of(rank), result.output
+    # The launcher reports the killed rank and exits non-zero.
+    assert result.returncode != 0
+    assert re.search(rf"rank {victim}\b.*(SIGKILL|signal 9)", result.output), result.output
+
+
+@pytest.mark.parametrize("np_", [2, 3])
+def test_reinit_after_shutdown(np_):
+    run_job(np_, "reinit.py", timeout=120).assert_ok(np_)
+
+
+@pytest.mark.parametrize("np_", [2, 3])
+@pytest.mark.parametrize("env", [{}, {"KOLO_CACHE_CAPACITY": "0"}, {"KOLO_FUSION_THRESHOLD": "0"}])
+def test_cache_and_fusion_give_identical_results(np_, env):
+    run_job(np_, "cache_and_fusion.py", env=env, timeout=180).assert_ok(np_)

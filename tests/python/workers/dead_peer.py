@@ -1,0 +1,45 @@
+"""One rank is killed with SIGKILL mid-job; every survivor's pending and later ops fail within
+KOLO_PEER_TIMEOUT with an error naming the dead rank."""
+
+import os
+import signal
+import sys
+import time
+
+import numpy as np
+
+import kolo
+
+
+def main() -> None:
+    victim = int(sys.argv[1])
+    kolo.init()
+    rank, size = kolo.rank(), kolo.size()
+    data = np.ones(1 << 20, np.float32)
+    kolo.allreduce_(data, name="warmup")
+    if rank == victim:
+        os.kill(os.getpid(), signal.SIGKILL)
+    start = time.monotonic()
+    try:
+        # The victim never submits these: ops must fail, not hang.
+        for step in range(1000):
+            kolo.allreduce_(data, name=f"step.{step}")
+        raise AssertionError("allreduce kept succeeding without the dead rank")
+    except kolo.KoloError as error:
+        elapsed = time.monotonic() - start
+        print(f"rank {rank} error after {elapsed:.2f}s: {error}")
+        assert f"rank {victim}" in str(error), error
+        assert elapsed < 10, elapsed
+    # Later operations fail at once with the same diagnosis.
+    try:
+        kolo.allreduce(np.ones(2, np.float32), name="later")
+        raise AssertionError("later op succeeded")
+    except kolo.KoloError as error:
+        assert f"rank {victim}" in str(error), error
+    print(f"rank {rank} OK")
+    sys.stdout.flush()
+    os._exit(0)  # skip shutdown negotiation with a dead peer
+
+
+if __name__ == "__main__":
+    main()

@@ -80,11 +80,17 @@ class Communicator {
   // Closes every link so that peers see this rank gone (after a fatal error).
   void abort();
 
+  // After the job agreed to shut down, ranks leave at different moments: from then on only the
+  // peers a transfer involves are watched, so a rank that left cleanly is not reported as dead.
+  void stop_watching_uninvolved_peers() { watch_all_peers_ = false; }
+  [[nodiscard]] bool watching_all_peers() const { return watch_all_peers_; }
+
  private:
   int rank_;
   std::vector<Link*> links_;
   Topology topology_;
   CommunicatorOptions options_;
+  bool watch_all_peers_ = true;
 };
 
 }  // namespace kolo::comm

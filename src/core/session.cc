@@ -2,6 +2,7 @@
 
 #include "backends/kolo_backend.h"
 #include "base/errors.h"
+#include "comm/collectives.h"
 #include "core/bootstrap.h"
 
 namespace kolo::core {
@@ -101,7 +102,10 @@ void Session::run_loop() {
         stats_.fused_groups = executor_->stats().fused_groups;
         stats_.fused_tensors = executor_->stats().fused_tensors;
       }
-      if (agreed.shutdown) break;
+      if (agreed.shutdown) {
+        leave_together();
+        break;
+      }
       // Sleep out the cycle unless new work (or shutdown) arrives; a dead peer ends the wait.
       comm_->wait_idle(queue_.wake_fd(), config_.cycle_time);
     }
@@ -113,6 +117,17 @@ void Session::run_loop() {
     logger_.error("{}", message);
     comm_->abort();
     fail_everything(message);
+  }
+}
+
+void Session::leave_together() {
+  // Every rank has seen the shutdown response; a last barrier makes sure none closes its links
+  // while another still reads from them. A peer failing now changes nothing for this rank.
+  comm_->stop_watching_uninvolved_peers();
+  try {
+    comm::barrier(*comm_);
+  } catch (const Error& error) {
+    logger_.debug("a peer left early during shutdown: {}", error.what());
   }
 }
 

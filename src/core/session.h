@@ -55,6 +55,7 @@ class Session {
 
  private:
   void run_loop();
+  void leave_together();
   void fail_everything(const std::string& message);
   void forget_name(const std::string& name);
 

@@ -27,8 +27,10 @@ using negotiation::UserReduceOp;
 void describe(const nb::ndarray<>& array, negotiation::Request& request, const char* role) {
   request.dtype = dtype_from_dlpack(array.dtype(), request.name);
   request.shape.assign(array.shape_ptr(), array.shape_ptr() + array.ndim());
+  // An empty array has no layout to speak of; otherwise strides (in elements) must be row-major.
+  const bool empty = array.size() == 0;
   int64_t expected = 1;
-  for (size_t d = array.ndim(); d-- > 0;) {
+  for (size_t d = array.ndim(); !empty && d-- > 0;) {
     if (array.shape(d) != 1 && array.stride(d) != expected) {
       throw InvalidArgument("tensor '" + request.name + "': the " + role +
                             " must be contiguous (call .contiguous() / np.ascontiguousarray)");

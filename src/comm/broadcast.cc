@@ -1,0 +1,62 @@
+// Binomial-tree broadcast from any root. Ranks are renumbered relative to the root; a rank
+// receives from the rank that differs in its lowest set bit and forwards to the ranks below it
+// in the tree. Large buffers are cut into segments so a rank forwards segment k to its children
+// while segment k+1 is still arriving from its parent (pipelining the tree's depth).
+#include <algorithm>
+#include <vector>
+
+#include "comm/collective_checks.h"
+#include "comm/collectives.h"
+
+namespace kolo::comm {
+
+namespace {
+constexpr size_t kSegmentBytes = 512 * 1024;
+}  // namespace
+
+void broadcast(Communicator& comm, Bytes data, int root) {
+  detail::check_root(comm, "broadcast", root);
+  const int n = comm.size();
+  if (n == 1 || data.empty()) return;
+
+  const int relative = (comm.rank() - root + n) % n;
+  auto actual = [&](int r) { return (r + root) % n; };
+  int parent = -1;
+  int bit = 1;
+  for (; bit < n; bit <<= 1) {
+    if (relative & bit) {
+      parent = actual(relative - bit);
+      break;
+    }
+  }
+  std::vector<int> children;  // largest subtree first
+  for (bit >>= 1; bit > 0; bit >>= 1) {
+    if (relative + bit < n) children.push_back(actual(relative + bit));
+  }
+
+  std::vector<SendOp> sends;
+  if (parent < 0) {  // the root has everything already: feed all children at once
+    for (int child : children) sends.push_back({child, data});
+    comm.exchange(sends, {});
+    return;
+  }
+  const size_t segments = (data.size() + kSegmentBytes - 1) / kSegmentBytes;
+  auto segment = [&](size_t k) {
+    const size_t begin = k * kSegmentBytes;
+    return data.subspan(begin, std::min(kSegmentBytes, data.size() - begin));
+  };
+  for (size_t k = 0; k <= segments; ++k) {
+    sends.clear();
+    if (k > 0) {
+      for (int child : children) sends.push_back({child, segment(k - 1)});
+    }
+    if (k < segments) {
+      const RecvOp recv{parent, segment(k)};
+      comm.exchange(sends, {&recv, 1});
+    } else {
+      comm.exchange(sends, {});
+    }
+  }
+}
+
+}  // namespace kolo::comm

@@ -1,0 +1,139 @@
+#include "comm/communicator.h"
+
+#include <fmt/format.h>
+#include <poll.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+#include "base/clock.h"
+#include "base/errors.h"
+#include "comm/link_watch.h"
+#include "transport/tcp/framing.h"
+
+namespace kolo::comm {
+
+namespace {
+// Frames up to this size go out with their header in one send (one syscall, one packet).
+constexpr size_t kCoalesceFrameBytes = 4096;
+}  // namespace
+
+Communicator::Communicator(int rank, std::vector<Link*> links, Topology topology,
+                           CommunicatorOptions options)
+    : rank_(rank), links_(std::move(links)), topology_(std::move(topology)), options_(options) {
+  const int n = size();
+  if (rank_ < 0 || rank_ >= n) {
+    throw InvalidArgument(fmt::format("communicator rank {} is outside a group of {}", rank_, n));
+  }
+  for (int r = 0; r < n; ++r) {
+    if (r != rank_ && links_[static_cast<size_t>(r)] == nullptr) {
+      throw InvalidArgument(fmt::format("rank {}: no link to peer {} (group of {})", rank_, r, n));
+    }
+  }
+  if (topology_.host_of_rank.empty()) topology_ = Topology::flat(n, /*one_host=*/false);
+  if (static_cast<int>(topology_.host_of_rank.size()) != n) {
+    throw InvalidArgument(fmt::format("topology describes {} ranks but the group has {}",
+                                      topology_.host_of_rank.size(), n));
+  }
+}
+
+Link& Communicator::peer(int r) {
+  if (r < 0 || r >= size() || r == rank_) {
+    throw InvalidArgument(
+        fmt::format("rank {}: {} is not a peer in a group of {}", rank_, r, size()));
+  }
+  return *links_[static_cast<size_t>(r)];
+}
+
+void Communicator::send(int peer, ConstBytes data) {
+  const SendOp op{peer, data};
+  exchange({&op, 1}, {});
+}
+
+void Communicator::recv(int peer, Bytes data) {
+  const RecvOp op{peer, data};
+  exchange({}, {&op, 1});
+}
+
+void Communicator::send_recv(int to, ConstBytes out, int from, Bytes in) {
+  const SendOp send{to, out};
+  const RecvOp recv{from, in};
+  exchange({&send, 1}, {&recv, 1});
+}
+
+void Communicator::send_frame(int peer, ConstBytes data) {
+  if (data.size() > options_.frame_limit) {
+    throw InvalidArgument(fmt::format("rank {}: frame of {} bytes for {} exceeds the limit of {}",
+                                      rank_, data.size(), this->peer(peer).peer_description(),
+                                      options_.frame_limit));
+  }
+  std::byte header[transport::kFrameHeaderSize];
+  transport::encode_frame_header(data.size(), header);
+  if (data.size() <= kCoalesceFrameBytes) {
+    std::array<std::byte, transport::kFrameHeaderSize + kCoalesceFrameBytes> message;
+    std::memcpy(message.data(), header, sizeof(header));
+    if (!data.empty()) std::memcpy(message.data() + sizeof(header), data.data(), data.size());
+    send(peer, ConstBytes(message.data(), sizeof(header) + data.size()));
+    return;
+  }
+  const SendOp ops[2] = {{peer, ConstBytes(header, sizeof(header))}, {peer, data}};
+  exchange(ops, {});
+}
+
+std::vector<std::byte> Communicator::recv_frame(int peer) {
+  std::byte header[transport::kFrameHeaderSize];
+  recv(peer, Bytes(header, sizeof(header)));
+  const uint64_t length = transport::decode_frame_header(
+      header, options_.frame_limit, this->peer(peer).peer_description().c_str());
+  std::vector<std::byte> data(length);
+  recv(peer, data);
+  return data;
+}
+
+void Communicator::wait_idle(int wake_fd, std::chrono::microseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  std::vector<bool> muted(links_.size(), false);
+  std::vector<pollfd> fds;
+  std::vector<int> fd_peers;
+  for (;;) {
+    fds.clear();
+    fd_peers.clear();
+    if (wake_fd >= 0) {
+      fds.push_back({wake_fd, POLLIN, 0});
+      fd_peers.push_back(-1);
+    }
+    for (int p = 0; p < size(); ++p) {
+      if (p == rank_ || muted[static_cast<size_t>(p)] || links_[p]->fd() < 0) continue;
+      fds.push_back({links_[p]->fd(), POLLRDHUP, 0});
+      fd_peers.push_back(p);
+    }
+    const auto left = std::max(deadline - Clock::now(), Clock::duration::zero());
+    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(left);
+    const timespec wait_for{static_cast<time_t>(seconds.count()),
+                            static_cast<long>((left - seconds) / std::chrono::nanoseconds(1))};
+    const int ready = ::ppoll(fds.data(), fds.size(), &wait_for, nullptr);
+    if (ready < 0) {
+      if (errno != EINTR) throw SystemError("ppoll", errno, "idle wait");
+    } else if (ready == 0) {
+      return;
+    }
+    for (size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].revents == 0) continue;
+      if (fd_peers[i] < 0) return;  // woken
+      Link& link = *links_[static_cast<size_t>(fd_peers[i])];
+      // A peer that sent bytes and then left is reported when those bytes are read.
+      if (!detail::has_unread_bytes(link.fd())) throw detail::peer_closed_error(link);
+      muted[static_cast<size_t>(fd_peers[i])] = true;
+    }
+    if (Clock::now() >= deadline) return;
+  }
+}
+
+void Communicator::abort() {
+  for (int r = 0; r < size(); ++r) {
+    if (r != rank_ && links_[static_cast<size_t>(r)] != nullptr) links_[r]->close();
+  }
+}
+
+}  // namespace kolo::comm

@@ -1,0 +1,192 @@
+// Communicator::exchange: the one loop in kolo that waits for peers. It drives every transfer
+// with non-blocking send_some/recv_some, spins briefly when nothing moves (a small message is
+// usually a few microseconds away), then sleeps in poll(2) on the links involved plus POLLRDHUP
+// on every other peer, so a rank that dies anywhere in the group fails this wait at once.
+#include <fmt/format.h>
+#include <poll.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/errors.h"
+#include "comm/communicator.h"
+#include "comm/link_watch.h"
+
+namespace kolo::comm {
+
+namespace {
+
+struct Transfer {
+  int peer;
+  Link* link;
+  const std::byte* send_data;  // exactly one of send_data / recv_data is set
+  std::byte* recv_data;
+  size_t size;
+  size_t done = 0;
+
+  [[nodiscard]] bool is_send() const { return send_data != nullptr; }
+  [[nodiscard]] bool finished() const { return done == size; }
+};
+
+// Per-peer bits, rebuilt on every pass except kMuted.
+constexpr uint8_t kSendActive = 1;  // during a pass: a send to this peer already had its turn
+constexpr uint8_t kRecvActive = 2;
+constexpr uint8_t kWantSend = 4;  // some send to this peer is unfinished
+constexpr uint8_t kWantRecv = 8;
+constexpr uint8_t kMuted = 16;  // peer hung up but left bytes for a later read: stop watching it
+
+std::string format_duration(std::chrono::milliseconds duration) {
+  if (duration.count() % 1000 == 0) return fmt::format("{} s", duration.count() / 1000);
+  return fmt::format("{} ms", duration.count());
+}
+
+class Exchange {
+ public:
+  Exchange(Communicator& comm, std::span<const SendOp> sends, std::span<const RecvOp> recvs)
+      : comm_(comm), peers_(static_cast<size_t>(comm.size()), 0) {
+    transfers_.reserve(sends.size() + recvs.size());
+    for (const SendOp& op : sends) {
+      if (!op.data.empty()) {
+        transfers_.push_back(
+            {op.peer, &comm.peer(op.peer), op.data.data(), nullptr, op.data.size()});
+      }
+    }
+    for (const RecvOp& op : recvs) {
+      if (!op.data.empty()) {
+        transfers_.push_back(
+            {op.peer, &comm.peer(op.peer), nullptr, op.data.data(), op.data.size()});
+      }
+    }
+    remaining_ = transfers_.size();
+  }
+
+  void run() {
+    const auto spin = comm_.options().spin_before_poll;
+    auto last_progress = Clock::now();
+    while (remaining_ > 0) {
+      if (advance()) {
+        last_progress = Clock::now();
+        continue;
+      }
+      if (remaining_ == 0) break;
+      const auto now = Clock::now();
+      if (now - last_progress < spin) {
+        ::sched_yield();  // let a peer on the same core run instead of burning its time slice
+        continue;
+      }
+      const auto timeout = comm_.options().peer_timeout;
+      if (now - last_progress >= timeout) fail_no_progress();
+      wait(std::chrono::ceil<std::chrono::milliseconds>(timeout - (now - last_progress)));
+    }
+  }
+
+ private:
+  // One non-blocking attempt on every stream that has work. Transfers to the same peer in the
+  // same direction share one ordered stream, so only the first unfinished one may move.
+  bool advance() {
+    bool moved = false;
+    for (auto& bits : peers_) bits &= kMuted;
+    for (Transfer& t : transfers_) {
+      if (t.finished()) continue;
+      const uint8_t active = t.is_send() ? kSendActive : kRecvActive;
+      uint8_t& bits = peers_[static_cast<size_t>(t.peer)];
+      if (bits & active) continue;
+      bits |= active;
+      const size_t n = t.is_send() ? t.link->send_some({t.send_data + t.done, t.size - t.done})
+                                   : t.link->recv_some({t.recv_data + t.done, t.size - t.done});
+      if (n == 0) continue;
+      t.done += n;
+      moved = true;
+      if (t.finished()) {
+        --remaining_;
+        bits &= static_cast<uint8_t>(~active);  // the next transfer on this stream may start
+      }
+    }
+    // What is still wanted from each peer, for wait() and on_hangup().
+    for (auto& bits : peers_) bits &= kMuted;
+    for (const Transfer& t : transfers_) {
+      if (!t.finished()) peers_[static_cast<size_t>(t.peer)] |= t.is_send() ? kWantSend : kWantRecv;
+    }
+    return moved;
+  }
+
+  // Sleeps until a link involved may progress or a watched peer hangs up (or `timeout`).
+  void wait(std::chrono::milliseconds timeout) {
+    fds_.clear();
+    fd_peers_.clear();
+    bool must_spin = false;  // a link without an fd has work: poll cannot wait for it
+    for (int p = 0; p < comm_.size(); ++p) {
+      if (p == comm_.rank()) continue;
+      const uint8_t bits = peers_[static_cast<size_t>(p)];
+      short events = 0;
+      if (bits & kWantRecv) events |= POLLIN;
+      if (bits & kWantSend) events |= POLLOUT;
+      if (events == 0 && ((bits & kMuted) || !comm_.watching_all_peers())) continue;
+      const int fd = comm_.peer(p).fd();
+      if (fd < 0) {
+        must_spin = must_spin || events != 0;
+        continue;
+      }
+      fds_.push_back({fd, static_cast<short>(events | POLLRDHUP), 0});
+      fd_peers_.push_back(p);
+    }
+    const int timeout_ms = must_spin ? 0 : static_cast<int>(std::max<int64_t>(timeout.count(), 1));
+    const int ready = ::poll(fds_.data(), fds_.size(), timeout_ms);
+    if (ready < 0) {
+      if (errno == EINTR) return;
+      throw SystemError("poll", errno, "waiting for peers");
+    }
+    for (size_t i = 0; i < fds_.size(); ++i) {
+      if (fds_[i].revents & detail::kHangupEvents) on_hangup(fd_peers_[i]);
+    }
+    if (must_spin) ::sched_yield();
+  }
+
+  void on_hangup(int p) {
+    uint8_t& bits = peers_[static_cast<size_t>(p)];
+    // Still receiving from it: read what it sent first; the read at end-of-stream throws.
+    if (bits & kWantRecv) return;
+    Link& link = comm_.peer(p);
+    // Bytes it sent before leaving belong to a later operation: not an error yet.
+    if (!(bits & kWantSend) && detail::has_unread_bytes(link.fd())) {
+      bits |= kMuted;
+      return;
+    }
+    throw detail::peer_closed_error(link);
+  }
+
+  [[noreturn]] void fail_no_progress() {
+    std::string waiting;
+    int blamed = -1;
+    for (int pass = 0; pass < 2; ++pass) {  // receives first: they name who is silent
+      for (const Transfer& t : transfers_) {
+        if (t.finished() || t.is_send() != (pass == 1)) continue;
+        if (!waiting.empty()) waiting += ", ";
+        waiting += fmt::format("{} [{} of {} bytes left to {}]", t.link->peer_description(),
+                               t.size - t.done, t.size, t.is_send() ? "send" : "receive");
+        if (blamed < 0) blamed = t.link->peer_rank();
+      }
+    }
+    throw PeerError(blamed, fmt::format("no progress from {} for {}", waiting,
+                                        format_duration(comm_.options().peer_timeout)));
+  }
+
+  Communicator& comm_;
+  std::vector<Transfer> transfers_;
+  std::vector<uint8_t> peers_;
+  std::vector<pollfd> fds_;
+  std::vector<int> fd_peers_;
+  size_t remaining_ = 0;
+};
+
+}  // namespace
+
+void Communicator::exchange(std::span<const SendOp> sends, std::span<const RecvOp> recvs) {
+  Exchange(*this, sends, recvs).run();
+}
+
+}  // namespace kolo::comm

@@ -1,0 +1,22 @@
+// Internal to comm/: how the communicator tells a dead peer from a peer that merely finished.
+// POLLRDHUP/POLLHUP on a link is only fatal when nothing we still need can come from it: a peer
+// that wrote its last bytes and exited cleanly also hangs up, and those bytes are still ours to
+// read (the read that reaches end-of-stream reports the closure instead).
+#pragma once
+
+#include <poll.h>
+
+#include "base/errors.h"
+#include "transport/link.h"
+
+namespace kolo::comm::detail {
+
+inline constexpr short kHangupEvents = POLLRDHUP | POLLHUP | POLLERR | POLLNVAL;
+
+// True if bytes are waiting to be read on `fd` (checked without consuming them).
+bool has_unread_bytes(int fd);
+
+// The error every survivor reports when `link`'s peer is gone.
+PeerError peer_closed_error(const transport::Link& link);
+
+}  // namespace kolo::comm::detail

@@ -1,0 +1,59 @@
+#include "fusion/fusion_planner.h"
+
+namespace kolo::fusion {
+
+namespace {
+
+using negotiation::OpType;
+using negotiation::Response;
+
+bool fusible(const Response& r) {
+  return r.op == OpType::allreduce && r.error.empty() && r.names.size() == 1;
+}
+
+// Same collective over the same kind of data: the merged response runs one allreduce with one
+// set of parameters, so everything but the names must agree.
+bool compatible(const Response& a, const Response& b) {
+  return a.reduce_op == b.reduce_op && a.dtype == b.dtype && a.prescale == b.prescale &&
+         a.postscale == b.postscale && a.process_set == b.process_set && a.device == b.device;
+}
+
+FusedGroup start_group(const Response& response, size_t bytes) {
+  FusedGroup group;
+  group.response = response;
+  group.tensors.push_back({response.names[0], 0, bytes});
+  group.buffer_bytes = bytes;
+  return group;
+}
+
+}  // namespace
+
+std::vector<FusedGroup> plan_fusion(std::span<const Response> responses,
+                                    const TensorBytes& tensor_bytes, size_t threshold_bytes) {
+  std::vector<FusedGroup> groups;
+  bool open = false;  // groups.back() may take more tensors
+  for (const Response& response : responses) {
+    if (!fusible(response)) {
+      groups.push_back(FusedGroup{response, {}, 0});
+      open = false;
+      continue;
+    }
+    size_t bytes = tensor_bytes(response.names[0]);
+    if (open) {
+      FusedGroup& group = groups.back();
+      size_t offset = align_fusion_offset(group.buffer_bytes);
+      if (compatible(group.response, response) && offset + bytes <= threshold_bytes) {
+        group.response.names.push_back(response.names[0]);
+        group.tensors.push_back({response.names[0], offset, bytes});
+        group.buffer_bytes = offset + bytes;
+        continue;
+      }
+    }
+    groups.push_back(start_group(response, bytes));
+    // A group that already fills the threshold (or fusion being off) takes nothing more.
+    open = threshold_bytes > 0 && bytes <= threshold_bytes;
+  }
+  return groups;
+}
+
+}  // namespace kolo::fusion

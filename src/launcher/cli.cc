@@ -1,0 +1,297 @@
+#include "launcher/cli.h"
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <string_view>
+
+#include "base/errors.h"
+#include "base/logger.h"
+#include "launcher/tuning_flags.h"
+
+namespace kolo::launcher {
+
+namespace {
+
+// horovodrun (argparse) accepts these single-dash spellings; CLI11 would read "-np" as "-n p".
+constexpr std::array<std::pair<std::string_view, std::string_view>, 4> kSingleDashAliases{{
+    {"-np", "--num-proc"},
+    {"-hostfile", "--hostfile"},
+    {"-prefix-timestamp", "--prefix-output-with-timestamp"},
+    {"-cb", "--check-build"},
+}};
+
+// horovodrun flags kolorun does not implement yet: named in the error so the user knows the flag
+// is recognised but unsupported, not mistyped.
+constexpr std::string_view kUnsupportedHorovodFlags[] = {
+    "--check-build", "--config-file", "--hierarchical-allreduce", "--no-hierarchical-allreduce",
+    "--hierarchical-allgather", "--no-hierarchical-allgather", "--autotune", "--no-autotune",
+    "--autotune-log-file", "--autotune-warmup-samples", "--autotune-steps-per-sample",
+    "--autotune-bayes-opt-max-samples", "--autotune-gaussian-process-noise", "--min-np",
+    "--min-num-proc", "--max-np", "--max-num-proc", "--slots-per-host", "--elastic-timeout",
+    "--reset-limit", "--blacklist-cooldown-range", "--host-discovery-script",
+    "--timeline-filename", "--timeline-mark-cycles", "--no-stall-check",
+    "--stall-check-warning-time-seconds", "--stall-check-shutdown-time-seconds", "--mpi",
+    "--jsrun", "--mpi-args", "--num-nccl-streams", "--thread-affinity"};
+
+// Values as CLI11 stores them; turned into LaunchOptions after parsing, where the environment
+// defaults and cross-option checks apply.
+struct RawOptions {
+  std::optional<int> num_proc;
+  std::optional<std::string> hosts;
+  std::optional<std::string> hostfile;
+  std::optional<double> start_timeout;
+  std::optional<double> failure_grace;
+  bool verbose = false;
+  std::optional<std::string> output_filename;
+  bool prefix_timestamp = false;
+  std::optional<std::string> log_level;
+  std::optional<int> ssh_port;
+  std::optional<std::string> ssh_identity_file;
+  std::vector<std::string> network_interfaces;
+  bool gloo = false;
+  bool disable_cache = false;
+  std::vector<std::optional<std::string>> tuning = std::vector<std::optional<std::string>>(
+      tuning_flags().size());
+};
+
+// CLI11's help, with horovodrun's usage line and single-dash spellings shown beside the names.
+class HelpFormatter : public CLI::Formatter {
+ public:
+  HelpFormatter() { column_width(36); }
+  std::string make_usage(const CLI::App*, std::string) const override {
+    return "Usage: kolorun -np N [-H host:slots,...|-hostfile FILE] [options] COMMAND [ARGS...]\n";
+  }
+  std::string make_option_name(const CLI::Option* option, bool positional) const override {
+    std::string name = CLI::Formatter::make_option_name(option, positional);
+    for (const auto& [alias, canonical] : kSingleDashAliases) {
+      if (name == canonical) return std::string(alias) + "," + name;
+    }
+    return name;
+  }
+};
+
+void configure(CLI::App& app, RawOptions& raw) {
+  app.name("kolorun");
+  app.description("Launch a kolo (Horovod-compatible) training job; also installed as horovodrun.");
+  app.footer("Everything from COMMAND on is passed to the ranks unchanged. Each output line is "
+             "prefixed with [<rank>]<stdout>: or [<rank>]<stderr>:.");
+  app.formatter(std::make_shared<HelpFormatter>());
+  app.prefix_command();  // everything from the first positional on is the command
+  app.set_help_flag("-h,--help", "Show this help message and exit.");
+  app.set_version_flag("-v,--version", fmt::format("kolorun {}", kKolorunVersion),
+                       "Shows the kolo version.");
+
+  app.add_option("--num-proc", raw.num_proc, "Total number of training processes (required).");
+  app.add_option("--start-timeout", raw.start_timeout,
+                 "Seconds the ranks have to start and find each other (rendezvous). The default "
+                 "value is 30 seconds. Alternatively, the environment variable "
+                 "HOROVOD_START_TIMEOUT can also be used to specify the initialization timeout.");
+  app.add_option("--failure-grace-seconds", raw.failure_grace,
+                 "After a rank fails, seconds to let the other ranks exit on their own before "
+                 "kolorun terminates them (default 5, or KOLO_FAILURE_GRACE_SECONDS).");
+  app.add_option("--output-filename", raw.output_filename,
+                 "Writes stdout / stderr of all processes to a filename of the form "
+                 "<output_filename>/rank.<rank>/<stdout | stderr>. The <rank> will be padded with "
+                 "0 characters to ensure lexicographical order.");
+  app.add_flag("--verbose", raw.verbose, "If this flag is set, extra messages will be printed.");
+  app.add_option("--network-interfaces,--network-interface", raw.network_interfaces,
+                 "Network interfaces that can be used for communication separated by comma "
+                 "(kept for multi-host launching; local ranks use loopback).")
+      ->delimiter(',')
+      ->allow_extra_args(false);  // one value per use, so the command is never swallowed
+  app.add_flag("--gloo", raw.gloo,
+               "Accepted for compatibility: kolo always runs its own (gloo-style) controller.");
+  app.add_flag("--disable-cache", raw.disable_cache,
+               "Accepted for compatibility: kolorun keeps no cache of host checks.");
+
+  auto* hosts = app.add_option("-H,--hosts", raw.hosts,
+                               "List of host names and the number of available slots for running "
+                               "processes on each, of the form: <hostname>:<slots> (e.g.: "
+                               "host1:2,host2:4,host3:1). If not specified, defaults to using "
+                               "localhost:<np>");
+  auto* hostfile = app.add_option("--hostfile", raw.hostfile,
+                                  "Path to a host file containing the list of host "
+                                  "names and the number of available slots. Each line of the file "
+                                  "must be of the form: <hostname> slots=<slots>");
+  hosts->excludes(hostfile)->group("host arguments");
+  hostfile->group("host arguments");
+
+  app.add_option("-p,--ssh-port", raw.ssh_port, "SSH port on all the hosts.")
+      ->group("SSH arguments");
+  app.add_option("-i,--ssh-identity-file", raw.ssh_identity_file,
+                 "File on the driver from which the identity (private key) is read.")
+      ->group("SSH arguments");
+
+  app.add_option("--log-level", raw.log_level,
+                 "Minimum level to log to stderr from the kolo runtime in every rank: TRACE, "
+                 "DEBUG, INFO, WARNING, ERROR, FATAL (default: WARNING).")
+      ->group("logging arguments");
+  app.add_flag("--prefix-output-with-timestamp", raw.prefix_timestamp,
+               "Timestamp each line of output to stdout and stderr.")
+      ->group("logging arguments");
+
+  const auto flags = tuning_flags();
+  for (size_t i = 0; i < flags.size(); ++i) {
+    app.add_option(std::string(flags[i].flag), raw.tuning[i], std::string(flags[i].help))
+        ->type_name(flags[i].kind == TuningFlag::ValueKind::non_negative_number ? "FLOAT" : "INT")
+        ->group("tuneable parameter arguments");
+  }
+}
+
+bool takes_value(CLI::App& app, const std::string& token) {
+  std::string name = token.substr(0, token.find('='));
+  const CLI::Option* option = app.get_option_no_throw(name);
+  return option != nullptr && option->get_items_expected_max() > 0;
+}
+
+// A number of seconds from the environment; throws InvalidArgument naming the variable.
+std::optional<double> seconds_from_env(const EnvLookup& env, const std::string& name) {
+  auto text = env(name);
+  if (!text || text->empty()) return std::nullopt;
+  char* end = nullptr;
+  double value = std::strtod(text->c_str(), &end);
+  if (end != text->c_str() + text->size() || !std::isfinite(value) || value < 0) {
+    throw InvalidArgument(fmt::format("{}='{}' is not a number of seconds", name, *text));
+  }
+  return value;
+}
+
+std::string unknown_option_message(const std::string& token) {
+  const std::string name = token.substr(0, token.find('='));
+  if (std::find(std::begin(kUnsupportedHorovodFlags), std::end(kUnsupportedHorovodFlags), name) !=
+      std::end(kUnsupportedHorovodFlags)) {
+    return fmt::format("{} is a horovodrun option that kolorun does not support yet", name);
+  }
+  return fmt::format(
+      "unrecognized option '{}' (kolorun's options go before the command; see kolorun --help)",
+      token);
+}
+
+LaunchOptions finish(const RawOptions& raw, std::vector<std::string> rest, const EnvLookup& env) {
+  LaunchOptions options;
+  if (!rest.empty() && rest.front() == "--") {
+    rest.erase(rest.begin());  // after "--" even a leading dash belongs to the command
+  } else if (!rest.empty() && rest.front().size() > 1 && rest.front()[0] == '-') {
+    throw InvalidArgument(unknown_option_message(rest.front()));
+  }
+  if (!raw.num_proc) {
+    throw InvalidArgument("the number of processes is required: kolorun -np N COMMAND...");
+  }
+  if (rest.empty()) {
+    throw InvalidArgument("no command to run: kolorun -np N COMMAND [ARGS...]");
+  }
+  if (*raw.num_proc < 1) {
+    throw InvalidArgument(fmt::format("-np must be at least 1, got {}", *raw.num_proc));
+  }
+  options.num_proc = *raw.num_proc;
+  options.command = std::move(rest);
+  options.hosts = raw.hosts;
+  options.hostfile = raw.hostfile;
+
+  // Flag, then KOLO_* (kolo's own name wins, as everywhere), then the Horovod variable, then 30.
+  auto start = raw.start_timeout;
+  if (!start) start = seconds_from_env(env, "KOLO_START_TIMEOUT");
+  if (!start) start = seconds_from_env(env, "HOROVOD_START_TIMEOUT");
+  options.start_timeout_seconds = start.value_or(30.0);
+  if (!(options.start_timeout_seconds > 0) || !std::isfinite(options.start_timeout_seconds)) {
+    throw InvalidArgument(fmt::format(
+        "--start-timeout must be a positive number of seconds, got {}",
+        options.start_timeout_seconds));
+  }
+  auto grace = raw.failure_grace;
+  if (!grace) grace = seconds_from_env(env, "KOLO_FAILURE_GRACE_SECONDS");
+  options.failure_grace_seconds = grace.value_or(5.0);
+  if (!(options.failure_grace_seconds >= 0) || !std::isfinite(options.failure_grace_seconds)) {
+    throw InvalidArgument(fmt::format("--failure-grace-seconds must be >= 0, got {}",
+                                      options.failure_grace_seconds));
+  }
+
+  options.verbose = raw.verbose;
+  options.output_filename = raw.output_filename;
+  options.prefix_output_with_timestamp = raw.prefix_timestamp;
+  if (raw.log_level) {
+    options.log_level = std::string(log_level_name(parse_log_level(*raw.log_level)));
+  }
+  if (raw.ssh_port && (*raw.ssh_port < 1 || *raw.ssh_port > 65535)) {
+    throw InvalidArgument(fmt::format("--ssh-port {} is not a TCP port (1-65535)", *raw.ssh_port));
+  }
+  options.ssh_port = raw.ssh_port;
+  options.ssh_identity_file = raw.ssh_identity_file;
+  options.network_interfaces = raw.network_interfaces;
+
+  const auto flags = tuning_flags();
+  for (size_t i = 0; i < flags.size(); ++i) {
+    if (!raw.tuning[i]) continue;
+    for (auto& entry : tuning_flag_environment(flags[i], *raw.tuning[i])) {
+      options.tuning_environment.push_back(std::move(entry));
+    }
+  }
+  return options;
+}
+
+}  // namespace
+
+std::vector<std::string> normalize_argv(const std::vector<std::string>& args) {
+  CLI::App app;
+  RawOptions raw;
+  configure(app, raw);
+
+  std::vector<std::string> out;
+  out.reserve(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string token = args[i];
+    // "--" or the first positional starts the command: copy the rest untouched.
+    if (token == "--" || token.size() < 2 || token[0] != '-') {
+      out.insert(out.end(), args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+      break;
+    }
+    for (const auto& [alias, canonical] : kSingleDashAliases) {
+      if (token == alias) {
+        token = std::string(canonical);
+      } else if (token.size() > alias.size() && token.compare(0, alias.size(), alias) == 0 &&
+                 token[alias.size()] == '=') {
+        token = std::string(canonical) + token.substr(alias.size());
+      }
+    }
+    out.push_back(token);
+    // An option's separate value must not be mistaken for the command ("-H a:1 python ...").
+    const bool inline_value = token.find('=') != std::string::npos ||
+                              (token[1] != '-' && token.size() > 2);  // "-p22"
+    if (!inline_value && takes_value(app, token) && i + 1 < args.size()) {
+      out.push_back(args[++i]);
+    }
+  }
+  return out;
+}
+
+ParseResult parse_command_line(const std::vector<std::string>& args, const EnvLookup& env) {
+  CLI::App app;
+  RawOptions raw;
+  configure(app, raw);
+  ParseResult result;
+  try {
+    std::vector<std::string> reversed = normalize_argv(args);
+    std::reverse(reversed.begin(), reversed.end());  // CLI11 consumes vectors from the back
+    app.parse(reversed);
+    result.options = finish(raw, app.remaining(), env);
+  } catch (const CLI::CallForHelp&) {
+    result.message = app.help();
+  } catch (const CLI::CallForVersion& version) {
+    result.message = std::string(version.what()) + "\n";
+  } catch (const CLI::ParseError& error) {
+    result.exit_code = 2;  // argparse's (and so horovodrun's) usage-error status
+    result.message = fmt::format("kolorun: error: {}\n", error.what());
+  } catch (const Error& error) {
+    result.exit_code = 2;
+    result.message = fmt::format("kolorun: error: {}\n", error.what());
+  }
+  return result;
+}
+
+}  // namespace kolo::launcher

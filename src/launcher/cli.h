@@ -1,0 +1,54 @@
+// kolorun's command line, mirroring horovodrun's: the options model, the argv normalisation that
+// lets CLI11 read horovodrun's single-dash long flags (-np, -hostfile), and the parse itself.
+// Everything from the first positional argument on is the command to run, untouched, so
+// `kolorun -np 2 python train.py -np 5` gives the script its own -np.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "launcher/env.h"
+
+namespace kolo::launcher {
+
+inline constexpr const char* kKolorunVersion = "0.1.0";
+
+struct LaunchOptions {
+  int num_proc = 0;
+  std::optional<std::string> hosts;     // -H host:slots,...
+  std::optional<std::string> hostfile;  // --hostfile FILE
+  std::vector<std::string> command;     // never empty after a successful parse
+
+  double start_timeout_seconds = 30;   // --start-timeout, else KOLO_/HOROVOD_START_TIMEOUT
+  double failure_grace_seconds = 5;    // --failure-grace-seconds, else KOLO_FAILURE_GRACE_SECONDS
+  bool verbose = false;
+  std::optional<std::string> output_filename;  // per-rank logs under DIR/rank.N/{stdout,stderr}
+  bool prefix_output_with_timestamp = false;
+  std::optional<std::string> log_level;  // canonical ("DEBUG"), exported as KOLO_LOG_LEVEL
+
+  // Kept for the ssh spawner.
+  std::optional<int> ssh_port;
+  std::optional<std::string> ssh_identity_file;
+  std::vector<std::string> network_interfaces;
+
+  // From the tuning-flag table (tuning_flags.h): variables to export to every rank.
+  std::vector<std::pair<std::string, std::string>> tuning_environment;
+};
+
+struct ParseResult {
+  std::optional<LaunchOptions> options;  // set when the job should run
+  int exit_code = 0;                     // otherwise: exit with this code...
+  std::string message;                   // ...after printing this (stdout if 0, else stderr)
+};
+
+// Rewrites horovodrun's single-dash long flags (-np, -hostfile, -prefix-timestamp, also with
+// "=value") to their double-dash forms, stopping at the command. `args` excludes argv[0].
+std::vector<std::string> normalize_argv(const std::vector<std::string>& args);
+
+// Parses `args` (without argv[0]); `env` supplies defaults that horovodrun also reads from the
+// environment. Never throws for bad input: errors come back as exit code 2 and a message.
+ParseResult parse_command_line(const std::vector<std::string>& args, const EnvLookup& env);
+
+}  // namespace kolo::launcher

@@ -1,0 +1,98 @@
+#include "launcher/job.h"
+
+#include <cerrno>
+
+#include "base/errors.h"
+#include "launcher/failure_policy.h"
+#include "launcher/local_host.h"
+#include "launcher/output.h"
+#include "launcher/signals.h"
+#include "launcher/spawner.h"
+#include "launcher/supervisor.h"
+#include "rendezvous/tcp_store.h"
+#include "transport/tcp/auth.h"
+
+namespace kolo::launcher {
+
+namespace {
+
+// Shell conventions for a command that could not be run: 127 not found, 126 not executable.
+int launch_failure_code(const Error& error) {
+  if (const auto* system = dynamic_cast<const SystemError*>(&error)) {
+    return system->error_code() == ENOENT ? 127 : 126;
+  }
+  return 1;
+}
+
+void log_plan(const std::vector<SlotAssignment>& plan, const JobSettings& job,
+              const LaunchOptions& options, const Logger& logger) {
+  logger.info("launching {} rank(s) on {} host(s); rendezvous server at {}:{}", plan.size(),
+              hosts_in_plan(plan).size(), job.rendezvous_addr, job.rendezvous_port);
+  for (const auto& slot : plan) {
+    logger.info("rank {}: host {}, local rank {}/{}, cross rank {}/{}", slot.rank, slot.host,
+                slot.local_rank, slot.local_size, slot.cross_rank, slot.cross_size);
+  }
+  std::string extra;
+  for (const auto& [name, value] : job.extra) extra += fmt::format(" {}={}", name, value);
+  logger.info("rank environment: KOLO_RANK/SIZE/HOSTNAME, HOROVOD_RANK/SIZE/HOSTNAME/LOCAL_*/"
+              "CROSS_*, KOLO_RENDEZVOUS_ADDR={} KOLO_RENDEZVOUS_PORT={} KOLO_SECRET=<hidden> "
+              "KOLO_START_TIMEOUT={}{}{} HOROVOD_CONTROLLER=gloo HOROVOD_CPU_OPERATIONS=gloo",
+              job.rendezvous_addr, job.rendezvous_port, format_seconds(job.start_timeout_seconds),
+              job.log_level ? " KOLO_LOG_LEVEL=" + *job.log_level : "", extra);
+  logger.info("command: {}", fmt::join(options.command, " "));
+}
+
+}  // namespace
+
+int run_job(const LaunchOptions& options, const Environment& inherited, const Logger& logger) {
+  // First, before the rendezvous server's thread exists (it must inherit the blocked mask).
+  SignalWatcher signals;
+
+  const auto plan =
+      assign_slots(hosts_for_launch(options.hosts, options.hostfile, options.num_proc),
+                   options.num_proc);
+  SpawnerSelector spawners(machine_hostname(),
+                           RemoteOptions{options.ssh_port, options.ssh_identity_file});
+  spawners.check_hosts(plan);  // refuse before anything starts
+
+  const auto secret = transport::Secret::generate();
+  // Loopback is enough while every rank is local; the ssh spawner will bind a routable address.
+  rendezvous::TcpStoreServer server("127.0.0.1", 0, secret, logger);
+
+  JobSettings job;
+  job.rendezvous_addr = "127.0.0.1";
+  job.rendezvous_port = server.port();
+  job.secret_hex = secret.to_hex();
+  job.start_timeout_seconds = options.start_timeout_seconds;
+  job.log_level = options.log_level;
+  job.extra = options.tuning_environment;
+  if (logger.enabled(LogLevel::info)) log_plan(plan, job, options, logger);
+
+  OutputMultiplexer output(OutputOptions{1, 2, options.output_filename, options.num_proc,
+                                         options.prefix_output_with_timestamp});
+  std::vector<RankProcess> ranks;
+  std::optional<int> launch_failure;
+  for (const auto& slot : plan) {
+    try {
+      SpawnRequest request{slot, options.command, build_rank_environment(inherited, job, slot)};
+      SpawnedProcess process = spawners.for_host(slot.host).spawn(request);
+      output.add_rank(slot.rank, std::move(process.stdout_read), std::move(process.stderr_read));
+      ranks.push_back(RankProcess{slot, process.pid, std::nullopt});
+    } catch (const Error& error) {
+      logger.error("cannot start rank {} on host {}: {}", slot.rank, slot.host, error.what());
+      launch_failure = launch_failure_code(error);
+      break;
+    }
+  }
+  if (ranks.empty()) return launch_failure.value_or(1);
+
+  FailurePolicy::Timings timings;
+  timings.grace = std::chrono::duration_cast<Duration>(
+      std::chrono::duration<double>(options.failure_grace_seconds));
+  FailurePolicy policy(static_cast<int>(ranks.size()), timings);
+  if (launch_failure) policy.on_launch_failure(*launch_failure, Clock::now());
+  Supervisor supervisor(std::move(ranks), policy, output, signals, logger);
+  return supervisor.run();
+}
+
+}  // namespace kolo::launcher

@@ -1,0 +1,33 @@
+// kolorun (installed also as horovodrun): parse the command line, run the job, exit with its code.
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "base/errors.h"
+#include "base/logger.h"
+#include "launcher/cli.h"
+#include "launcher/env.h"
+#include "launcher/job.h"
+
+int main(int argc, char** argv) {
+  using namespace kolo::launcher;
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  const ParseResult parsed = parse_command_line(args, process_env_lookup());
+  if (!parsed.options) {
+    std::fputs(parsed.message.c_str(), parsed.exit_code == 0 ? stdout : stderr);
+    return parsed.exit_code;
+  }
+  const kolo::Logger logger(parsed.options->verbose ? kolo::LogLevel::info
+                                                    : kolo::LogLevel::warning,
+                            "[kolorun]");
+  try {
+    return run_job(*parsed.options, current_environment(), logger);
+  } catch (const kolo::InvalidArgument& error) {
+    std::fprintf(stderr, "kolorun: error: %s\n", error.what());
+    return 2;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "kolorun: error: %s\n", error.what());
+    return 1;
+  }
+}

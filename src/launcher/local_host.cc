@@ -1,0 +1,39 @@
+#include "launcher/local_host.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+
+namespace kolo::launcher {
+
+namespace {
+
+std::string lowercase(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+std::string short_name(const std::string& name) { return name.substr(0, name.find('.')); }
+
+}  // namespace
+
+std::string machine_hostname() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "localhost";
+  return name;
+}
+
+bool is_local_host(const std::string& host, const std::string& machine) {
+  const std::string name = lowercase(host);  // host names are case-insensitive
+  if (name == "localhost" || name == "localhost.localdomain" || name == "::1") return true;
+  if (name.rfind("127.", 0) == 0) return true;  // the whole 127/8 block is loopback
+  const std::string self = lowercase(machine);
+  if (self.empty()) return false;
+  // "node1" matches "node1.cluster.example" and the other way round: the same machine whether the
+  // user typed the short or the fully qualified name.
+  return name == self || name == short_name(self) || short_name(name) == self;
+}
+
+}  // namespace kolo::launcher

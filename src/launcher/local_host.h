@@ -1,0 +1,16 @@
+// Deciding whether a host in the plan is this machine (spawn directly) or another one (ssh).
+// Deliberately no DNS: a name is local when it is a loopback name or address, or this machine's
+// own hostname (full or short). Anything else is treated as remote.
+#pragma once
+
+#include <string>
+
+namespace kolo::launcher {
+
+// gethostname(2), or "localhost" if that fails.
+std::string machine_hostname();
+
+// `machine` is this machine's hostname (a parameter so tests need not depend on the build host).
+bool is_local_host(const std::string& host, const std::string& machine);
+
+}  // namespace kolo::launcher

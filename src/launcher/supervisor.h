@@ -1,0 +1,52 @@
+// Runs a started job to its end: one poll loop over the ranks' output pipes and the signal fd,
+// reaping ranks as they exit, reporting failures (which rank, which host, how), applying the
+// FailurePolicy's SIGTERM/SIGKILL escalation to the ranks' process groups, and forwarding SIGINT
+// and SIGTERM. Returns kolorun's exit code.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <vector>
+
+#include "base/logger.h"
+#include "launcher/exit_status.h"
+#include "launcher/failure_policy.h"
+#include "launcher/hosts.h"
+#include "launcher/output.h"
+#include "launcher/signals.h"
+
+namespace kolo::launcher {
+
+struct RankProcess {
+  SlotAssignment slot;
+  pid_t pid = -1;  // leader of the rank's own process group
+  std::optional<ExitStatus> status;  // set once reaped
+};
+
+class Supervisor {
+ public:
+  Supervisor(std::vector<RankProcess> ranks, FailurePolicy policy, OutputMultiplexer& output,
+             SignalWatcher& signals, const Logger& logger);
+
+  int run();
+
+ private:
+  void reap_exited();
+  void on_exit(RankProcess& rank, ExitStatus status);
+  void handle_signals();
+  void apply(FailurePolicy::Action action);
+  // Sends `signal` to the process group of every rank not yet reaped; returns how many.
+  int signal_running(int signal);
+  void drain_output();
+  void report_outcome(int exit_code) const;
+  int poll_timeout_ms() const;
+
+  std::vector<RankProcess> ranks_;
+  FailurePolicy policy_;
+  OutputMultiplexer& output_;
+  SignalWatcher& signals_;
+  const Logger& logger_;
+};
+
+}  // namespace kolo::launcher

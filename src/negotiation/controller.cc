@@ -1,0 +1,234 @@
+#include "negotiation/controller.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "base/errors.h"
+#include "comm/collectives.h"
+#include "negotiation/wire.h"
+
+namespace kolo::negotiation {
+
+namespace {
+
+constexpr int kCoordinator = 0;
+
+// Word 0 of the agreement vector. Stored inverted (bit clear = "yes") so that the bitwise AND
+// across ranks answers "does ANY rank ...".
+constexpr uint64_t kNoUncachedFlag = uint64_t{1} << 0;
+constexpr uint64_t kNotShuttingDownFlag = uint64_t{1} << 1;
+
+void set_bit(std::vector<uint64_t>& words, size_t first_word, uint32_t bit) {
+  words[first_word + bit / 64] |= uint64_t{1} << (bit % 64);
+}
+void clear_bit(std::vector<uint64_t>& words, size_t first_word, uint32_t bit) {
+  words[first_word + bit / 64] &= ~(uint64_t{1} << (bit % 64));
+}
+bool test_bit(const std::vector<uint64_t>& words, size_t first_word, uint32_t bit) {
+  return (words[first_word + bit / 64] >> (bit % 64)) & 1u;
+}
+
+}  // namespace
+
+Controller::Controller(comm::Communicator& comm, ControllerOptions options, const Logger& logger)
+    : comm_(comm), options_(options), logger_(logger), cache_(options.cache_capacity) {
+  if (comm_.rank() == kCoordinator) coordinator_ = std::make_unique<Coordinator>(comm_.size());
+}
+
+ResponseList Controller::cycle(std::vector<Request> new_requests, bool shutting_down) {
+  ++stats_.cycles;
+  Clock::time_point now = Clock::now();
+  for (Request& request : new_requests) {
+    request.rank = comm_.rank();
+    pending_.push_back(Pending{std::move(request), now});
+  }
+
+  Agreement agreement = classify_and_agree(now, shutting_down);
+  ResponseList out;
+  out.responses = take_cached(agreement);
+  bool served_from_cache = !out.responses.empty();
+
+  for (uint32_t bit : agreement.invalid_bits) {
+    logger_.debug(
+        "response cache: erasing '{}' (bit {}): submitted with other parameters, twice, "
+        "or stalled",
+        cache_.response(bit).names[0], bit);
+    cache_.erase(bit);
+    ++stats_.cache_invalidations;
+  }
+
+  if (agreement.any_uncached || agreement.any_shutdown) {
+    ++stats_.full_exchanges;
+    ResponseList answered = exchange(shutting_down, agreement);
+    cache_new_responses(answered);
+    remove_answered(answered.responses);
+    out.shutdown = answered.shutdown;
+    for (Response& response : answered.responses) out.responses.push_back(std::move(response));
+  } else if (served_from_cache) {
+    ++stats_.fast_cycles;
+  }
+  return out;
+}
+
+Controller::Agreement Controller::classify_and_agree(Clock::time_point now, bool shutting_down) {
+  // A name pending twice on this rank must reach the coordinator (which reports the duplicate),
+  // so it never takes the cache path and its cached entry is invalidated on every rank: that
+  // sends the other ranks' requests for the name to the coordinator as well.
+  std::unordered_map<std::string_view, int> name_count;
+  for (const Pending& p : pending_) ++name_count[p.request.name];
+
+  const uint32_t bits = cache_.bit_count();
+  const size_t words_per_vector = (bits + 63) / 64;
+  const size_t hit_word = 1, invalid_word = 1 + words_per_vector;
+  std::vector<uint64_t> words(1 + 2 * words_per_vector, 0);
+  std::fill(words.begin() + static_cast<std::ptrdiff_t>(invalid_word), words.end(), ~uint64_t{0});
+
+  bool has_uncached = false;
+  for (Pending& p : pending_) {
+    if (p.sent) continue;
+    p.route = Route::uncached;
+    if (cache_.enabled()) {
+      ResponseCache::Lookup found = cache_.lookup(p.request);
+      bool duplicate = name_count[p.request.name] > 1;
+      bool stalled = options_.stalled_cached_after.count() > 0 &&
+                     now - p.since >= options_.stalled_cached_after;
+      if (found.state == ResponseCache::State::hit && !duplicate && !stalled) {
+        p.route = Route::cached;
+        p.bit = found.bit;
+        set_bit(words, hit_word, found.bit);
+        continue;
+      }
+      if (found.state == ResponseCache::State::hit && stalled && !duplicate) {
+        logger_.debug("tensor '{}' waited {} ms on its cache bit; asking the coordinator",
+                      p.request.name,
+                      std::chrono::duration_cast<std::chrono::milliseconds>(now - p.since).count());
+        ++stats_.stalled_cached_requests;
+      }
+      if (found.state != ResponseCache::State::miss) clear_bit(words, invalid_word, found.bit);
+    }
+    has_uncached = true;
+  }
+  words[0] = ~uint64_t{0};
+  if (has_uncached) words[0] &= ~kNoUncachedFlag;
+  if (shutting_down) words[0] &= ~kNotShuttingDownFlag;
+
+  comm::allreduce(comm_, std::as_writable_bytes(std::span(words)), words.size(),
+                  comm::DataType::uint64, comm::ReduceOp::bitwise_and);
+
+  Agreement agreement;
+  agreement.any_uncached = (words[0] & kNoUncachedFlag) == 0;
+  agreement.any_shutdown = (words[0] & kNotShuttingDownFlag) == 0;
+  for (uint32_t bit = 0; bit < bits; ++bit) {
+    if (!test_bit(words, invalid_word, bit)) {
+      agreement.invalid_bits.push_back(bit);
+    } else if (test_bit(words, hit_word, bit)) {
+      agreement.ready_bits.push_back(bit);
+    }
+  }
+  return agreement;
+}
+
+std::vector<Response> Controller::take_cached(const Agreement& agreement) {
+  std::vector<Response> ready;
+  if (agreement.ready_bits.empty()) return ready;
+  // Every rank set each ready bit, so on every rank exactly one request waits on it.
+  std::unordered_map<uint32_t, Pending*> waiter;
+  for (Pending& p : pending_) {
+    if (!p.sent && p.route == Route::cached) waiter[p.bit] = &p;
+  }
+  for (uint32_t bit : agreement.ready_bits) {
+    auto it = waiter.find(bit);
+    if (it == waiter.end()) {
+      throw ProtocolError(
+          fmt::format("rank {}: cache bit {} agreed by all ranks but no request of "
+                      "this rank waits on it (caches diverged)",
+                      comm_.rank(), bit));
+    }
+    it->second->answered = true;
+    ready.push_back(cache_.response(bit));
+    cache_.touch(bit);
+    ++stats_.cache_hits;
+  }
+  std::erase_if(pending_, [](const Pending& p) { return p.answered; });
+  return ready;
+}
+
+ResponseList Controller::exchange(bool shutting_down, const Agreement& agreement) {
+  RequestList mine;
+  mine.shutdown = shutting_down;
+  for (Pending& p : pending_) {
+    if (p.sent) continue;
+    // A request waiting on a bit that was just invalidated goes to the coordinator now (the
+    // invalidating rank sends its own request in this exchange too), so a changed shape costs
+    // no extra cycle. Once shutdown is announced nothing waits on cache bits any more: the
+    // coordinator must see every pending request to fail the ones that cannot complete.
+    bool keep_waiting =
+        p.route == Route::cached && !agreement.any_shutdown &&
+        !std::binary_search(agreement.invalid_bits.begin(), agreement.invalid_bits.end(), p.bit);
+    if (keep_waiting) continue;
+    mine.requests.push_back(p.request);
+    p.sent = true;
+  }
+
+  std::vector<std::vector<std::byte>> frames =
+      comm::gather_frames(comm_, encode(mine), kCoordinator);
+  if (comm_.rank() != kCoordinator) {
+    return decode_response_list(comm::broadcast_frame(comm_, {}, kCoordinator), kCoordinator);
+  }
+
+  Clock::time_point now = Clock::now();
+  for (int r = 0; r < comm_.size(); ++r) {
+    coordinator_->add(decode_request_list(frames[static_cast<size_t>(r)], r), r, now);
+  }
+  ResponseList answered = coordinator_->take_responses();
+  logger_.debug("coordinator: {} response(s), {} name(s) still pending{}",
+                answered.responses.size(), coordinator_->pending_count(),
+                answered.shutdown ? ", shutting down" : "");
+  comm::broadcast_frame(comm_, encode(answered), kCoordinator);
+  return answered;
+}
+
+void Controller::cache_new_responses(const ResponseList& list) {
+  std::unordered_map<std::string_view, const Request*> sent;
+  for (const Pending& p : pending_) {
+    if (p.sent) sent.emplace(p.request.name, &p.request);
+  }
+  for (const Response& response : list.responses) {
+    if (!response.error.empty()) continue;
+    // Every rank submitted a name that succeeded, so every rank finds its own request here and
+    // all caches take the same entries in the same order.
+    for (const std::string& name : response.names) {
+      auto it = sent.find(name);
+      if (it == sent.end()) {
+        throw ProtocolError(fmt::format(
+            "rank {}: coordinator answered tensor '{}' which this rank has not submitted",
+            comm_.rank(), name));
+      }
+      if (response.names.size() == 1) cache_.put(response, *it->second);
+    }
+  }
+}
+
+void Controller::remove_answered(const std::vector<Response>& responses) {
+  std::unordered_set<std::string_view> names;
+  for (const Response& response : responses) {
+    for (const std::string& name : response.names) names.insert(name);
+  }
+  std::erase_if(pending_, [&](const Pending& p) { return names.count(p.request.name) > 0; });
+}
+
+std::vector<LocalPending> Controller::local_pending() const {
+  std::vector<LocalPending> out;
+  out.reserve(pending_.size());
+  for (const Pending& p : pending_) out.push_back({p.request.name, p.since, p.sent});
+  return out;
+}
+
+std::vector<PendingTensor> Controller::coordinator_pending() const {
+  return coordinator_ ? coordinator_->pending() : std::vector<PendingTensor>{};
+}
+
+}  // namespace kolo::negotiation

@@ -1,0 +1,117 @@
+// The controller: once per background cycle, every rank of a communicator learns which of the
+// submitted collectives are ready on all ranks, in one order that every rank agrees on.
+//
+// Protocol per cycle (a collective over the communicator, so it is also the heartbeat):
+//  1. each rank classifies its pending requests against its response cache: hit (set its bit),
+//     invalid (cached with other parameters: set its invalid bit) or uncached;
+//  2. one bitwise-AND allreduce of [flags, hit bits..., inverted invalid bits...]; the flags and
+//     the invalid bits are stored inverted so that the AND computes "some rank has ...";
+//  3. hit bits set on every rank are ready (in bit order); invalid bits are erased everywhere and
+//     every rank's requests for them go to the coordinator in this same cycle;
+//  4. only if some rank has uncached requests or is shutting down: every rank gathers its
+//     not-yet-sent requests to rank 0, whose Coordinator answers with a ResponseList that is
+//     broadcast back; every rank caches the new successful responses in the same order.
+// Steady-state training (same tensors every step) therefore costs one small allreduce a cycle.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/logger.h"
+#include "comm/communicator.h"
+#include "negotiation/coordinator.h"
+#include "negotiation/message.h"
+#include "negotiation/response_cache.h"
+
+namespace kolo::negotiation {
+
+struct ControllerOptions {
+  // Response cache entries (HOROVOD_CACHE_CAPACITY); 0 disables the cache. Must be equal on
+  // every rank.
+  size_t cache_capacity = 1024;
+  // A request that has waited this long on its cache bit (some rank has not submitted the name)
+  // is sent to the coordinator instead, invalidating the entry on every rank, so the stall
+  // inspector's view of the coordinator's table names the missing ranks (Horovod does the same).
+  // Zero: never.
+  std::chrono::milliseconds stalled_cached_after{5000};
+};
+
+struct ControllerStats {
+  uint64_t cycles = 0;
+  // Cycles that made responses ready from cache bits alone, without exchanging request lists.
+  uint64_t fast_cycles = 0;
+  // Cycles that gathered request lists on the coordinator and broadcast its answer.
+  uint64_t full_exchanges = 0;
+  // Responses served from the cache.
+  uint64_t cache_hits = 0;
+  // Cache entries erased on every rank: some rank submitted the name with other parameters,
+  // twice, or stalled on it (see stalled_cached_after).
+  uint64_t cache_invalidations = 0;
+  // Cached requests sent to the coordinator after waiting stalled_cached_after.
+  uint64_t stalled_cached_requests = 0;
+};
+
+// A request this rank submitted that has no response yet.
+struct LocalPending {
+  std::string name;
+  Clock::time_point since;
+  bool sent_to_coordinator = false;  // false: waiting on cache bits or not yet classified
+};
+
+class Controller {
+ public:
+  // comm is borrowed and must outlive the controller; its rank 0 is the coordinator.
+  Controller(comm::Communicator& comm, ControllerOptions options, const Logger& logger);
+  Controller(const Controller&) = delete;
+  Controller& operator=(const Controller&) = delete;
+
+  // Called by every rank once per cycle, also with nothing new (lockstep). new_requests are
+  // stamped with this rank; requests stay pending across cycles until a response names them.
+  // Returns the same list on every rank: responses ready from the cache (bit order), then those
+  // the coordinator produced. shutdown = true when any rank passed shutting_down: every name that
+  // could not complete then came back with an error, and the caller stops its loop.
+  // Communication failures propagate (PeerError, ProtocolError); the controller is then unusable.
+  [[nodiscard]] ResponseList cycle(std::vector<Request> new_requests, bool shutting_down);
+
+  [[nodiscard]] const ControllerStats& stats() const { return stats_; }
+  [[nodiscard]] const ResponseCache& cache() const { return cache_; }
+  [[nodiscard]] std::vector<LocalPending> local_pending() const;
+  // The coordinator's table (stall inspector); empty on ranks other than 0.
+  [[nodiscard]] std::vector<PendingTensor> coordinator_pending() const;
+
+ private:
+  enum class Route { uncached, cached };
+  struct Pending {
+    Request request;
+    Clock::time_point since;
+    bool sent = false;
+    Route route = Route::uncached;
+    uint32_t bit = 0;  // Route::cached: the cache bit this request waits on
+    bool answered = false;
+  };
+  struct Agreement {
+    bool any_uncached = false;
+    bool any_shutdown = false;
+    std::vector<uint32_t> ready_bits;
+    std::vector<uint32_t> invalid_bits;
+  };
+
+  Agreement classify_and_agree(Clock::time_point now, bool shutting_down);
+  std::vector<Response> take_cached(const Agreement& agreement);
+  ResponseList exchange(bool shutting_down, const Agreement& agreement);
+  void cache_new_responses(const ResponseList& list);
+  void remove_answered(const std::vector<Response>& responses);
+
+  comm::Communicator& comm_;
+  ControllerOptions options_;
+  const Logger& logger_;
+  ResponseCache cache_;
+  std::unique_ptr<Coordinator> coordinator_;  // rank 0 only
+  std::vector<Pending> pending_;              // submission order
+  ControllerStats stats_;
+};
+
+}  // namespace kolo::negotiation

@@ -1,0 +1,131 @@
+#include "negotiation/coordinator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "base/errors.h"
+#include "negotiation/request_checks.h"
+
+namespace kolo::negotiation {
+
+Coordinator::Coordinator(int size) : size_(size) {
+  if (size < 1)
+    throw InvalidArgument(fmt::format("coordinator needs at least one rank, got {}", size));
+}
+
+void Coordinator::add(const RequestList& list, int from_rank, Clock::time_point now) {
+  if (from_rank < 0 || from_rank >= size_) {
+    throw ProtocolError(
+        fmt::format("request list from rank {} outside the group of {} ranks", from_rank, size_));
+  }
+  for (const Request& request : list.requests) {
+    if (request.rank != from_rank) {
+      throw ProtocolError(fmt::format(
+          "malformed request list from rank {}: request for tensor '{}' is stamped rank {}",
+          from_rank, request.name, request.rank));
+    }
+  }
+  if (list.shutdown && std::find(shutdown_ranks_.begin(), shutdown_ranks_.end(), from_rank) ==
+                           shutdown_ranks_.end()) {
+    shutdown_ranks_.push_back(from_rank);
+  }
+  // A name completes only after the whole list is in, so a rank listing the same name twice in
+  // one cycle is a duplicate rather than two rounds.
+  std::vector<std::string> completed;
+  for (const Request& request : list.requests) add_request(request, from_rank, now, completed);
+  for (const std::string& name : completed) {
+    auto it = table_.find(name);
+    ready_.push_back(complete(name, it->second));
+    table_.erase(it);
+  }
+}
+
+void Coordinator::add_request(const Request& request, int from_rank, Clock::time_point now,
+                              std::vector<std::string>& completed) {
+  auto [it, inserted] = table_.try_emplace(request.name);
+  Entry& entry = it->second;
+  if (inserted) {
+    entry.by_rank.resize(static_cast<size_t>(size_));
+    entry.first_seen = now;
+    entry.sequence = next_sequence_++;
+  }
+  auto& slot = entry.by_rank[static_cast<size_t>(from_rank)];
+  if (slot.has_value()) {
+    if (std::find(entry.duplicate_ranks.begin(), entry.duplicate_ranks.end(), from_rank) ==
+        entry.duplicate_ranks.end()) {
+      entry.duplicate_ranks.push_back(from_rank);
+    }
+    return;
+  }
+  slot = request;
+  if (++entry.submitted == size_) completed.push_back(request.name);
+}
+
+Response Coordinator::complete(const std::string& name, Entry& entry) const {
+  std::vector<Request> by_rank;
+  by_rank.reserve(entry.by_rank.size());
+  for (auto& request : entry.by_rank) by_rank.push_back(std::move(*request));
+  if (!entry.duplicate_ranks.empty()) {
+    return make_error_response(
+        by_rank[0],
+        fmt::format("Duplicate request for tensor '{}' from {}: submitted again before the "
+                    "previous request with that name completed",
+                    name, describe_ranks(entry.duplicate_ranks)));
+  }
+  std::string mismatch = find_mismatch(by_rank);
+  if (!mismatch.empty()) return make_error_response(by_rank[0], std::move(mismatch));
+  return make_response(by_rank);
+}
+
+ResponseList Coordinator::take_responses() {
+  ResponseList out;
+  out.responses = std::move(ready_);
+  ready_.clear();
+  if (shutdown_ranks_.empty()) return out;
+
+  // Nothing pending can ever complete once a rank stopped: fail it everywhere now rather than
+  // leave handles waiting forever.
+  out.shutdown = true;
+  std::string who = describe_ranks(shutdown_ranks_);
+  for (const auto* item : in_first_seen_order()) {
+    const auto& [name, entry] = *item;
+    std::vector<int> submitted, missing;
+    const Request* like = nullptr;
+    for (int r = 0; r < size_; ++r) {
+      const auto& slot = entry.by_rank[static_cast<size_t>(r)];
+      (slot ? submitted : missing).push_back(r);
+      if (slot && like == nullptr) like = &*slot;
+    }
+    out.responses.push_back(make_error_response(
+        *like, fmt::format("{} shut down while tensor '{}' was pending: submitted by {}, not by {}",
+                           who, name, describe_ranks(submitted), describe_ranks(missing))));
+  }
+  table_.clear();
+  return out;
+}
+
+std::vector<const std::pair<const std::string, Coordinator::Entry>*>
+Coordinator::in_first_seen_order() const {
+  std::vector<const std::pair<const std::string, Entry>*> items;
+  items.reserve(table_.size());
+  for (const auto& item : table_) items.push_back(&item);
+  std::sort(items.begin(), items.end(),
+            [](const auto* a, const auto* b) { return a->second.sequence < b->second.sequence; });
+  return items;
+}
+
+std::vector<PendingTensor> Coordinator::pending() const {
+  std::vector<PendingTensor> out;
+  for (const auto* item : in_first_seen_order()) {
+    PendingTensor tensor{item->first, {}, {}, item->second.first_seen};
+    for (int r = 0; r < size_; ++r) {
+      (item->second.by_rank[static_cast<size_t>(r)] ? tensor.submitted : tensor.missing)
+          .push_back(r);
+    }
+    out.push_back(std::move(tensor));
+  }
+  return out;
+}
+
+}  // namespace kolo::negotiation

@@ -1,0 +1,67 @@
+// The coordinator's message table (lives on rank 0 of the group): requests for each tensor name
+// accumulate across cycles until every rank has submitted that name; then the name becomes one
+// Response (or an error Response naming the tensor, the field and the ranks). Pure logic: no
+// communication, so every rule is testable with plain RequestLists.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/clock.h"
+#include "negotiation/message.h"
+
+namespace kolo::negotiation {
+
+// A name some ranks submitted and others not yet: what the stall inspector reports.
+struct PendingTensor {
+  std::string name;
+  std::vector<int> submitted;  // ascending
+  std::vector<int> missing;    // ascending
+  Clock::time_point first_seen;
+};
+
+class Coordinator {
+ public:
+  explicit Coordinator(int size);
+
+  // Adds the requests that `from_rank` sent this cycle. Each request must carry rank ==
+  // from_rank (ProtocolError otherwise). A name submitted again by the same rank before it
+  // completed makes that name fail (once every rank submitted it) with a "Duplicate request" error.
+  void add(const RequestList& list, int from_rank, Clock::time_point now = Clock::now());
+
+  // Responses for every name that completed since the last call, in the order they completed
+  // (ranks' lists are added in rank order, so the order is deterministic). Once any rank
+  // announced shutdown, every name still pending is also failed (in first-seen order) and the
+  // list has shutdown = true; this stays so for later calls.
+  [[nodiscard]] ResponseList take_responses();
+
+  // Names still waiting for some rank, in first-seen order.
+  [[nodiscard]] std::vector<PendingTensor> pending() const;
+  [[nodiscard]] size_t pending_count() const { return table_.size(); }
+  [[nodiscard]] int size() const { return size_; }
+
+ private:
+  struct Entry {
+    std::vector<std::optional<Request>> by_rank;
+    std::vector<int> duplicate_ranks;
+    int submitted = 0;
+    Clock::time_point first_seen;
+    uint64_t sequence = 0;  // first-seen order
+  };
+
+  void add_request(const Request& request, int from_rank, Clock::time_point now,
+                   std::vector<std::string>& completed);
+  Response complete(const std::string& name, Entry& entry) const;
+  [[nodiscard]] std::vector<const std::pair<const std::string, Entry>*> in_first_seen_order() const;
+
+  int size_;
+  std::unordered_map<std::string, Entry> table_;
+  std::vector<Response> ready_;
+  std::vector<int> shutdown_ranks_;
+  uint64_t next_sequence_ = 0;
+};
+
+}  // namespace kolo::negotiation

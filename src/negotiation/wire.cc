@@ -1,0 +1,171 @@
+#include "negotiation/wire.h"
+
+#include <fmt/format.h>
+
+#include "base/errors.h"
+#include "negotiation/wire_format.h"
+
+namespace kolo::negotiation {
+
+namespace {
+
+// First byte of every frame: which message it is, so a response list fed to the request decoder
+// (or any stray bytes) is refused at once.
+constexpr uint8_t kRequestListKind = 0x51;   // 'Q'
+constexpr uint8_t kResponseListKind = 0x50;  // 'P'
+
+// Valid ranges of the enums carried on the wire (values are append-only, see message.h).
+constexpr uint8_t kOpTypeLimit = static_cast<uint8_t>(OpType::join) + 1;
+constexpr uint8_t kUserReduceOpLimit = static_cast<uint8_t>(UserReduceOp::adasum) + 1;
+constexpr uint8_t kDeviceKindLimit = static_cast<uint8_t>(DeviceKind::cuda) + 1;
+
+// Smallest encodings, used to refuse forged counts before allocating.
+constexpr size_t kMinRequestBytes = 4 + 4 + 1 + 1 + 1 + 4 + 4 + 8 + 8 + 4 + 1 + 4;
+constexpr size_t kMinResponseBytes = 1 + 4 + 1 + 1 + 4 + 8 + 8 + 4 + 1 + 4 + 4;
+constexpr size_t kStringHeaderBytes = 4;
+
+void write_header(wire::Writer& out, uint8_t kind) {
+  out.u8(kind);
+  out.u8(kWireVersion);
+}
+
+void read_header(wire::Reader& in, uint8_t kind) {
+  uint8_t got = in.u8();
+  if (got != kind)
+    in.fail(fmt::format("message kind byte is 0x{:02x}, expected 0x{:02x}", got, kind));
+  uint8_t version = in.u8();
+  if (version != kWireVersion) {
+    in.fail(fmt::format("protocol version {}, this build speaks {}", version, kWireVersion));
+  }
+}
+
+comm::DataType read_dtype(wire::Reader& in, std::string_view field) {
+  uint8_t value = in.u8();
+  try {
+    return comm::dtype_from_wire(value);
+  } catch (const InvalidArgument&) {
+    in.fail(fmt::format("{} has invalid data type {}", field, value));
+  }
+}
+
+std::vector<int64_t> read_non_negative_i64s(wire::Reader& in, std::string_view field) {
+  size_t n = in.count(8, field);
+  std::vector<int64_t> values(n);
+  for (auto& value : values) {
+    value = in.i64();
+    if (value < 0) in.fail(fmt::format("{} holds negative value {}", field, value));
+  }
+  return values;
+}
+
+void write_request(wire::Writer& out, const Request& r) {
+  out.i32(r.rank);
+  out.string(r.name);
+  out.u8(static_cast<uint8_t>(r.op));
+  out.u8(static_cast<uint8_t>(r.reduce_op));
+  out.u8(static_cast<uint8_t>(r.dtype));
+  out.count(r.shape.size());
+  for (int64_t dim : r.shape) out.i64(dim);
+  out.i32(r.root);
+  out.f64(r.prescale);
+  out.f64(r.postscale);
+  out.i32(r.process_set);
+  out.u8(static_cast<uint8_t>(r.device));
+  out.i32(r.device_index);
+}
+
+Request read_request(wire::Reader& in) {
+  Request r;
+  r.rank = in.i32();
+  r.name = in.string("request name");
+  r.op = static_cast<OpType>(in.enum_value(kOpTypeLimit, "op type of '" + r.name + "'"));
+  r.reduce_op =
+      static_cast<UserReduceOp>(in.enum_value(kUserReduceOpLimit, "reduce op of '" + r.name + "'"));
+  r.dtype = read_dtype(in, "dtype of '" + r.name + "'");
+  r.shape = read_non_negative_i64s(in, "shape of '" + r.name + "'");
+  r.root = in.i32();
+  r.prescale = in.f64();
+  r.postscale = in.f64();
+  r.process_set = in.i32();
+  r.device = static_cast<DeviceKind>(in.enum_value(kDeviceKindLimit, "device of '" + r.name + "'"));
+  r.device_index = in.i32();
+  return r;
+}
+
+void write_response(wire::Writer& out, const Response& r) {
+  out.u8(static_cast<uint8_t>(r.op));
+  out.count(r.names.size());
+  for (const auto& name : r.names) out.string(name);
+  out.u8(static_cast<uint8_t>(r.reduce_op));
+  out.u8(static_cast<uint8_t>(r.dtype));
+  out.i32(r.root);
+  out.f64(r.prescale);
+  out.f64(r.postscale);
+  out.i32(r.process_set);
+  out.u8(static_cast<uint8_t>(r.device));
+  out.count(r.first_dims.size());
+  for (int64_t dim : r.first_dims) out.i64(dim);
+  out.string(r.error);
+}
+
+Response read_response(wire::Reader& in) {
+  Response r;
+  r.op = static_cast<OpType>(in.enum_value(kOpTypeLimit, "response op type"));
+  r.names.resize(in.count(kStringHeaderBytes, "response name count"));
+  for (auto& name : r.names) name = in.string("response name");
+  std::string who = r.names.empty() ? std::string("response") : "response for '" + r.names[0] + "'";
+  r.reduce_op = static_cast<UserReduceOp>(in.enum_value(kUserReduceOpLimit, who + " reduce op"));
+  r.dtype = read_dtype(in, who + " dtype");
+  r.root = in.i32();
+  r.prescale = in.f64();
+  r.postscale = in.f64();
+  r.process_set = in.i32();
+  r.device = static_cast<DeviceKind>(in.enum_value(kDeviceKindLimit, who + " device"));
+  r.first_dims = read_non_negative_i64s(in, who + " first_dims");
+  r.error = in.string(who + " error");
+  return r;
+}
+
+}  // namespace
+
+std::vector<std::byte> encode(const RequestList& list) {
+  wire::Writer out;
+  write_header(out, kRequestListKind);
+  out.boolean(list.shutdown);
+  out.count(list.requests.size());
+  for (const auto& request : list.requests) write_request(out, request);
+  return out.take();
+}
+
+std::vector<std::byte> encode(const ResponseList& list) {
+  wire::Writer out;
+  write_header(out, kResponseListKind);
+  out.boolean(list.shutdown);
+  out.count(list.responses.size());
+  for (const auto& response : list.responses) write_response(out, response);
+  return out.take();
+}
+
+RequestList decode_request_list(std::span<const std::byte> bytes, int from_rank) {
+  wire::Reader in(bytes, fmt::format("malformed request list from rank {}", from_rank));
+  read_header(in, kRequestListKind);
+  RequestList list;
+  list.shutdown = in.boolean("shutdown flag");
+  list.requests.resize(in.count(kMinRequestBytes, "request count"));
+  for (auto& request : list.requests) request = read_request(in);
+  in.expect_end();
+  return list;
+}
+
+ResponseList decode_response_list(std::span<const std::byte> bytes, int from_rank) {
+  wire::Reader in(bytes, fmt::format("malformed response list from rank {}", from_rank));
+  read_header(in, kResponseListKind);
+  ResponseList list;
+  list.shutdown = in.boolean("shutdown flag");
+  list.responses.resize(in.count(kMinResponseBytes, "response count"));
+  for (auto& response : list.responses) response = read_response(in);
+  in.expect_end();
+  return list;
+}
+
+}  // namespace kolo::negotiation

@@ -1,0 +1,234 @@
+// connect_mesh: rank i connects to every j < i while a thread accepts every j > i, so no order of
+// start-up can deadlock. Every connection is authenticated, then introduced by a fixed-size hello.
+#include "transport/tcp/mesh.h"
+
+#include <algorithm>
+#include <array>
+#include <exception>
+#include <set>
+#include <stop_token>
+#include <thread>
+
+#include <fmt/ranges.h>
+
+#include "base/errors.h"
+#include "transport/socket_link.h"
+
+namespace kolo::transport {
+
+namespace {
+
+// Hello: rank (u32) || size (u32) || round (u64), little-endian; answered by one HelloStatus byte.
+constexpr size_t kHelloSize = 16;
+using HelloBytes = std::array<uint8_t, kHelloSize>;
+
+enum class HelloStatus : uint8_t { accepted = 0, wrong_round, wrong_size, bad_rank, duplicate };
+
+const char* describe(HelloStatus status) {
+  switch (status) {
+    case HelloStatus::accepted: return "accepted";
+    case HelloStatus::wrong_round: return "it belongs to another round (init generation)";
+    case HelloStatus::wrong_size: return "it belongs to a job of another size";
+    case HelloStatus::bad_rank: return "the rank is not one that should connect to this one";
+    case HelloStatus::duplicate: return "that rank is already connected";
+  }
+  return "unknown reason";
+}
+
+struct Hello {
+  uint32_t rank = 0;
+  uint32_t size = 0;
+  uint64_t round = 0;
+};
+
+HelloBytes encode(const Hello& hello) {
+  HelloBytes bytes{};
+  for (size_t i = 0; i < 4; ++i) bytes[i] = static_cast<uint8_t>(hello.rank >> (8 * i));
+  for (size_t i = 0; i < 4; ++i) bytes[4 + i] = static_cast<uint8_t>(hello.size >> (8 * i));
+  for (size_t i = 0; i < 8; ++i) bytes[8 + i] = static_cast<uint8_t>(hello.round >> (8 * i));
+  return bytes;
+}
+
+Hello decode(const HelloBytes& bytes) {
+  Hello hello;
+  for (size_t i = 0; i < 4; ++i) hello.rank |= static_cast<uint32_t>(bytes[i]) << (8 * i);
+  for (size_t i = 0; i < 4; ++i) hello.size |= static_cast<uint32_t>(bytes[4 + i]) << (8 * i);
+  for (size_t i = 0; i < 8; ++i) hello.round |= static_cast<uint64_t>(bytes[8 + i]) << (8 * i);
+  return hello;
+}
+
+std::string describe_rank(int rank, const Endpoint& endpoint) {
+  return fmt::format("rank {} ({})", rank, endpoint.to_string());
+}
+
+std::string join_ranks(const std::vector<int>& ranks) {
+  return fmt::format("{}", fmt::join(ranks, ", "));
+}
+
+// A deadline no later than `deadline` and at most `cap` from now.
+Deadline capped(const Deadline& deadline, Duration cap) {
+  const Duration left = deadline.at() - Clock::now();
+  return Deadline(std::max(Duration::zero(), std::min(left, cap)));
+}
+
+// Accepts the higher ranks. Runs on its own thread; only that thread touches `pending_` and the
+// links of higher ranks until it is joined.
+class Acceptor {
+ public:
+  Acceptor(const MeshOptions& options, const Socket& listener, const Secret& secret,
+           const Logger& logger, std::vector<std::unique_ptr<Link>>& links)
+      : options_(options), listener_(listener), secret_(secret), logger_(logger), links_(links) {
+    for (int r = options.rank + 1; r < options.size; ++r) pending_.insert(r);
+  }
+
+  void run(const std::stop_token& stop) {
+    try {
+      while (!pending_.empty() && !stop.stop_requested() && !options_.deadline.expired()) {
+        // Short slices so a failure on the connecting side stops this thread promptly.
+        Socket socket = accept_tcp(listener_, capped(options_.deadline, kSlice));
+        if (!socket.valid()) continue;
+        const std::string remote = peer_address(socket);
+        try {
+          accept_one(std::move(socket), remote);
+        } catch (const Error& e) {
+          logger_.warn("rank {}: refused mesh connection from {}: {}", options_.rank, remote,
+                       e.what());
+        }
+      }
+    } catch (...) {
+      failure_ = std::current_exception();
+    }
+  }
+
+  [[nodiscard]] std::vector<int> missing() const { return {pending_.begin(), pending_.end()}; }
+  [[nodiscard]] std::exception_ptr failure() const { return failure_; }
+
+ private:
+  static constexpr Duration kSlice = std::chrono::milliseconds(100);
+
+  void accept_one(Socket socket, const std::string& remote) {
+    set_nodelay(socket);
+    const std::string& who = remote;
+    const Deadline deadline = capped(options_.deadline, options_.handshake_timeout);
+    authenticate_server(socket, secret_, deadline, who);
+    HelloBytes bytes{};
+    read_all(socket, bytes.data(), bytes.size(), deadline, who);
+    const Hello hello = decode(bytes);
+    const HelloStatus status = check(hello);
+    const auto reply = static_cast<uint8_t>(status);
+    write_all(socket, &reply, 1, deadline, who);
+    if (status != HelloStatus::accepted) {
+      throw ProtocolError(fmt::format(
+          "hello from rank {} (size {}, round {}) refused: {}; this is rank {} of {} in round {}",
+          hello.rank, hello.size, hello.round, describe(status), options_.rank, options_.size,
+          options_.round));
+    }
+    const int rank = static_cast<int>(hello.rank);
+    logger_.debug("rank {}: accepted rank {} from {}", options_.rank, rank, remote);
+    links_[rank] = make_socket_link(std::move(socket), rank,
+                                    describe_rank(rank, options_.endpoints[rank]));
+    pending_.erase(rank);
+  }
+
+  [[nodiscard]] HelloStatus check(const Hello& hello) const {
+    if (hello.round != options_.round) return HelloStatus::wrong_round;
+    if (hello.size != static_cast<uint32_t>(options_.size)) return HelloStatus::wrong_size;
+    if (hello.rank <= static_cast<uint32_t>(options_.rank) ||
+        hello.rank >= static_cast<uint32_t>(options_.size)) {
+      return HelloStatus::bad_rank;
+    }
+    if (pending_.count(static_cast<int>(hello.rank)) == 0) return HelloStatus::duplicate;
+    return HelloStatus::accepted;
+  }
+
+  const MeshOptions& options_;
+  const Socket& listener_;
+  const Secret& secret_;
+  const Logger& logger_;
+  std::vector<std::unique_ptr<Link>>& links_;
+  std::set<int> pending_;
+  std::exception_ptr failure_;
+};
+
+std::unique_ptr<Link> connect_to(const MeshOptions& options, int peer, const Secret& secret) {
+  const std::string who = describe_rank(peer, options.endpoints[peer]);
+  Socket socket = connect_tcp(options.endpoints[peer], options.deadline);
+  set_nodelay(socket);
+  authenticate_client(socket, secret, options.deadline, who);
+  const HelloBytes hello = encode(Hello{static_cast<uint32_t>(options.rank),
+                                        static_cast<uint32_t>(options.size), options.round});
+  write_all(socket, hello.data(), hello.size(), options.deadline, who);
+  uint8_t reply = 0xff;
+  read_all(socket, &reply, 1, options.deadline, who);
+  if (reply != static_cast<uint8_t>(HelloStatus::accepted)) {
+    throw ProtocolError(fmt::format("{} refused our hello (rank {}, size {}, round {}): {}", who,
+                                    options.rank, options.size, options.round,
+                                    reply <= static_cast<uint8_t>(HelloStatus::duplicate)
+                                        ? describe(static_cast<HelloStatus>(reply))
+                                        : "unknown status"));
+  }
+  return make_socket_link(std::move(socket), peer, who);
+}
+
+void validate(const MeshOptions& options) {
+  if (options.size < 1 || options.rank < 0 || options.rank >= options.size) {
+    throw InvalidArgument(fmt::format("connect_mesh: rank {} is outside a job of size {}",
+                                      options.rank, options.size));
+  }
+  if (options.endpoints.size() != static_cast<size_t>(options.size)) {
+    throw InvalidArgument(fmt::format("connect_mesh: {} endpoints for a job of size {}",
+                                      options.endpoints.size(), options.size));
+  }
+}
+
+}  // namespace
+
+std::vector<std::unique_ptr<Link>> connect_mesh(const MeshOptions& options, const Socket& listener,
+                                                const Secret& secret, const Logger& logger) {
+  validate(options);
+  std::vector<std::unique_ptr<Link>> links(options.size);
+  if (options.size == 1) return links;
+
+  Acceptor acceptor(options, listener, secret, logger, links);
+  std::string connect_timeout;  // the first connect-side timeout, if any
+  {
+    // If connecting throws, the jthread's destructor asks the acceptor to stop and joins it.
+    std::jthread accepting([&acceptor](std::stop_token stop) { acceptor.run(stop); });
+    for (int peer = 0; peer < options.rank; ++peer) {
+      try {
+        links[peer] = connect_to(options, peer, secret);
+      } catch (const TimeoutError& e) {
+        connect_timeout = e.what();
+        break;  // the deadline has passed: the other lower ranks would time out too
+      } catch (const ProtocolError& e) {
+        throw ProtocolError(fmt::format("rank {}: {}", options.rank, e.what()));
+      } catch (const PeerError& e) {
+        throw PeerError(peer, fmt::format("rank {}: connecting the mesh: {}", options.rank,
+                                          e.what()));
+      }
+    }
+    accepting.join();
+  }
+  if (acceptor.failure()) std::rethrow_exception(acceptor.failure());
+
+  std::vector<int> unreached;
+  for (int peer = 0; peer < options.rank; ++peer) {
+    if (!links[peer]) unreached.push_back(peer);
+  }
+  const std::vector<int> never_connected = acceptor.missing();
+  if (unreached.empty() && never_connected.empty()) return links;
+
+  std::string message = fmt::format("rank {} of {}: connection mesh incomplete at the deadline",
+                                    options.rank, options.size);
+  if (!unreached.empty()) {
+    message += fmt::format("; could not connect to rank(s) {} ({})", join_ranks(unreached),
+                           connect_timeout);
+  }
+  if (!never_connected.empty()) {
+    message += fmt::format("; rank(s) {} never connected to this rank (listening on port {})",
+                           join_ranks(never_connected), local_port(listener));
+  }
+  throw TimeoutError(message);
+}
+
+}  // namespace kolo::transport

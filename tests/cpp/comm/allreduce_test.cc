@@ -1,0 +1,199 @@
+// allreduce (automatic, ring, recursive doubling) for every dtype x op on 1..6 ranks and element
+// counts 0, 1, 7, 1000, 100003, against a reference folded in the test; plus non-exact float
+// sums (bitwise identical on every rank, close to the float64 result) and an ~8 MiB buffer.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <tuple>
+
+#include "base/errors.h"
+#include "comm/collectives.h"
+#include "comm/rank_threads.h"
+#include "comm/typed_values.h"
+
+namespace kolo::comm {
+namespace {
+
+using testing::RankThreads;
+
+const char* algorithm_name(AllreduceAlgorithm algorithm) {
+  switch (algorithm) {
+    case AllreduceAlgorithm::automatic:
+      return "automatic";
+    case AllreduceAlgorithm::ring:
+      return "ring";
+    case AllreduceAlgorithm::recursive_doubling:
+      return "recursive_doubling";
+  }
+  return "?";
+}
+
+constexpr AllreduceAlgorithm kAlgorithms[] = {AllreduceAlgorithm::automatic,
+                                              AllreduceAlgorithm::ring,
+                                              AllreduceAlgorithm::recursive_doubling};
+
+class AllreduceExact : public ::testing::TestWithParam<std::tuple<int, size_t>> {};
+
+TEST_P(AllreduceExact, EveryTypeAndOpMatchesReference) {
+  const auto [size, count] = GetParam();
+  RankThreads group(size);
+  for (DataType type : testing::all_dtypes()) {
+    for (ReduceOp op : testing::all_ops()) {
+      if (!testing::op_defined(type, op)) continue;
+      std::vector<std::vector<std::byte>> inputs;
+      for (int r = 0; r < size; ++r) inputs.push_back(testing::make_input(type, op, r, count));
+      const auto expected = testing::reference_reduce(inputs, type, op);
+      group.run([&](Communicator& comm) {
+        for (AllreduceAlgorithm algorithm : kAlgorithms) {
+          auto data = inputs[comm.rank()];
+          allreduce(comm, data, count, type, op, {algorithm, 64 * 1024});
+          const std::string difference = testing::first_difference(data, expected, type);
+          EXPECT_EQ(difference, "") << "rank " << comm.rank() << " " << algorithm_name(algorithm)
+                                    << " " << dtype_name(type) << " " << reduce_op_name(op);
+        }
+      });
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(SizesAndCounts, AllreduceExact,
+                         ::testing::Combine(::testing::Range(1, 7),
+                                            ::testing::Values(size_t{0}, size_t{1}, size_t{7},
+                                                              size_t{1000}, size_t{100003})));
+
+// Arbitrary floats: the ring and recursive doubling fold in different orders, so compare with the
+// float64 sum within rounding, and demand identical bits on every rank.
+class AllreduceRounding : public ::testing::TestWithParam<std::tuple<int, DataType>> {};
+
+TEST_P(AllreduceRounding, IdenticalOnEveryRankAndCloseToFloat64) {
+  const auto [size, type] = GetParam();
+  const size_t count = 100003;
+  std::vector<std::vector<std::byte>> inputs;
+  std::vector<double> exact(count, 0.0);
+  const size_t element = dtype_size(type);
+  for (int r = 0; r < size; ++r) {
+    std::vector<std::byte> data(count * element);
+    for (size_t i = 0; i < count; ++i) {
+      const double value =
+          static_cast<double>(testing::mix(r * 7777777ull + i) % 2000001) / 1e6 - 1.0;
+      testing::store_float(data.data() + i * element, type, value);
+      exact[i] += testing::load_float(data.data() + i * element, type);
+    }
+    inputs.push_back(std::move(data));
+  }
+  const double epsilon = type == DataType::float16    ? std::ldexp(1.0, -10)
+                         : type == DataType::bfloat16 ? std::ldexp(1.0, -7)
+                                                      : std::ldexp(1.0, -23);
+  // |partial sums| <= size and each of size-1 additions rounds once.
+  const double tolerance = size * size * epsilon;
+  for (AllreduceAlgorithm algorithm :
+       {AllreduceAlgorithm::ring, AllreduceAlgorithm::recursive_doubling}) {
+    std::vector<std::vector<std::byte>> results(static_cast<size_t>(size));
+    RankThreads group(size);
+    group.run([&](Communicator& comm) {
+      auto data = inputs[comm.rank()];
+      allreduce(comm, data, count, type, ReduceOp::sum, {algorithm, 0});
+      results[comm.rank()] = std::move(data);
+    });
+    for (int r = 1; r < size; ++r) {
+      EXPECT_TRUE(results[r] == results[0])
+          << algorithm_name(algorithm) << ": rank " << r << " differs from rank 0";
+    }
+    size_t bad = 0;
+    for (size_t i = 0; i < count && bad < 5; ++i) {
+      const double got = testing::load_float(results[0].data() + i * element, type);
+      if (!(std::fabs(got - exact[i]) <= tolerance)) {
+        ++bad;
+        ADD_FAILURE() << algorithm_name(algorithm) << " element " << i << ": " << got
+                      << " vs float64 " << exact[i];
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(SizesAndTypes, AllreduceRounding,
+                         ::testing::Combine(::testing::Values(2, 3, 5, 6),
+                                            ::testing::Values(DataType::float16, DataType::bfloat16,
+                                                              DataType::float32)));
+
+TEST(AllreduceLarge, EightMebibytesFloat32) {
+  const size_t count = (8u << 20) / 4 + 3;  // not a multiple of any group size
+  for (int size : {2, 3, 5}) {
+    std::vector<std::vector<std::byte>> inputs;
+    for (int r = 0; r < size; ++r) {
+      inputs.push_back(testing::make_input(DataType::float32, ReduceOp::sum, r, count));
+    }
+    const auto expected = testing::reference_reduce(inputs, DataType::float32, ReduceOp::sum);
+    RankThreads group(size);
+    for (AllreduceAlgorithm algorithm : kAlgorithms) {
+      group.run([&](Communicator& comm) {
+        auto data = inputs[comm.rank()];
+        allreduce(comm, data, count, DataType::float32, ReduceOp::sum, {algorithm, 64 * 1024});
+        EXPECT_EQ(testing::first_difference(data, expected, DataType::float32), "")
+            << "size " << size << " rank " << comm.rank() << " " << algorithm_name(algorithm);
+      });
+    }
+  }
+}
+
+TEST(AllreduceArguments, FailBeforeAnyTraffic) {
+  RankThreads group(2);
+  std::vector<std::byte> data(16);
+  // Bitwise op on floats and a buffer too small are refused locally, on each rank on its own.
+  EXPECT_THROW(allreduce(group.comm(0), data, 4, DataType::float32, ReduceOp::bitwise_or),
+               InvalidArgument);
+  EXPECT_THROW(allreduce(group.comm(0), data, 5, DataType::float32, ReduceOp::sum),
+               InvalidArgument);
+  EXPECT_THROW(allreduce_ring(group.comm(1), data, 3, DataType::float64, ReduceOp::sum),
+               InvalidArgument);
+}
+
+// Manual benchmark (run with --gtest_also_run_disabled_tests): 64 MiB float32 on 2 ranks.
+TEST(AllreducePerf, DISABLED_Ring64MiBTwoRanks) {
+  const size_t count = (64u << 20) / 4;
+  for (int size : {2, 4}) {
+    RankThreads group(size);
+    std::vector<std::vector<std::byte>> buffers;
+    for (int r = 0; r < size; ++r) buffers.emplace_back(count * 4, std::byte{0});
+    for (AllreduceAlgorithm algorithm :
+         {AllreduceAlgorithm::ring, AllreduceAlgorithm::recursive_doubling}) {
+      for (int iteration = 0; iteration < 4; ++iteration) {
+        const auto start = std::chrono::steady_clock::now();
+        group.run([&](Communicator& comm) {
+          allreduce(comm, buffers[comm.rank()], count, DataType::float32, ReduceOp::sum,
+                    {algorithm, 0});
+        });
+        const double ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count();
+        std::printf("%d ranks %s 64 MiB float32: %.1f ms (algbw %.2f GB/s)\n", size,
+                    algorithm_name(algorithm), ms, (64.0 * (1 << 20)) / ms / 1e6);
+      }
+    }
+  }
+}
+
+// Manual benchmark: latency of a 2-rank allreduce of one float64 (recursive doubling).
+TEST(AllreducePerf, DISABLED_SmallMessageLatencyTwoRanks) {
+  RankThreads group(2);
+  const int iterations = 5000;
+  const auto start = std::chrono::steady_clock::now();
+  group.run([&](Communicator& comm) {
+    double value = comm.rank() + 1.0;
+    for (int i = 0; i < iterations; ++i) {
+      allreduce(comm, std::as_writable_bytes(std::span(&value, 1)), 1, DataType::float64,
+                ReduceOp::max);
+    }
+    EXPECT_EQ(value, 2.0);
+  });
+  const double us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() /
+      iterations;
+  std::printf("2 ranks 8-byte allreduce: %.1f us\n", us);
+}
+
+}  // namespace
+}  // namespace kolo::comm

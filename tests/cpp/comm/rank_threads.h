@@ -1,0 +1,107 @@
+// Test harness: N ranks as threads in one process, every pair joined by an AF_UNIX socket pair
+// wrapped in a SocketLink, each rank with its own Communicator. run() executes one function per
+// rank concurrently and reports every rank's failure (with the rank) as a test failure.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "transport/socket_link.h"
+
+namespace kolo::comm::testing {
+
+// Generous enough for a loaded 2-core machine, short enough that a bug fails instead of hanging.
+inline CommunicatorOptions default_test_options() {
+  CommunicatorOptions options;
+  options.peer_timeout = std::chrono::seconds(20);
+  return options;
+}
+
+inline std::string describe(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "unknown exception";
+  }
+}
+
+class RankThreads {
+ public:
+  explicit RankThreads(int size, CommunicatorOptions options = default_test_options())
+      : RankThreads(std::vector<CommunicatorOptions>(static_cast<size_t>(size), options)) {}
+
+  // One options value per rank (e.g. a smaller frame limit on one of them).
+  explicit RankThreads(const std::vector<CommunicatorOptions>& options) {
+    const int n = static_cast<int>(options.size());
+    links_.resize(options.size());
+    for (auto& row : links_) row.resize(options.size());
+    for (int a = 0; a < n; ++a) {
+      for (int b = a + 1; b < n; ++b) {
+        auto [sa, sb] = transport::socket_pair();
+        links_[a][b] = transport::make_socket_link(std::move(sa), b, name(b));
+        links_[b][a] = transport::make_socket_link(std::move(sb), a, name(a));
+      }
+    }
+    for (int r = 0; r < n; ++r) {
+      std::vector<transport::Link*> peers(options.size(), nullptr);
+      for (int p = 0; p < n; ++p) peers[p] = links_[r][p].get();
+      comms_.push_back(
+          std::make_unique<Communicator>(r, std::move(peers), Topology::flat(n, true), options[r]));
+    }
+  }
+
+  [[nodiscard]] int size() const { return static_cast<int>(comms_.size()); }
+  Communicator& comm(int rank) { return *comms_[rank]; }
+
+  // Runs fn on every rank at once and returns what each threw (null where it returned). With
+  // abort_on_error a failing rank closes its links, as the runtime does, so that its peers fail
+  // promptly instead of waiting for the peer timeout.
+  std::vector<std::exception_ptr> run_collect(const std::function<void(Communicator&)>& fn,
+                                              bool abort_on_error = true) {
+    std::vector<std::exception_ptr> errors(comms_.size());
+    std::vector<std::thread> threads;
+    for (int r = 0; r < size(); ++r) {
+      threads.emplace_back([&, r] {
+        try {
+          fn(*comms_[r]);
+        } catch (...) {
+          errors[r] = std::current_exception();
+          if (abort_on_error) comms_[r]->abort();
+        }
+      });
+    }
+    for (auto& thread : threads) thread.join();
+    return errors;
+  }
+
+  // Runs fn on every rank; each rank's exception becomes a test failure naming the rank.
+  bool run(const std::function<void(Communicator&)>& fn) {
+    bool ok = true;
+    const auto errors = run_collect(fn);
+    for (int r = 0; r < size(); ++r) {
+      if (errors[r]) {
+        ADD_FAILURE() << "rank " << r << " of " << size() << " threw: " << describe(errors[r]);
+        ok = false;
+      }
+    }
+    return ok;
+  }
+
+ private:
+  static std::string name(int rank) { return "rank " + std::to_string(rank) + " (socketpair)"; }
+
+  std::vector<std::vector<std::unique_ptr<transport::Link>>> links_;  // links_[rank][peer]
+  std::vector<std::unique_ptr<Communicator>> comms_;
+};
+
+}  // namespace kolo::comm::testing

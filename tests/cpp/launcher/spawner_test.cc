@@ -1,0 +1,121 @@
+#include "launcher/spawner.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+
+#include "base/errors.h"
+#include "launcher/local_host.h"
+#include "launcher/local_spawner.h"
+
+namespace kolo::launcher {
+namespace {
+
+std::string read_all(const UniqueFd& fd) {
+  std::string text;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = ::read(fd.get(), buffer, sizeof(buffer))) > 0) text.append(buffer, n);
+  return text;
+}
+
+bool is_zombie(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  // "pid (comm) S ...": the state follows the last ')'.
+  size_t paren = line.rfind(')');
+  return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'Z';
+}
+
+SpawnRequest request(std::vector<std::string> argv, Environment env = {}) {
+  SpawnRequest request;
+  request.slot.host = "localhost";
+  request.slot.rank = 1;
+  request.argv = std::move(argv);
+  request.env = std::move(env);
+  request.env.emplace("PATH", "/usr/bin:/bin");
+  return request;
+}
+
+TEST(LocalSpawner, RunsInItsOwnGroupWithEnvironmentAndPipes) {
+  // A descriptor kolorun inherited without close-on-exec must not reach the rank.
+  int leaked = ::open("/dev/null", O_RDONLY);
+  ASSERT_GE(leaked, 0);
+  const std::string script =
+      "cat; echo \"foo=$FOO\"; echo to-stderr >&2; "
+      "if [ -e /proc/$$/fd/" + std::to_string(leaked) + " ]; then echo leaked; fi; sleep 0.3";
+  LocalSpawner spawner;
+  SpawnedProcess process = spawner.spawn(request({"sh", "-c", script}, {{"FOO", "bar"}}));
+  ASSERT_GT(process.pid, 0);
+  EXPECT_EQ(::getpgid(process.pid), process.pid);  // its own process group, for group signals
+  EXPECT_EQ(read_all(process.stdout_read), "foo=bar\n");  // cat saw /dev/null, not our stdin
+  EXPECT_EQ(read_all(process.stderr_read), "to-stderr\n");
+  int status = 0;
+  ASSERT_EQ(::waitpid(process.pid, &status, 0), process.pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ::close(leaked);
+}
+
+TEST(LocalSpawner, GroupSignalReachesTheRanksChildren) {
+  LocalSpawner spawner;
+  // The shell starts a background sleep (same group) and reports its pid.
+  SpawnedProcess process =
+      spawner.spawn(request({"sh", "-c", "sleep 30 & echo $!; wait"}));
+  std::string first_line;
+  char c;
+  while (::read(process.stdout_read.get(), &c, 1) == 1 && c != '\n') first_line += c;
+  const pid_t child = std::stoi(first_line);
+  ASSERT_EQ(::kill(-process.pid, SIGTERM), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(process.pid, &status, 0), process.pid);
+  EXPECT_TRUE(WIFSIGNALED(status));
+  // The grandchild got the signal too. It was reparented, so it may linger as a zombie until
+  // its new parent reaps it: dead or zombie both count.
+  bool gone = false;
+  for (int i = 0; i < 500 && !gone; ++i) {
+    gone = (::kill(child, 0) != 0 && errno == ESRCH) || is_zombie(child);
+    if (!gone) ::usleep(10000);
+  }
+  EXPECT_TRUE(gone) << "pid " << child << " survived the group SIGTERM";
+}
+
+TEST(LocalSpawner, MissingProgramIsAnErrorNamingRankAndHost) {
+  LocalSpawner spawner;
+  try {
+    spawner.spawn(request({"/nonexistent/kolo-program"}));
+    FAIL() << "spawn should have failed";
+  } catch (const SystemError& error) {
+    EXPECT_EQ(error.error_code(), ENOENT);
+    const std::string message = error.what();
+    EXPECT_NE(message.find("rank 1 on host localhost"), std::string::npos) << message;
+    EXPECT_NE(message.find("/nonexistent/kolo-program"), std::string::npos) << message;
+  }
+}
+
+TEST(SpawnerSelector, LocalHostsPassRemoteHostsExplainTheLimitation) {
+  SpawnerSelector selector("node7", RemoteOptions{22, std::nullopt});
+  auto plan = assign_slots({{"localhost", 1}, {"127.0.0.1", 1}, {"node7", 1}}, 3);
+  EXPECT_NO_THROW(selector.check_hosts(plan));
+  EXPECT_NO_THROW(selector.for_host("node7"));
+
+  auto remote = assign_slots({{"localhost", 1}, {"node8", 1}}, 2);
+  try {
+    selector.check_hosts(remote);
+    FAIL() << "a remote host should be refused";
+  } catch (const InvalidArgument& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("'node8'"), std::string::npos) << message;
+    EXPECT_NE(message.find("ssh launching arrives in a later version"), std::string::npos);
+  }
+  // A remote host with no rank in the plan is not a problem.
+  EXPECT_NO_THROW(selector.check_hosts(assign_slots({{"localhost", 1}, {"node8", 1}}, 1)));
+  EXPECT_THROW(selector.for_host("node8"), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace kolo::launcher

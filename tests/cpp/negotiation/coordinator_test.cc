@@ -1,0 +1,373 @@
+#include "negotiation/coordinator.h"
+
+#include <gtest/gtest.h>
+
+#include "base/errors.h"
+#include "negotiation/request_checks.h"
+
+namespace kolo::negotiation {
+namespace {
+
+Request allreduce(int rank, std::string name, std::vector<int64_t> shape = {4, 3}) {
+  Request r;
+  r.rank = rank;
+  r.name = std::move(name);
+  r.op = OpType::allreduce;
+  r.dtype = comm::DataType::float32;
+  r.shape = std::move(shape);
+  return r;
+}
+
+RequestList list_of(std::vector<Request> requests, bool shutdown = false) {
+  return RequestList{std::move(requests), shutdown};
+}
+
+std::vector<std::string> names_of(const ResponseList& list) {
+  std::vector<std::string> names;
+  for (const auto& r : list.responses) names.push_back(r.names.at(0));
+  return names;
+}
+
+// Every rank submits a request built by make(rank); returns the one response.
+Response run_one(int size, const std::function<Request(int)>& make) {
+  Coordinator coordinator(size);
+  for (int r = 0; r < size; ++r) coordinator.add(list_of({make(r)}), r);
+  ResponseList out = coordinator.take_responses();
+  EXPECT_EQ(out.responses.size(), 1u);
+  EXPECT_EQ(coordinator.pending_count(), 0u);
+  return out.responses.at(0);
+}
+
+TEST(DescribeRanksTest, Forms) {
+  EXPECT_EQ(describe_ranks({}), "no rank");
+  EXPECT_EQ(describe_ranks({3}), "rank 3");
+  EXPECT_EQ(describe_ranks({2, 0}), "rank 0 and rank 2");
+  EXPECT_EQ(describe_ranks({0, 2, 5}), "ranks 0, 2 and 5");
+  EXPECT_EQ(describe_ranks({7, 0, 1, 2, 3, 5}), "ranks 0-3, 5 and 7");
+  EXPECT_EQ(describe_ranks({4, 5, 6}), "ranks 4-6");
+}
+
+TEST(CoordinatorTest, MatchesAcrossSubmissionOrdersAndCycles) {
+  Coordinator coordinator(3);
+  coordinator.add(list_of({allreduce(0, "a"), allreduce(0, "b"), allreduce(0, "c")}), 0);
+  coordinator.add(list_of({allreduce(1, "c"), allreduce(1, "a")}), 1);
+  coordinator.add(list_of({allreduce(2, "b")}), 2);
+  EXPECT_TRUE(coordinator.take_responses().responses.empty());
+  EXPECT_EQ(coordinator.pending_count(), 3u);
+
+  // Next cycle: rank 2 completes c then a; rank 1 completes b.
+  coordinator.add(list_of({}), 0);
+  coordinator.add(list_of({allreduce(1, "b")}), 1);
+  coordinator.add(list_of({allreduce(2, "c"), allreduce(2, "a")}), 2);
+  ResponseList out = coordinator.take_responses();
+  EXPECT_EQ(names_of(out), (std::vector<std::string>{"b", "c", "a"}));
+  EXPECT_FALSE(out.shutdown);
+  for (const auto& r : out.responses) {
+    EXPECT_TRUE(r.error.empty()) << r.error;
+    EXPECT_EQ(r.dtype, comm::DataType::float32);
+  }
+  EXPECT_EQ(coordinator.pending_count(), 0u);
+  EXPECT_TRUE(coordinator.take_responses().responses.empty());
+}
+
+TEST(CoordinatorTest, SingleRankCompletesImmediately) {
+  Coordinator coordinator(1);
+  coordinator.add(list_of({allreduce(0, "x"), allreduce(0, "y")}), 0);
+  EXPECT_EQ(names_of(coordinator.take_responses()), (std::vector<std::string>{"x", "y"}));
+}
+
+TEST(CoordinatorTest, ResponseCarriesParameters) {
+  Response r = run_one(2, [](int rank) {
+    Request q = allreduce(rank, "w");
+    q.reduce_op = UserReduceOp::average;
+    q.dtype = comm::DataType::float16;
+    q.prescale = 0.5;
+    q.postscale = 0.25;
+    q.process_set = 3;
+    q.device = DeviceKind::cuda;
+    q.device_index = rank;  // differs per rank: not compared
+    return q;
+  });
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  EXPECT_EQ(r.names, std::vector<std::string>{"w"});
+  EXPECT_EQ(r.reduce_op, UserReduceOp::average);
+  EXPECT_EQ(r.dtype, comm::DataType::float16);
+  EXPECT_EQ(r.prescale, 0.5);
+  EXPECT_EQ(r.postscale, 0.25);
+  EXPECT_EQ(r.process_set, 3);
+  EXPECT_EQ(r.device, DeviceKind::cuda);
+}
+
+TEST(CoordinatorTest, MismatchedDtypeNamesTensorRanksAndValues) {
+  Response r = run_one(3, [](int rank) {
+    Request q = allreduce(rank, "grad.fc1");
+    q.dtype = rank == 1 ? comm::DataType::float16 : comm::DataType::float32;
+    return q;
+  });
+  EXPECT_EQ(r.error,
+            "Mismatched dtype for tensor 'grad.fc1': rank 0 and rank 2 submitted float32, "
+            "rank 1 submitted float16");
+  EXPECT_EQ(r.names, std::vector<std::string>{"grad.fc1"});
+}
+
+struct MismatchCase {
+  std::string label;
+  int size;
+  std::function<Request(int)> make;
+  std::string expected;
+};
+
+class CoordinatorMismatchTest : public ::testing::TestWithParam<MismatchCase> {};
+
+TEST_P(CoordinatorMismatchTest, ExactMessage) {
+  const MismatchCase& c = GetParam();
+  EXPECT_EQ(run_one(c.size, c.make).error, c.expected);
+}
+
+Request with_op(int rank, OpType op, std::vector<int64_t> shape = {4, 3}) {
+  Request q = allreduce(rank, "t", std::move(shape));
+  q.op = op;
+  return q;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllKinds, CoordinatorMismatchTest,
+    ::testing::Values(
+        MismatchCase{
+            "op", 2,
+            [](int r) { return with_op(r, r == 0 ? OpType::allreduce : OpType::broadcast); },
+            "Mismatched op for tensor 't': rank 0 submitted allreduce, rank 1 submitted "
+            "broadcast"},
+        MismatchCase{"shape", 4,
+                     [](int r) {
+                       return allreduce(
+                           r, "t",
+                           r == 3 ? std::vector<int64_t>{4, 2} : std::vector<int64_t>{4, 3});
+                     },
+                     "Mismatched shape for tensor 't': ranks 0-2 submitted [4, 3], rank 3 "
+                     "submitted [4, 2]"},
+        MismatchCase{"reduce op", 2,
+                     [](int r) {
+                       Request q = allreduce(r, "t");
+                       q.reduce_op = r == 0 ? UserReduceOp::sum : UserReduceOp::max;
+                       return q;
+                     },
+                     "Mismatched reduce op for tensor 't': rank 0 submitted sum, rank 1 submitted "
+                     "max"},
+        MismatchCase{"prescale", 2,
+                     [](int r) {
+                       Request q = allreduce(r, "t");
+                       q.prescale = r == 0 ? 1.0 : 0.5;
+                       return q;
+                     },
+                     "Mismatched prescale factor for tensor 't': rank 0 submitted 1, rank 1 "
+                     "submitted 0.5"},
+        MismatchCase{"postscale", 3,
+                     [](int r) {
+                       Request q = allreduce(r, "t");
+                       q.postscale = r == 2 ? 0.25 : 1.0;
+                       return q;
+                     },
+                     "Mismatched postscale factor for tensor 't': rank 0 and rank 1 submitted 1, "
+                     "rank 2 submitted 0.25"},
+        MismatchCase{
+            "device", 2,
+            [](int r) {
+              Request q = allreduce(r, "t");
+              q.device = r == 1 ? DeviceKind::cuda : DeviceKind::cpu;
+              return q;
+            },
+            "Mismatched device for tensor 't': rank 0 submitted cpu, rank 1 submitted cuda"},
+        MismatchCase{
+            "process set", 2,
+            [](int r) {
+              Request q = allreduce(r, "t");
+              q.process_set = r;
+              return q;
+            },
+            "Mismatched process set for tensor 't': rank 0 submitted 0, rank 1 submitted 1"},
+        MismatchCase{"broadcast shape", 2,
+                     [](int r) { return with_op(r, OpType::broadcast, {r + 1}); },
+                     "Mismatched shape for tensor 't': rank 0 submitted [1], rank 1 submitted [2]"},
+        MismatchCase{"broadcast root", 3,
+                     [](int r) {
+                       Request q = with_op(r, OpType::broadcast);
+                       q.root = r == 0 ? 0 : 1;
+                       return q;
+                     },
+                     "Mismatched root rank for tensor 't': rank 0 submitted 0, rank 1 and rank 2 "
+                     "submitted 1"},
+        MismatchCase{"broadcast root out of range", 2,
+                     [](int r) {
+                       Request q = with_op(r, OpType::broadcast);
+                       q.root = 5;
+                       return q;
+                     },
+                     "Invalid root rank 5 for broadcast of tensor 't': the group has 2 ranks"},
+        MismatchCase{"allgather ndims", 2,
+                     [](int r) {
+                       return with_op(
+                           r, OpType::allgather,
+                           r == 0 ? std::vector<int64_t>{2, 3} : std::vector<int64_t>{2});
+                     },
+                     "Mismatched number of dimensions for tensor 't': rank 0 submitted 2, rank 1 "
+                     "submitted 1"},
+        MismatchCase{"allgather trailing dims", 3,
+                     [](int r) { return with_op(r, OpType::allgather, {r + 1, r == 2 ? 5 : 3}); },
+                     "Mismatched shape (all dimensions but the first) for tensor 't': rank 0 and "
+                     "rank 1 submitted [*, 3], rank 2 submitted [*, 5]"},
+        MismatchCase{"allgather scalar", 2, [](int r) { return with_op(r, OpType::allgather, {}); },
+                     "Cannot allgather tensor 't': it has no dimensions (a scalar)"},
+        MismatchCase{"allgather dtype", 2,
+                     [](int r) {
+                       Request q = with_op(r, OpType::allgather);
+                       q.dtype = r == 0 ? comm::DataType::int64 : comm::DataType::int32;
+                       return q;
+                     },
+                     "Mismatched dtype for tensor 't': rank 0 submitted int64, rank 1 submitted "
+                     "int32"}),
+    [](const auto& info) {
+      std::string name = info.param.label;
+      for (char& ch : name) {
+        if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      }
+      return name;
+    });
+
+TEST(CoordinatorTest, AllgatherFillsFirstDimsPerRank) {
+  Response r = run_one(3, [](int rank) { return with_op(rank, OpType::allgather, {rank * 2, 5}); });
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  EXPECT_EQ(r.first_dims, (std::vector<int64_t>{0, 2, 4}));
+}
+
+TEST(CoordinatorTest, BarrierComparesNothingButOp) {
+  Response r = run_one(2, [](int rank) {
+    Request q = with_op(rank, OpType::barrier, {rank});
+    q.dtype = rank == 0 ? comm::DataType::uint8 : comm::DataType::float64;
+    return q;
+  });
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  EXPECT_EQ(r.op, OpType::barrier);
+}
+
+TEST(CoordinatorTest, MismatchLeavesOtherTensorsUnaffected) {
+  Coordinator coordinator(2);
+  Request bad0 = allreduce(0, "bad");
+  Request bad1 = allreduce(1, "bad", {9});
+  coordinator.add(list_of({allreduce(0, "ok1"), bad0, allreduce(0, "ok2")}), 0);
+  coordinator.add(list_of({allreduce(1, "ok1"), bad1, allreduce(1, "ok2")}), 1);
+  ResponseList out = coordinator.take_responses();
+  ASSERT_EQ(names_of(out), (std::vector<std::string>{"ok1", "bad", "ok2"}));
+  EXPECT_TRUE(out.responses[0].error.empty());
+  EXPECT_EQ(out.responses[1].error,
+            "Mismatched shape for tensor 'bad': rank 0 submitted [4, 3], rank 1 submitted [9]");
+  EXPECT_TRUE(out.responses[2].error.empty());
+}
+
+TEST(CoordinatorTest, DuplicateAcrossCyclesFailsTheName) {
+  Coordinator coordinator(2);
+  coordinator.add(list_of({allreduce(0, "x")}), 0);
+  coordinator.add(list_of({}), 1);
+  EXPECT_TRUE(coordinator.take_responses().responses.empty());
+  coordinator.add(list_of({allreduce(0, "x")}), 0);
+  coordinator.add(list_of({allreduce(1, "x"), allreduce(1, "y")}), 1);
+  ResponseList out = coordinator.take_responses();
+  ASSERT_EQ(names_of(out), (std::vector<std::string>{"x"}));
+  EXPECT_EQ(out.responses[0].error,
+            "Duplicate request for tensor 'x' from rank 0: submitted again before the previous "
+            "request with that name completed");
+  // y is unaffected and still waits for rank 0.
+  EXPECT_EQ(coordinator.pending_count(), 1u);
+  coordinator.add(list_of({allreduce(0, "y")}), 0);
+  out = coordinator.take_responses();
+  ASSERT_EQ(names_of(out), (std::vector<std::string>{"y"}));
+  EXPECT_TRUE(out.responses[0].error.empty());
+}
+
+TEST(CoordinatorTest, DuplicateWithinOneListIsAnError) {
+  Coordinator coordinator(1);
+  coordinator.add(list_of({allreduce(0, "x"), allreduce(0, "x")}), 0);
+  ResponseList out = coordinator.take_responses();
+  ASSERT_EQ(out.responses.size(), 1u);
+  EXPECT_NE(out.responses[0].error.find("Duplicate request for tensor 'x' from rank 0"),
+            std::string::npos);
+}
+
+TEST(CoordinatorTest, NameCanBeReusedAfterCompletion) {
+  Coordinator coordinator(2);
+  for (int round = 0; round < 3; ++round) {
+    coordinator.add(list_of({allreduce(0, "x")}), 0);
+    coordinator.add(list_of({allreduce(1, "x")}), 1);
+    ResponseList out = coordinator.take_responses();
+    ASSERT_EQ(out.responses.size(), 1u);
+    EXPECT_TRUE(out.responses[0].error.empty()) << out.responses[0].error;
+  }
+}
+
+TEST(CoordinatorTest, ShutdownFailsEveryPendingName) {
+  Coordinator coordinator(3);
+  coordinator.add(list_of({allreduce(0, "x"), allreduce(0, "y")}), 0);
+  coordinator.add(list_of({allreduce(1, "y")}), 1);
+  coordinator.add(list_of({}), 2);
+  EXPECT_TRUE(coordinator.take_responses().responses.empty());
+
+  coordinator.add(list_of({allreduce(0, "z")}), 0);
+  coordinator.add(list_of({}, /*shutdown=*/true), 1);
+  coordinator.add(list_of({allreduce(2, "y")}), 2);
+  ResponseList out = coordinator.take_responses();
+  EXPECT_TRUE(out.shutdown);
+  // y completed normally before the shutdown sweep; x and z fail in first-seen order.
+  ASSERT_EQ(names_of(out), (std::vector<std::string>{"y", "x", "z"}));
+  EXPECT_TRUE(out.responses[0].error.empty());
+  EXPECT_EQ(out.responses[1].error,
+            "rank 1 shut down while tensor 'x' was pending: submitted by rank 0, not by rank 1 "
+            "and rank 2");
+  EXPECT_EQ(out.responses[2].error,
+            "rank 1 shut down while tensor 'z' was pending: submitted by rank 0, not by rank 1 "
+            "and rank 2");
+  EXPECT_EQ(coordinator.pending_count(), 0u);
+
+  // Shutdown is final: later requests fail at once.
+  coordinator.add(list_of({allreduce(2, "late")}), 2);
+  out = coordinator.take_responses();
+  EXPECT_TRUE(out.shutdown);
+  ASSERT_EQ(out.responses.size(), 1u);
+  EXPECT_NE(out.responses[0].error.find("tensor 'late'"), std::string::npos);
+}
+
+TEST(CoordinatorTest, ShutdownWithNothingPending) {
+  Coordinator coordinator(2);
+  coordinator.add(list_of({}, true), 0);
+  coordinator.add(list_of({}, true), 1);
+  ResponseList out = coordinator.take_responses();
+  EXPECT_TRUE(out.shutdown);
+  EXPECT_TRUE(out.responses.empty());
+}
+
+TEST(CoordinatorTest, PendingReportsRanksAndFirstSeen) {
+  Coordinator coordinator(3);
+  Clock::time_point t0 = Clock::now();
+  Clock::time_point t1 = t0 + std::chrono::seconds(5);
+  coordinator.add(list_of({allreduce(1, "b")}), 1, t0);
+  coordinator.add(list_of({allreduce(2, "a"), allreduce(2, "b")}), 2, t1);
+  auto pending = coordinator.pending();
+  ASSERT_EQ(pending.size(), 2u);
+  EXPECT_EQ(pending[0].name, "b");
+  EXPECT_EQ(pending[0].submitted, (std::vector<int>{1, 2}));
+  EXPECT_EQ(pending[0].missing, (std::vector<int>{0}));
+  EXPECT_EQ(pending[0].first_seen, t0);
+  EXPECT_EQ(pending[1].name, "a");
+  EXPECT_EQ(pending[1].submitted, (std::vector<int>{2}));
+  EXPECT_EQ(pending[1].missing, (std::vector<int>{0, 1}));
+  EXPECT_EQ(pending[1].first_seen, t1);
+}
+
+TEST(CoordinatorTest, RejectsMisstampedRequestsAndBadRanks) {
+  Coordinator coordinator(2);
+  EXPECT_THROW(coordinator.add(list_of({allreduce(0, "x")}), 1), ProtocolError);
+  EXPECT_THROW(coordinator.add(list_of({}), 2), ProtocolError);
+  EXPECT_THROW(Coordinator(0), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace kolo::negotiation

@@ -16,11 +16,18 @@ class Error : public std::runtime_error {
 // A peer closed its connection, died, or stopped making progress. `peer_rank` is -1 when unknown.
 class PeerError : public Error {
  public:
-  PeerError(int peer_rank, const std::string& message) : Error(message), peer_rank_(peer_rank) {}
+  // closed: the connection ended (process exited or was killed). silent: the peer is connected
+  // but sent nothing for the peer timeout (hung, stopped, or itself waiting on someone else).
+  enum class Kind { closed, silent };
+
+  PeerError(int peer_rank, const std::string& message, Kind kind = Kind::closed)
+      : Error(message), peer_rank_(peer_rank), kind_(kind) {}
   [[nodiscard]] int peer_rank() const { return peer_rank_; }
+  [[nodiscard]] Kind kind() const { return kind_; }
 
  private:
   int peer_rank_;
+  Kind kind_;
 };
 
 // Something did not happen in time (rendezvous key, connection, handshake).

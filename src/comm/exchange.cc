@@ -172,7 +172,7 @@ class Exchange {
       }
     }
     throw PeerError(blamed, fmt::format("no progress from {} for {}", waiting,
-                                        format_duration(comm_.options().peer_timeout)));
+                                        format_duration(comm_.options().peer_timeout)), PeerError::Kind::silent);
   }
 
   Communicator& comm_;

@@ -68,7 +68,8 @@ Connected bootstrap(const LaunchInfo& launch, const Config& config, uint64_t rou
   }
   const auto secret = transport::Secret::from_hex(launch.secret_hex);
   const transport::Endpoint server{launch.rendezvous_addr, launch.rendezvous_port};
-  rendezvous::TcpStore store(server, secret, config.start_timeout);
+  auto owned_store = std::make_unique<rendezvous::TcpStore>(server, secret, config.start_timeout);
+  rendezvous::Store& store = *owned_store;
 
   transport::Socket listener = transport::listen_tcp("", 0);
   const std::string address = routable_address_toward(launch.rendezvous_addr);
@@ -92,6 +93,7 @@ Connected bootstrap(const LaunchInfo& launch, const Config& config, uint64_t rou
   mesh.deadline = Deadline(config.start_timeout);
   connected.links = transport::connect_mesh(mesh, listener, secret, logger);
   connected.world = WorldInfo::from_hostnames(launch.rank, std::move(hostnames));
+  connected.store = std::move(owned_store);
   return connected;
 }
 

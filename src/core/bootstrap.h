@@ -8,6 +8,7 @@
 #include "base/logger.h"
 #include "core/config.h"
 #include "core/world.h"
+#include "rendezvous/store.h"
 #include "transport/link.h"
 
 namespace kolo::core {
@@ -15,6 +16,7 @@ namespace kolo::core {
 struct Connected {
   WorldInfo world;
   std::vector<std::unique_ptr<transport::Link>> links;  // indexed by rank; null for self
+  std::unique_ptr<rendezvous::Store> store;  // the job's store; null when running alone
 };
 
 // `round` distinguishes successive init() calls in one job (keys and hellos carry it).

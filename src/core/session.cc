@@ -1,18 +1,24 @@
 #include "core/session.h"
 
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
 #include "backends/kolo_backend.h"
 #include "base/errors.h"
 #include "comm/collectives.h"
 #include "core/bootstrap.h"
+#include "rendezvous/keys.h"
 
 namespace kolo::core {
 
 Session::Session(const Config& config, const LaunchInfo& launch, uint64_t round,
                  HandleTable& handles, const Logger& logger)
-    : config_(config), logger_(logger), handles_(handles) {
+    : config_(config), logger_(logger), handles_(handles), round_(round) {
   Connected connected = bootstrap(launch, config, round, logger);
   world_ = std::move(connected.world);
   links_ = std::move(connected.links);
+  store_ = std::move(connected.store);
 
   std::vector<transport::Link*> borrowed;
   for (auto& link : links_) borrowed.push_back(link.get());
@@ -70,11 +76,6 @@ SessionStats Session::stats() const {
   return stats_;
 }
 
-void Session::forget_name(const std::string& name) {
-  std::lock_guard lock(mutex_);
-  names_in_flight_.erase(name);
-}
-
 void Session::run_loop() {
   try {
     for (;;) {
@@ -86,19 +87,22 @@ void Session::run_loop() {
       }
       negotiation::ResponseList agreed = controller_->cycle(std::move(fresh), shutdown_requested_);
 
-      std::vector<std::string> done;
-      for (const auto& response : agreed.responses) {
-        done.insert(done.end(), response.names.begin(), response.names.end());
-      }
-      executor_->run(agreed.responses, pending_);
-      for (const auto& name : done) forget_name(name);
+      // Counters and names are settled before any handle completes, so a caller that wakes up
+      // sees this cycle's figures and may at once resubmit the same name (every step does).
       {
         std::lock_guard lock(mutex_);
-        const auto controller_stats = controller_->stats();
-        stats_.cycles = controller_stats.cycles;
-        stats_.fast_cycles = controller_stats.fast_cycles;
-        stats_.full_exchanges = controller_stats.full_exchanges;
-        stats_.cache_hits = controller_stats.cache_hits;
+        const auto& counters = controller_->stats();
+        stats_.cycles = counters.cycles;
+        stats_.fast_cycles = counters.fast_cycles;
+        stats_.full_exchanges = counters.full_exchanges;
+        stats_.cache_hits = counters.cache_hits;
+        for (const auto& response : agreed.responses) {
+          for (const auto& name : response.names) names_in_flight_.erase(name);
+        }
+      }
+      executor_->run(agreed.responses, pending_);
+      {
+        std::lock_guard lock(mutex_);
         stats_.fused_groups = executor_->stats().fused_groups;
         stats_.fused_tensors = executor_->stats().fused_tensors;
       }
@@ -112,12 +116,69 @@ void Session::run_loop() {
     fail_everything(fmt::format("kolo rank {}: operation did not complete because kolo was shut "
                                 "down (a rank called shutdown() or finished while it was pending)",
                                 world_.rank));
+  } catch (const PeerError& error) {
+    std::string message =
+        fmt::format("kolo rank {}/{}: {}", world_.rank, world_.size, with_root_cause(error));
+    logger_.error("{}", message);
+    comm_->abort();
+    fail_everything(message);
   } catch (const std::exception& error) {
     std::string message = fmt::format("kolo rank {}/{}: {}", world_.rank, world_.size, error.what());
     logger_.error("{}", message);
     comm_->abort();
     fail_everything(message);
   }
+}
+
+std::string Session::with_root_cause(const PeerError& error) const {
+  // The peer named in `error` may only be a messenger: a rank that dies takes its neighbours down
+  // one by one, and a rank that hangs leaves a chain of ranks each waiting on the next. The
+  // rendezvous store tells the rest of the story.
+  std::string message = error.what();
+  if (!store_) return message;
+  if (error.kind() == PeerError::Kind::silent && error.peer_rank() >= 0) {
+    return message + trace_wait_chain(error.peer_rank());
+  }
+  try {
+    const std::string first = store_->get(std::string(rendezvous::kFailureKey),
+                                          std::chrono::seconds(2));
+    message += "; the launcher reports the first failure: " + first;
+  } catch (const Error&) {
+    // No launcher report (not started by kolorun, or the peer is alive but silent).
+  }
+  return message;
+}
+
+std::string Session::trace_wait_chain(int awaited) const {
+  // Every rank that times out publishes whom it waited on, then follows the chain from its own
+  // awaited peer: the first rank that published nothing is the one that stopped responding.
+  auto key = [&](int rank) { return fmt::format("kolo/round{}/stuck/{}", round_, rank); };
+  std::vector<int> chain = {awaited};
+  try {
+    store_->set(key(world_.rank), std::to_string(awaited));
+    while (static_cast<int>(chain.size()) <= world_.size) {
+      // The others time out at about the same moment as this rank; give them a second.
+      const int next = std::stoi(store_->get(key(chain.back()), std::chrono::seconds(1)));
+      if (next == world_.rank || std::find(chain.begin(), chain.end(), next) != chain.end()) {
+        return fmt::format("; ranks {} wait on each other in a cycle (collectives submitted in "
+                           "different orders?)",
+                           fmt::join(chain, ", "));
+      }
+      chain.push_back(next);
+    }
+  } catch (const TimeoutError&) {
+    // chain.back() published nothing: it is the rank that stopped responding.
+  } catch (const Error& error) {
+    logger_.debug("could not trace the wait chain: {}", error.what());
+    return "";
+  }
+  if (chain.size() == 1) {
+    return fmt::format("; rank {} is alive but not responding (hung, stopped, or overloaded)",
+                       awaited);
+  }
+  return fmt::format("; rank {} was itself waiting (chain {}): rank {} is the one not responding "
+                     "(hung, stopped, or overloaded)",
+                     awaited, fmt::join(chain, " -> "), chain.back());
 }
 
 void Session::leave_together() {

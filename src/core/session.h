@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "backends/backend.h"
+#include "base/errors.h"
 #include "base/logger.h"
 #include "comm/communicator.h"
 #include "core/config.h"
@@ -24,6 +25,7 @@
 #include "core/tensor_queue.h"
 #include "core/world.h"
 #include "negotiation/controller.h"
+#include "rendezvous/store.h"
 
 namespace kolo::core {
 
@@ -56,14 +58,17 @@ class Session {
  private:
   void run_loop();
   void leave_together();
+  std::string with_root_cause(const PeerError& error) const;
+  std::string trace_wait_chain(int awaited) const;
   void fail_everything(const std::string& message);
-  void forget_name(const std::string& name);
 
   const Config config_;
   const Logger& logger_;
   HandleTable& handles_;
+  const uint64_t round_;
   WorldInfo world_;
   std::vector<std::unique_ptr<transport::Link>> links_;
+  std::unique_ptr<rendezvous::Store> store_;
   std::unique_ptr<comm::Communicator> comm_;
   std::unique_ptr<negotiation::Controller> controller_;
   std::unique_ptr<backends::Backend> backend_;

@@ -9,6 +9,7 @@
 #include "launcher/signals.h"
 #include "launcher/spawner.h"
 #include "launcher/supervisor.h"
+#include "rendezvous/keys.h"
 #include "rendezvous/tcp_store.h"
 #include "transport/tcp/auth.h"
 
@@ -91,7 +92,18 @@ int run_job(const LaunchOptions& options, const Environment& inherited, const Lo
       std::chrono::duration<double>(options.failure_grace_seconds));
   FailurePolicy policy(static_cast<int>(ranks.size()), timings);
   if (launch_failure) policy.on_launch_failure(*launch_failure, Clock::now());
-  Supervisor supervisor(std::move(ranks), policy, output, signals, logger);
+  // The first failure goes into the rendezvous store, where a surviving rank that lost a peer
+  // looks for the root cause (otherwise it could only name the neighbour that closed on it).
+  auto publish_failure = [&](const std::string& what) {
+    try {
+      rendezvous::TcpStore store({job.rendezvous_addr, job.rendezvous_port}, secret,
+                                 std::chrono::seconds(2));
+      store.set(std::string(rendezvous::kFailureKey), what);
+    } catch (const Error& error) {
+      logger.debug("could not publish the failure to the rendezvous store: {}", error.what());
+    }
+  };
+  Supervisor supervisor(std::move(ranks), policy, output, signals, logger, publish_failure);
   return supervisor.run();
 }
 

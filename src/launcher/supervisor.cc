@@ -30,12 +30,14 @@ std::string rank_list(const std::vector<int>& ranks) {
 }  // namespace
 
 Supervisor::Supervisor(std::vector<RankProcess> ranks, FailurePolicy policy,
-                       OutputMultiplexer& output, SignalWatcher& signals, const Logger& logger)
+                       OutputMultiplexer& output, SignalWatcher& signals, const Logger& logger,
+                       FailureNotice notice)
     : ranks_(std::move(ranks)),
       policy_(policy),
       output_(output),
       signals_(signals),
-      logger_(logger) {}
+      logger_(logger),
+      notice_(std::move(notice)) {}
 
 int Supervisor::run() {
   std::vector<pollfd> fds;
@@ -91,6 +93,10 @@ void Supervisor::on_exit(RankProcess& rank, ExitStatus status) {
                    status.describe());
       break;
     case FailurePolicy::Verdict::failure: {
+      if (!had_failure && notice_) {
+        notice_(fmt::format("rank {} (host {}) {}", rank.slot.rank, rank.slot.host,
+                            status.describe()));
+      }
       const auto still_running = std::count_if(ranks_.begin(), ranks_.end(),
                                                [](const RankProcess& r) { return !r.status; });
       if (!had_failure && still_running > 0) {

@@ -6,7 +6,9 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "base/logger.h"
@@ -24,10 +26,14 @@ struct RankProcess {
   std::optional<ExitStatus> status;  // set once reaped
 };
 
+// Told once, with a sentence such as "rank 2 (host a) was killed by signal SIGKILL (9)", when
+// the first rank fails: the job publishes it so surviving ranks can name the root cause.
+using FailureNotice = std::function<void(const std::string& what)>;
+
 class Supervisor {
  public:
   Supervisor(std::vector<RankProcess> ranks, FailurePolicy policy, OutputMultiplexer& output,
-             SignalWatcher& signals, const Logger& logger);
+             SignalWatcher& signals, const Logger& logger, FailureNotice notice = {});
 
   int run();
 
@@ -47,6 +53,7 @@ class Supervisor {
   OutputMultiplexer& output_;
   SignalWatcher& signals_;
   const Logger& logger_;
+  FailureNotice notice_;
 };
 
 }  // namespace kolo::launcher

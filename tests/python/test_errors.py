@@ -25,6 +25,17 @@ def test_dead_peer_fails_survivors_within_timeout(np_, victim):
 
 
 @pytest.mark.parametrize("np_", [2, 3])
+def test_frozen_peer_fails_survivors_after_peer_timeout(np_):
+    victim = np_ - 1
+    result = run_job(np_, "dead_peer.py", str(victim), "stop", timeout=60,
+                     env={"KOLO_PEER_TIMEOUT": "2", "KOLO_FAILURE_GRACE_SECONDS": "1"})
+    for rank in range(np_ - 1):
+        lines = result.lines_of(rank)
+        assert f"rank {rank} OK" in lines, result.output
+        assert any("no progress" in line for line in lines), result.output
+
+
+@pytest.mark.parametrize("np_", [2, 3])
 def test_reinit_after_shutdown(np_):
     run_job(np_, "reinit.py", timeout=120).assert_ok(np_)
 

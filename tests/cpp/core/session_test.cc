@@ -102,6 +102,7 @@ TEST_P(SessionTest, SameNamesInDifferentOrdersMatch) {
 
 TEST_P(SessionTest, MismatchFailsThatTensorOnEveryRankOnly) {
   const int size = GetParam();
+  if (size == 1) GTEST_SKIP() << "one rank cannot disagree with itself";
   Job job;
   job.run(size, test_config(), [&](int rank, Session& session, HandleTable& handles) {
     std::vector<float> good(10, 1.0f);

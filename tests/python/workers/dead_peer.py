@@ -1,5 +1,5 @@
-"""One rank is killed with SIGKILL mid-job; every survivor's pending and later ops fail within
-KOLO_PEER_TIMEOUT with an error naming the dead rank."""
+"""One rank is killed with SIGKILL mid-job (or, with "stop", freezes under SIGSTOP); every
+survivor's pending and later ops fail within KOLO_PEER_TIMEOUT with an error naming that rank."""
 
 import os
 import signal
@@ -13,12 +13,13 @@ import kolo
 
 def main() -> None:
     victim = int(sys.argv[1])
+    freeze = len(sys.argv) > 2 and sys.argv[2] == "stop"
     kolo.init()
     rank, size = kolo.rank(), kolo.size()
     data = np.ones(1 << 20, np.float32)
     kolo.allreduce_(data, name="warmup")
     if rank == victim:
-        os.kill(os.getpid(), signal.SIGKILL)
+        os.kill(os.getpid(), signal.SIGSTOP if freeze else signal.SIGKILL)
     start = time.monotonic()
     try:
         # The victim never submits these: ops must fail, not hang.
@@ -38,7 +39,9 @@ def main() -> None:
         assert f"rank {victim}" in str(error), error
     print(f"rank {rank} OK")
     sys.stdout.flush()
-    os._exit(0)  # skip shutdown negotiation with a dead peer
+    # Skip shutdown negotiation with a dead peer. A frozen peer never exits by itself: failing
+    # here makes the launcher stop it.
+    os._exit(3 if freeze else 0)
 
 
 if __name__ == "__main__":

@@ -25,8 +25,12 @@ struct Config {
   LogLevel log_level = LogLevel::warning;          // LOG_LEVEL
   std::chrono::milliseconds peer_timeout{30000};   // PEER_TIMEOUT, seconds (fractions allowed)
   std::chrono::milliseconds start_timeout{30000};  // START_TIMEOUT, seconds
-  uint64_t small_allreduce_bytes = 64 * 1024;      // SMALL_ALLREDUCE_BYTES: recursive doubling below
+  uint64_t small_allreduce_bytes = 64ull * 1024;     // SMALL_ALLREDUCE_BYTES: recursive doubling below
   uint64_t frame_limit = 256ull << 20;             // MAX_CONTROL_MESSAGE, bytes
+  bool shm_disable = false;                        // SHM_DISABLE: same-host peers use TCP too
+  uint64_t shm_ring_bytes = 1ull << 20;            // SHM_RING_BYTES: per direction, power of two
+  // HIERARCHICAL_ALLREDUCE: unset = automatic (on when hosts > 1 and some host runs > 1 rank).
+  std::optional<bool> hierarchical_allreduce;
 
   // Where each value came from ("KOLO_CYCLE_TIME", "HOROVOD_CYCLE_TIME" or "default"), for logs.
   std::vector<std::pair<std::string, std::string>> sources;

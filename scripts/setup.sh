@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
-packages=(build-essential cmake ninja-build libgtest-dev libgmock-dev libcli11-dev libfmt-dev
+packages=(build-essential cmake ninja-build python3-dev libgtest-dev libgmock-dev libcli11-dev libfmt-dev
           libspdlog-dev libssl-dev dataset-fashion-mnist)
 missing=()
 for p in "${packages[@]}"; do
@@ -20,10 +20,17 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 PYTHON=${PYTHON:-python3}
+pip_flags=(-q --disable-pip-version-check)
+# Debian's own python3 refuses pip installs unless told otherwise (PEP 668); a pyenv or venv
+# Python has no such marker.
+if [ -f "$($PYTHON -c 'import sysconfig; print(sysconfig.get_path("stdlib"))')/EXTERNALLY-MANAGED" ] \
+   && [ -z "${VIRTUAL_ENV:-}" ]; then
+  pip_flags+=(--break-system-packages)
+fi
 # torch 2.13.0's CPU build is what the examples and the torch tests use.
-$PYTHON -m pip install -q --disable-pip-version-check "scikit-build-core>=0.10" "nanobind>=2.0" \
+$PYTHON -m pip install "${pip_flags[@]}" "scikit-build-core>=0.10" "nanobind>=2.0" \
   numpy pytest "torch==2.13.0"
 echo "setup: building and installing kolo (pip install .)"
-$PYTHON -m pip install -q --disable-pip-version-check --no-build-isolation .
+$PYTHON -m pip install "${pip_flags[@]}" --no-build-isolation .
 command -v kolorun >/dev/null || { echo "setup: kolorun is not on PATH after install" >&2; exit 1; }
 echo "setup: done ($(kolorun --version 2>/dev/null || echo kolorun))"

@@ -48,3 +48,14 @@ def test_too_few_slots_is_an_error():
     proc = run([kolorun_path(), "-np", "3", "-H", "localhost:2", "true"])
     assert proc.returncode != 0
     assert "3" in proc.stdout and "2" in proc.stdout, proc.stdout
+
+
+def test_local_and_cross_ranks_follow_host_identity():
+    # Two host names that both mean this machine: the ranks learn their places through the
+    # rendezvous (KOLO_HOSTNAME per slot), as they would on two real hosts.
+    result = run_job(4, "report_env.py", timeout=90, launcher_args=("-H", "localhost:2,127.0.0.1:2"))
+    result.assert_ok(4)
+    expected = {0: "local 0/2 cross 0/2", 1: "local 1/2 cross 0/2",
+                2: "local 0/2 cross 1/2", 3: "local 1/2 cross 1/2"}
+    for rank, place in expected.items():
+        assert f"rank {rank} size 4 {place}" in result.lines_of(rank), result.output

@@ -25,4 +25,5 @@ done
 ln -s "$build"/_core*.so "$build"/libkolo.so "$stage/kolo/"
 ln -s "$build/kolorun" "$stage/bin/kolorun"
 ln -s "$build/kolorun" "$stage/bin/horovodrun"
+[ -x "$build/kolo-bench" ] && ln -s "$build/kolo-bench" "$stage/bin/kolo-bench"
 echo "export PYTHONPATH=$stage\${PYTHONPATH:+:\$PYTHONPATH} PATH=$stage/bin:\$PATH"

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <vector>
 
 #include "comm/communicator.h"
@@ -13,12 +14,16 @@
 
 namespace kolo::comm {
 
-enum class AllreduceAlgorithm { automatic, ring, recursive_doubling };
+enum class AllreduceAlgorithm { automatic, ring, recursive_doubling, hierarchical };
+// HOROVOD_HIERARCHICAL_ALLREDUCE: automatic = on when ranks span several hosts and some host
+// runs more than one of them.
+enum class Hierarchical { automatic, on, off };
 
 struct AllreduceOptions {
   AllreduceAlgorithm algorithm = AllreduceAlgorithm::automatic;
   // automatic: below this many bytes recursive doubling (latency-bound), else ring (bandwidth).
   size_t small_message_bytes = 64 * 1024;
+  Hierarchical hierarchical = Hierarchical::automatic;
 };
 
 // In place: data holds count elements of `type`; on return every rank holds op over all ranks.
@@ -27,11 +32,28 @@ void allreduce(Communicator& comm, Bytes data, size_t count, DataType type, Redu
 void allreduce_ring(Communicator& comm, Bytes data, size_t count, DataType type, ReduceOp op);
 void allreduce_recursive_doubling(Communicator& comm, Bytes data, size_t count, DataType type,
                                   ReduceOp op);
+// Inside each host, then across hosts, then inside each host again (see the .cc); `options`
+// choose the flat algorithm of each stage.
+void allreduce_hierarchical(Communicator& comm, Bytes data, size_t count, DataType type,
+                            ReduceOp op, const AllreduceOptions& options = {});
+// True when the topology has several hosts and fewer hosts than ranks.
+bool hierarchical_applies(const Communicator& comm);
 
 // Concatenates every rank's block in rank order. bytes_per_rank[r] is rank r's block size;
 // `mine` has bytes_per_rank[rank] bytes; out has their sum.
 void allgatherv(Communicator& comm, ConstBytes mine, Bytes out,
                 std::span<const size_t> bytes_per_rank);
+
+// Every rank's `data` holds sum(counts) elements; rank r receives, in `out` (counts[r]
+// elements), op over all ranks of block r (blocks in rank order, uneven sizes allowed). `data`
+// is the work area: its contents are clobbered.
+void reducescatter(Communicator& comm, Bytes data, std::span<const size_t> counts, DataType type,
+                   ReduceOp op, Bytes out);
+
+// `in` holds one block per destination (send_bytes[r] bytes for rank r, in rank order); `out`
+// receives one block per source (recv_bytes[r] from rank r). send_bytes[rank] == recv_bytes[rank].
+void alltoallv(Communicator& comm, ConstBytes in, std::span<const size_t> send_bytes, Bytes out,
+               std::span<const size_t> recv_bytes);
 
 // Root's data ends up on every rank (binomial tree).
 void broadcast(Communicator& comm, Bytes data, int root);

@@ -123,7 +123,7 @@ void Communicator::wait_idle(int wake_fd, std::chrono::microseconds timeout) {
       if (fd_peers[i] < 0) return;  // woken
       Link& link = *links_[static_cast<size_t>(fd_peers[i])];
       // A peer that sent bytes and then left is reported when those bytes are read.
-      if (!detail::has_unread_bytes(link.fd())) throw detail::peer_closed_error(link);
+      if (!link.has_pending_input()) throw detail::peer_closed_error(link);
       muted[static_cast<size_t>(fd_peers[i])] = true;
     }
     if (Clock::now() >= deadline) return;

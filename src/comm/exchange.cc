@@ -39,6 +39,18 @@ constexpr uint8_t kWantSend = 4;  // some send to this peer is unfinished
 constexpr uint8_t kWantRecv = 8;
 constexpr uint8_t kMuted = 16;  // peer hung up but left bytes for a later read: stop watching it
 
+// How long a wait only pauses the CPU before it starts yielding it.
+constexpr auto kPauseSpin = std::chrono::microseconds(2);
+constexpr unsigned kPausePasses = 32;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 std::string format_duration(std::chrono::milliseconds duration) {
   if (duration.count() % 1000 == 0) return fmt::format("{} s", duration.count() / 1000);
   return fmt::format("{} ms", duration.count());
@@ -66,14 +78,28 @@ class Exchange {
 
   void run() {
     const auto spin = comm_.options().spin_before_poll;
-    auto last_progress = Clock::now();
+    // The clock is read only once a wait lasts longer than a few passes (reading it costs as
+    // much as a pass); "last progress" is then when the idle passes began, close enough.
+    Clock::time_point last_progress;
+    unsigned idle_passes = 0;
     while (remaining_ > 0) {
       if (advance()) {
-        last_progress = Clock::now();
+        idle_passes = 0;
         continue;
       }
       if (remaining_ == 0) break;
+      if (++idle_passes < kPausePasses) {
+        cpu_relax();
+        continue;
+      }
       const auto now = Clock::now();
+      if (idle_passes == kPausePasses) last_progress = now;
+      if (now - last_progress < kPauseSpin) {
+        // A peer on another core answers within a few hundred nanoseconds (shared memory): a
+        // system call here would cost more than the wait itself.
+        cpu_relax();
+        continue;
+      }
       if (now - last_progress < spin) {
         ::sched_yield();  // let a peer on the same core run instead of burning its time slice
         continue;
@@ -126,10 +152,20 @@ class Exchange {
       if (bits & kWantRecv) events |= POLLIN;
       if (bits & kWantSend) events |= POLLOUT;
       if (events == 0 && ((bits & kMuted) || !comm_.watching_all_peers())) continue;
-      const int fd = comm_.peer(p).fd();
+      Link& link = comm_.peer(p);
+      const int fd = link.fd();
       if (fd < 0) {
         must_spin = must_spin || events != 0;
         continue;
+      }
+      if (events != 0) {
+        const int wanted = link.prepare_wait((events & POLLOUT) != 0, (events & POLLIN) != 0);
+        if (wanted < 0) {
+          must_spin = true;  // it can move already: look again without sleeping
+          events = 0;
+        } else {
+          events = static_cast<short>(wanted);
+        }
       }
       fds_.push_back({fd, static_cast<short>(events | POLLRDHUP), 0});
       fd_peers_.push_back(p);
@@ -152,7 +188,7 @@ class Exchange {
     if (bits & kWantRecv) return;
     Link& link = comm_.peer(p);
     // Bytes it sent before leaving belong to a later operation: not an error yet.
-    if (!(bits & kWantSend) && detail::has_unread_bytes(link.fd())) {
+    if (!(bits & kWantSend) && link.has_pending_input()) {
       bits |= kMuted;
       return;
     }

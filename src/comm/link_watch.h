@@ -13,9 +13,6 @@ namespace kolo::comm::detail {
 
 inline constexpr short kHangupEvents = POLLRDHUP | POLLHUP | POLLERR | POLLNVAL;
 
-// True if bytes are waiting to be read on `fd` (checked without consuming them).
-bool has_unread_bytes(int fd);
-
 // The error every survivor reports when `link`'s peer is gone.
 PeerError peer_closed_error(const transport::Link& link);
 

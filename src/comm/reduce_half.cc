@@ -51,8 +51,14 @@ ReduceFn narrow_function(ReduceOp op) {
 
 }  // namespace
 
-ReduceFn float16_reduce_function(ReduceOp op) { return narrow_function<Float16Codec>(op); }
-ReduceFn bfloat16_reduce_function(ReduceOp op) { return narrow_function<Bfloat16Codec>(op); }
+ReduceFn float16_reduce_function(ReduceOp op) {
+  if (ReduceFn fast = float16_f16c_reduce_function(op)) return fast;
+  return narrow_function<Float16Codec>(op);
+}
+ReduceFn bfloat16_reduce_function(ReduceOp op) {
+  if (ReduceFn fast = bfloat16_avx2_reduce_function(op)) return fast;
+  return narrow_function<Bfloat16Codec>(op);
+}
 
 }  // namespace detail
 

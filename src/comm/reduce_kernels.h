@@ -92,6 +92,9 @@ void reduce_kernel(void* inout, const void* in, size_t count) {
 // Defined in reduce_half.cc: float16/bfloat16 kernels (combine in float32, round once).
 // Return nullptr for bitwise ops.
 ReduceFn float16_reduce_function(ReduceOp op);
+// Defined in reduce_half_f16c.cc: the F16C kernels, or nullptr where the CPU lacks them.
+ReduceFn float16_f16c_reduce_function(ReduceOp op);
+ReduceFn bfloat16_avx2_reduce_function(ReduceOp op);
 ReduceFn bfloat16_reduce_function(ReduceOp op);
 
 }  // namespace kolo::comm::detail

@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <functional>
 
 #include "base/errors.h"
 #include "rendezvous/tcp_store.h"
+#include "transport/shm/upgrade.h"
 #include "transport/tcp/mesh.h"
 
 namespace kolo::core {
@@ -49,6 +51,12 @@ std::string routable_address_toward(const std::string& server) {
 
 std::string key(uint64_t round, const char* what, int rank) {
   return fmt::format("kolo/round{}/{}/{}", round, what, rank);
+}
+
+// Names this job's shared-memory segments: stable across ranks, unrelated jobs differ, and the
+// secret itself never shows in /dev/shm.
+std::string job_tag(const std::string& secret_hex) {
+  return fmt::format("{:016x}", std::hash<std::string>{}("kolo shm segment " + secret_hex));
 }
 
 }  // namespace
@@ -92,6 +100,17 @@ Connected bootstrap(const LaunchInfo& launch, const Config& config, uint64_t rou
   }
   mesh.deadline = Deadline(config.start_timeout);
   connected.links = transport::connect_mesh(mesh, listener, secret, logger);
+  if (!config.shm_disable) {
+    transport::shm::UpgradeOptions shm;
+    shm.rank = launch.rank;
+    shm.round = round;
+    shm.job_tag = job_tag(launch.secret_hex);
+    shm.ring_bytes = config.shm_ring_bytes;
+    for (int r = 0; r < launch.size; ++r) shm.same_host.push_back(hostnames[r] == hostname);
+    shm.deadline = Deadline(config.start_timeout);
+    const int upgraded = transport::shm::upgrade_same_host_links(connected.links, shm, logger);
+    logger.debug("{} same-host peer(s) on shared memory", upgraded);
+  }
   connected.world = WorldInfo::from_hostnames(launch.rank, std::move(hostnames));
   connected.store = std::move(owned_store);
   return connected;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <set>
 
@@ -23,7 +24,8 @@ const std::set<std::string>& known_names() {
       "RANK",            "SIZE",              "HOSTNAME",            "RENDEZVOUS_ADDR",
       "RENDEZVOUS_PORT", "SECRET",            "LOCAL_RANK",          "LOCAL_SIZE",
       "CROSS_RANK",      "CROSS_SIZE",        "FAILURE_GRACE_SECONDS", "CONTROLLER",
-      "CPU_OPERATIONS",  "GPU_OPERATIONS",    "TIMELINE",            "LOG_HIDE_TIME"};
+      "CPU_OPERATIONS",  "GPU_OPERATIONS",    "TIMELINE",            "LOG_HIDE_TIME",
+      "SHM_DISABLE",     "SHM_RING_BYTES",    "HIERARCHICAL_ALLREDUCE"};
   return names;
 }
 
@@ -55,6 +57,19 @@ class SettingReader {
                             fmt::format("{}", min_value));
     }
     return value;
+  }
+
+  // 1/true/yes/on or 0/false/no/off (any case); nullopt when unset.
+  std::optional<bool> flag(const std::string& name) {
+    auto found = find(name);
+    if (!found) return std::nullopt;
+    const auto& [variable, text] = *found;
+    std::string lower;
+    for (char c : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower == "1" || lower == "true" || lower == "yes" || lower == "on") return true;
+    if (lower == "0" || lower == "false" || lower == "no" || lower == "off") return false;
+    throw InvalidArgument(variable + "='" + text +
+                          "' is not a flag (1/0, true/false, yes/no, on/off)");
   }
 
   std::optional<std::string> text(const std::string& name) {
@@ -102,6 +117,14 @@ Config Config::from_env(const EnvLookup& lookup, const std::vector<std::string>&
       static_cast<uint64_t>(reader.number("SMALL_ALLREDUCE_BYTES", 64 * 1024, 0));
   config.frame_limit = static_cast<uint64_t>(
       reader.number("MAX_CONTROL_MESSAGE", 256.0 * 1024 * 1024, 4096));
+  config.shm_disable = reader.flag("SHM_DISABLE").value_or(false);
+  const double ring_bytes = reader.number("SHM_RING_BYTES", 1024.0 * 1024, 4096);
+  config.shm_ring_bytes = static_cast<uint64_t>(ring_bytes);
+  if ((config.shm_ring_bytes & (config.shm_ring_bytes - 1)) != 0 ||
+      static_cast<double>(config.shm_ring_bytes) != ring_bytes) {
+    throw InvalidArgument(fmt::format("KOLO_SHM_RING_BYTES={} is not a power of two", ring_bytes));
+  }
+  config.hierarchical_allreduce = reader.flag("HIERARCHICAL_ALLREDUCE");
 
   for (const auto& name : all_names) {
     if (name.rfind("KOLO_", 0) == 0 && !known_names().contains(name.substr(5))) {

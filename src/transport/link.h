@@ -1,5 +1,5 @@
 // transport::Link: an ordered, reliable byte stream to one peer. TCP (tcp/), Unix socket pairs
-// (tests) and, later, shared memory (shm/) implement it. Algorithms see only this interface and
+// (tests) and shared memory (shm/) implement it. Algorithms see only this interface and
 // drive it without blocking, so a ring step can send and receive at once and never deadlock on
 // full kernel buffers; comm::Communicator owns the waiting.
 #pragma once
@@ -28,6 +28,16 @@ class Link {
   // A file descriptor that poll(2) reports readable/writable when the link may progress and
   // POLLRDHUP/POLLHUP when the peer went away; -1 if the link must be polled by spinning.
   [[nodiscard]] virtual int fd() const = 0;
+
+  // Called just before the communicator sleeps in poll(2) on fd() because this link wants to
+  // send and/or receive but cannot move. Returns the poll events that mean it may progress, or
+  // a negative value if it can progress already (do not sleep). A socket waits for POLLIN /
+  // POLLOUT; a shared-memory link asks its peer to ring fd() when it moves and waits for POLLIN.
+  [[nodiscard]] virtual int prepare_wait(bool want_send, bool want_recv);
+
+  // True if bytes the peer sent are waiting to be read (checked without consuming them): a peer
+  // that hung up after sending them is not yet an error.
+  [[nodiscard]] virtual bool has_pending_input() const;
 
   // The rank on the other end (in the world numbering) and a description for error messages,
   // e.g. "rank 2 (127.0.0.1:40123)".

@@ -27,6 +27,8 @@ const char* algorithm_name(AllreduceAlgorithm algorithm) {
       return "ring";
     case AllreduceAlgorithm::recursive_doubling:
       return "recursive_doubling";
+    case AllreduceAlgorithm::hierarchical:
+      return "hierarchical";
   }
   return "?";
 }

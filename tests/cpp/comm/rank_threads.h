@@ -1,19 +1,24 @@
 // Test harness: N ranks as threads in one process, every pair joined by an AF_UNIX socket pair
-// wrapped in a SocketLink, each rank with its own Communicator. run() executes one function per
+// wrapped in a SocketLink (or, with LinkKind::shm, a shared-memory link whose doorbell is that
+// socket pair), each rank with its own Communicator. run() executes one function per
 // rank concurrently and reports every rank's failure (with the rank) as a test failure.
 #pragma once
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <exception>
 #include <functional>
+#include <stdexcept>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "comm/communicator.h"
+#include "transport/shm/shm_link.h"
 #include "transport/socket_link.h"
 
 namespace kolo::comm::testing {
@@ -35,13 +40,24 @@ inline std::string describe(const std::exception_ptr& error) {
   }
 }
 
+enum class LinkKind { socket, shm };
+
 class RankThreads {
  public:
   explicit RankThreads(int size, CommunicatorOptions options = default_test_options())
       : RankThreads(std::vector<CommunicatorOptions>(static_cast<size_t>(size), options)) {}
 
+  // Small rings by default, so that transfers wrap around and wait for room.
+  RankThreads(int size, LinkKind kind, size_t shm_ring_bytes = 64 * 1024,
+              CommunicatorOptions options = default_test_options())
+      : RankThreads(std::vector<CommunicatorOptions>(static_cast<size_t>(size), options), kind,
+                    shm_ring_bytes) {}
+
   // One options value per rank (e.g. a smaller frame limit on one of them).
-  explicit RankThreads(const std::vector<CommunicatorOptions>& options) {
+  // `topology` fakes which ranks share a host (default: all on one).
+  explicit RankThreads(const std::vector<CommunicatorOptions>& options,
+                       LinkKind kind = LinkKind::socket, size_t shm_ring_bytes = 64 * 1024,
+                       std::optional<Topology> topology = std::nullopt) {
     const int n = static_cast<int>(options.size());
     links_.resize(options.size());
     for (auto& row : links_) row.resize(options.size());
@@ -50,13 +66,28 @@ class RankThreads {
         auto [sa, sb] = transport::socket_pair();
         links_[a][b] = transport::make_socket_link(std::move(sa), b, name(b));
         links_[b][a] = transport::make_socket_link(std::move(sb), a, name(a));
+        if (kind == LinkKind::shm) {
+          // The name only lives between create and open, as in the runtime's handshake.
+          const std::string segment = "/kolo-test-" + std::to_string(::getpid()) + "-" +
+                                      std::to_string(reinterpret_cast<uintptr_t>(this)) + "-" +
+                                      std::to_string(a) + "-" + std::to_string(b);
+          std::string why;
+          auto created = transport::shm::Segment::create(segment, shm_ring_bytes, why);
+          if (!created) throw std::runtime_error(why);
+          auto opened = transport::shm::Segment::open(segment, shm_ring_bytes);
+          transport::shm::Segment::unlink(segment);
+          links_[a][b] =
+              transport::shm::make_shm_link(std::move(*created), true, std::move(links_[a][b]));
+          links_[b][a] =
+              transport::shm::make_shm_link(std::move(opened), false, std::move(links_[b][a]));
+        }
       }
     }
     for (int r = 0; r < n; ++r) {
       std::vector<transport::Link*> peers(options.size(), nullptr);
       for (int p = 0; p < n; ++p) peers[p] = links_[r][p].get();
-      comms_.push_back(
-          std::make_unique<Communicator>(r, std::move(peers), Topology::flat(n, true), options[r]));
+      comms_.push_back(std::make_unique<Communicator>(
+          r, std::move(peers), topology.value_or(Topology::flat(n, true)), options[r]));
     }
   }
 

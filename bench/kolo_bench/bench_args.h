@@ -1,0 +1,32 @@
+// kolo-bench's command line, in nccl-tests' words: -b/-e/-f sizes, -n iterations, -w warm-up,
+// -d type, -o op, -c check; plus -t to pick the collectives.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "comm/types.h"
+
+namespace kolo::bench {
+
+struct BenchArgs {
+  uint64_t min_bytes = 8;
+  uint64_t max_bytes = 256ull << 20;
+  uint64_t factor = 4;
+  int iterations = 20;
+  int warmup = 5;
+  comm::DataType type = comm::DataType::float32;
+  comm::ReduceOp op = comm::ReduceOp::sum;
+  bool check = true;
+  std::vector<std::string> collectives = {"allreduce", "allgather", "broadcast", "reducescatter",
+                                          "alltoall"};
+};
+
+// Throws kolo::InvalidArgument with a usage hint. Sizes accept K/M/G suffixes (powers of 1024).
+BenchArgs parse_bench_args(int argc, char** argv);
+uint64_t parse_size(const std::string& text);
+std::string usage();
+
+}  // namespace kolo::bench

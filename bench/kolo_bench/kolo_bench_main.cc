@@ -1,0 +1,115 @@
+// kolo-bench: nccl-tests-style throughput and latency of kolo's collectives, straight on the
+// communicator the runtime would use (bootstrap, TCP mesh, shared memory for same-host peers),
+// without the negotiation and fusion layers above it. Run it under the launcher:
+//   kolorun -np 2 kolo-bench -b 8 -e 256M -f 4 -n 20 -w 5 -d float -o sum
+// Time is the slowest rank's average per iteration; #wrong sums every rank's wrong elements.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <vector>
+
+#include "bench_args.h"
+#include "bench_cases.h"
+#include "comm/collectives.h"
+#include "core/bootstrap.h"
+#include "core/config.h"
+
+namespace kolo::bench {
+namespace {
+
+double slowest(comm::Communicator& comm, double seconds) {
+  comm::allreduce(comm, {reinterpret_cast<std::byte*>(&seconds), sizeof(seconds)}, 1,
+                  comm::DataType::float64, comm::ReduceOp::max);
+  return seconds;
+}
+
+uint64_t total(comm::Communicator& comm, uint64_t value) {
+  comm::allreduce(comm, {reinterpret_cast<std::byte*>(&value), sizeof(value)}, 1,
+                  comm::DataType::int64, comm::ReduceOp::sum);
+  return value;
+}
+
+// Multiplies by -f; the largest size (-e) is always measured, even off the geometric series.
+uint64_t next_size(uint64_t bytes, const BenchArgs& args) {
+  if (bytes == args.max_bytes) return args.max_bytes + 1;
+  if (bytes == 0) return 1;
+  return std::min(bytes * args.factor, args.max_bytes);
+}
+
+int run(int argc, char** argv) {
+  const BenchArgs args = parse_bench_args(argc, argv);
+  const core::Config config = core::Config::from_process_env();
+  const core::LaunchInfo launch = core::LaunchInfo::from_env(core::process_environment());
+  const Logger logger(config.log_level,
+                      fmt::format("[kolo-bench rank {}/{}]", launch.rank, launch.size));
+  core::Connected connected = core::bootstrap(launch, config, /*round=*/0, logger);
+  std::vector<transport::Link*> links;
+  for (auto& link : connected.links) links.push_back(link.get());
+  comm::CommunicatorOptions options;
+  options.peer_timeout = config.peer_timeout;
+  comm::Communicator comm(launch.rank, std::move(links), connected.world.topology, options);
+  // The same choices the runtime's kolo backend makes.
+  comm::AllreduceOptions allreduce_options;
+  allreduce_options.small_message_bytes = config.small_allreduce_bytes;
+  if (config.hierarchical_allreduce) {
+    allreduce_options.hierarchical =
+        *config.hierarchical_allreduce ? comm::Hierarchical::on : comm::Hierarchical::off;
+  }
+  const bool print = comm.rank() == 0;
+  uint64_t errors = 0;
+
+  if (print) {
+    std::printf(
+        "# kolo-bench: %d ranks on %d host(s), type %s, op %s, %d iterations, %d warm-up%s\n",
+        comm.size(), comm.topology().num_hosts(), std::string(comm::dtype_name(args.type)).c_str(),
+        std::string(comm::reduce_op_name(args.op)).c_str(), args.iterations, args.warmup,
+        config.shm_disable ? ", shared memory disabled" : "");
+  }
+  for (const std::string& collective : args.collectives) {
+    if (print) {
+      std::printf("#\n# %s\n#%12s %12s %9s %7s %11s %10s %10s %7s\n", collective.c_str(), "size",
+                  "count", "type", "redop", "time(us)", "algbw", "busbw", "#wrong");
+      std::printf("#%12s %12s %9s %7s %11s %10s %10s %7s\n", "(B)", "(elements)", "", "", "",
+                  "(GB/s)", "(GB/s)", "");
+    }
+    for (uint64_t bytes = args.min_bytes; bytes <= args.max_bytes; bytes = next_size(bytes, args)) {
+      const Measurement m = run_case(comm, collective, bytes, args, allreduce_options);
+      const double seconds = slowest(comm, m.seconds);
+      const uint64_t wrong = total(comm, m.wrong);
+      errors += wrong;
+      const double algbw = seconds > 0 ? static_cast<double>(m.bytes) / seconds / 1e9 : 0;
+      if (print) {
+        const bool reduces = collective == "allreduce" || collective == "reducescatter";
+        std::printf(
+            " %12llu %12llu %9s %7s %11.2f %10.3f %10.3f %7s\n",
+            static_cast<unsigned long long>(m.bytes), static_cast<unsigned long long>(m.count),
+            std::string(comm::dtype_name(args.type)).c_str(),
+            reduces ? std::string(comm::reduce_op_name(args.op)).c_str() : "none", seconds * 1e6,
+            algbw, algbw * m.bus_factor, args.check ? std::to_string(wrong).c_str() : "N/A");
+        std::fflush(stdout);
+      }
+    }
+  }
+  if (print)
+    std::printf("# Out of bounds values : %llu %s\n", static_cast<unsigned long long>(errors),
+                errors == 0 ? "OK" : "FAILED");
+  // Leave together; from here a rank that already left is not an error for the others.
+  comm.stop_watching_uninvolved_peers();
+  comm::barrier(comm);
+  return errors == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace kolo::bench
+
+int main(int argc, char** argv) {
+  try {
+    return kolo::bench::run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kolo-bench: %s\n", e.what());
+    return 2;
+  }
+}

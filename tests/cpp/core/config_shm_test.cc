@@ -1,0 +1,60 @@
+// The shared-memory and hierarchical-allreduce knobs: defaults, KOLO_/HOROVOD_ names, flag
+// spellings, validation, and that they are not reported as unknown.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "base/errors.h"
+#include "core/config.h"
+
+namespace kolo::core {
+namespace {
+
+EnvLookup env_of(std::map<std::string, std::string> values) {
+  return [values](const std::string& name) -> std::optional<std::string> {
+    auto it = values.find(name);
+    if (it == values.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+TEST(ConfigShm, Defaults) {
+  const Config config = Config::from_env(env_of({}), {});
+  EXPECT_FALSE(config.shm_disable);
+  EXPECT_EQ(config.shm_ring_bytes, 1u << 20);
+  EXPECT_FALSE(config.hierarchical_allreduce.has_value());
+}
+
+TEST(ConfigShm, FlagsInEverySpellingAndHorovodName) {
+  const Config on = Config::from_env(
+      env_of({{"KOLO_SHM_DISABLE", "yes"}, {"HOROVOD_HIERARCHICAL_ALLREDUCE", "1"},
+              {"KOLO_SHM_RING_BYTES", "65536"}}),
+      {"KOLO_SHM_DISABLE", "KOLO_SHM_RING_BYTES"});
+  EXPECT_TRUE(on.shm_disable);
+  EXPECT_EQ(on.hierarchical_allreduce, std::optional<bool>(true));
+  EXPECT_EQ(on.shm_ring_bytes, 65536u);
+  EXPECT_TRUE(on.unknown_variables.empty());
+  const Config off = Config::from_env(
+      env_of({{"KOLO_SHM_DISABLE", "OFF"}, {"KOLO_HIERARCHICAL_ALLREDUCE", "false"},
+              {"HOROVOD_HIERARCHICAL_ALLREDUCE", "1"}}),
+      {});
+  EXPECT_FALSE(off.shm_disable);
+  EXPECT_EQ(off.hierarchical_allreduce, std::optional<bool>(false));  // KOLO_ wins
+}
+
+TEST(ConfigShm, BadValuesNameTheVariable) {
+  for (const auto& [name, value] :
+       std::map<std::string, std::string>{{"KOLO_SHM_DISABLE", "maybe"},
+                                          {"KOLO_SHM_RING_BYTES", "100000"},
+                                          {"KOLO_HIERARCHICAL_ALLREDUCE", "2"}}) {
+    try {
+      Config::from_env(env_of({{name, value}}), {});
+      ADD_FAILURE() << name << "=" << value << " was accepted";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kolo::core

@@ -1,0 +1,83 @@
+// The same-host handshake: ranks (threads here) joined by socket pairs upgrade to shared memory,
+// the segments' names are gone from /dev/shm as soon as it returns, bytes flow both ways, and a
+// too-small /dev/shm is reported with its size.
+#include <dirent.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "transport/shm/upgrade.h"
+#include "transport/socket_link.h"
+
+namespace kolo::transport::shm {
+namespace {
+
+std::vector<std::string> dev_shm_entries_with(const std::string& tag) {
+  std::vector<std::string> found;
+  if (DIR* dir = ::opendir("/dev/shm")) {
+    while (dirent* entry = ::readdir(dir)) {
+      if (std::string(entry->d_name).find(tag) != std::string::npos) found.push_back(entry->d_name);
+    }
+    ::closedir(dir);
+  }
+  return found;
+}
+
+TEST(ShmUpgrade, SameHostPairsUpgradeAndLeaveNothingInDevShm) {
+  const int n = 3;
+  const std::string tag = "upgradetest" + std::to_string(::getpid());
+  std::vector<std::vector<std::unique_ptr<Link>>> links(n);
+  for (auto& row : links) row.resize(n);
+  for (int a = 0; a < n; ++a) {
+    for (int b = a + 1; b < n; ++b) {
+      auto [sa, sb] = socket_pair();
+      links[a][b] = make_socket_link(std::move(sa), b, "rank " + std::to_string(b));
+      links[b][a] = make_socket_link(std::move(sb), a, "rank " + std::to_string(a));
+    }
+  }
+  std::vector<int> upgraded(n, -1);
+  std::vector<std::thread> threads;
+  const Logger logger(LogLevel::off);
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      UpgradeOptions options;
+      options.rank = r;
+      options.job_tag = tag;
+      options.ring_bytes = 4096;
+      // Ranks 0 and 1 share a host; rank 2 is elsewhere and keeps its sockets.
+      options.same_host = {r != 2, r != 2, r == 2};
+      options.deadline = Deadline(std::chrono::seconds(20));
+      upgraded[r] = upgrade_same_host_links(links[r], options, logger);
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(upgraded, (std::vector<int>{1, 1, 0}));
+  EXPECT_TRUE(dev_shm_entries_with(tag).empty());
+  EXPECT_NE(links[0][1]->peer_description().find("shared memory"), std::string::npos);
+  EXPECT_EQ(links[0][2]->peer_description().find("shared memory"), std::string::npos);
+
+  // Bytes flow both ways through the new link (small enough to fit the 4 KiB ring).
+  const std::string hello = "hello over shm";
+  ASSERT_EQ(links[0][1]->send_some(
+                ConstBytes(reinterpret_cast<const std::byte*>(hello.data()), hello.size())),
+            hello.size());
+  std::string got(hello.size(), '\0');
+  ASSERT_EQ(links[1][0]->recv_some(Bytes(reinterpret_cast<std::byte*>(got.data()), got.size())),
+            hello.size());
+  EXPECT_EQ(got, hello);
+  EXPECT_FALSE(links[1][0]->has_pending_input());
+}
+
+TEST(ShmUpgrade, SmallDevShmWarningNamesTheSizes) {
+  EXPECT_EQ(small_dev_shm_warning(64 << 20, 32 << 20, 8 << 20), "");
+  const std::string warning = small_dev_shm_warning(64 << 20, 1 << 20, 8 << 20);
+  EXPECT_NE(warning.find("64.0 MiB"), std::string::npos) << warning;
+  EXPECT_NE(warning.find("1.0 MiB free"), std::string::npos) << warning;
+  EXPECT_NE(warning.find("8.0 MiB needed"), std::string::npos) << warning;
+  EXPECT_NE(warning.find("TCP"), std::string::npos) << warning;
+}
+
+}  // namespace
+}  // namespace kolo::transport::shm

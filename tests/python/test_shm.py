@@ -1,0 +1,73 @@
+"""Shared-memory links between ranks on one host: chosen automatically, KOLO_SHM_DISABLE=1 and a
+/dev/shm too small for the rings fall back to TCP (with a warning naming the sizes), a rank
+killed mid-allreduce is named by the survivors at once, and nothing is left in /dev/shm."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from conftest import run_job
+
+SHM_ON = "same-host peer(s) on shared memory"
+
+
+def kolo_segments() -> set[str]:
+    return {name for name in os.listdir("/dev/shm") if name.startswith("kolo-")}
+
+
+@pytest.fixture
+def no_leak_in_dev_shm():
+    """Fails the test if it leaves a kolo segment in /dev/shm."""
+    before = kolo_segments()
+    yield
+    left = kolo_segments() - before
+    assert not left, f"segments left in /dev/shm: {sorted(left)}"
+
+
+@pytest.mark.parametrize("np_", [2, 3])
+def test_same_host_ranks_use_shared_memory(np_, no_leak_in_dev_shm):
+    result = run_job(np_, "shm_collectives.py", env={"KOLO_LOG_LEVEL": "debug"}, timeout=120)
+    result.assert_ok(np_)
+    for rank in range(np_):
+        assert any(f"{np_ - 1} {SHM_ON}" in line for line in result.lines_of(rank, "stderr")), (
+            result.output)
+
+
+def test_shm_disable_forces_tcp(no_leak_in_dev_shm):
+    result = run_job(2, "shm_collectives.py",
+                     env={"KOLO_LOG_LEVEL": "debug", "KOLO_SHM_DISABLE": "1"}, timeout=120)
+    result.assert_ok(2)
+    assert SHM_ON not in result.output
+
+
+def test_dev_shm_too_small_falls_back_to_tcp_with_a_warning(no_leak_in_dev_shm):
+    # Rings of 1 TiB cannot fit: the same check that catches Docker's 64 MB /dev/shm.
+    result = run_job(3, "shm_collectives.py", env={"KOLO_SHM_RING_BYTES": str(1 << 40)},
+                     timeout=120)
+    result.assert_ok(3)
+    assert re.search(r"/dev/shm is too small .* MiB in all, .* MiB free, .* MiB needed",
+                     result.output), result.output
+
+
+@pytest.mark.parametrize("np_,victim", [(2, 1), (3, 0), (3, 2)])
+def test_rank_killed_mid_allreduce_on_shm_is_named_at_once(np_, victim, no_leak_in_dev_shm):
+    result = run_job(np_, "shm_kill_mid_allreduce.py", str(victim), timeout=60,
+                     env={"KOLO_FAILURE_GRACE_SECONDS": "15"})
+    for rank in range(np_):
+        if rank != victim:
+            assert f"rank {rank} OK" in result.lines_of(rank), result.output
+    assert result.returncode != 0
+
+
+@pytest.mark.parametrize("np_", [3, 4])
+@pytest.mark.parametrize("mode", ["hierarchical", "flat"])
+def test_fake_hosts_shm_inside_tcp_across_allreduce_exact(np_, mode, no_leak_in_dev_shm):
+    result = run_job(np_, "shm_fake_hosts.py", mode, env={"KOLO_LOG_LEVEL": "debug"}, timeout=120)
+    result.assert_ok(np_)
+    for rank in range(np_):
+        shm_peers = 1 if rank < np_ - np_ % 2 else 0  # the odd rank out is alone on its host
+        assert any(f"{shm_peers} {SHM_ON}" in line for line in result.lines_of(rank, "stderr")), (
+            result.output)

@@ -40,7 +40,7 @@ Adasum = _core.REDUCE_ADASUM
 # handle completes, so Python must not free them before synchronize().
 _in_flight: dict[int, tuple[Any, Any, int]] = {}
 _unnamed_counters = {op: itertools.count() for op in ("allreduce", "allgather", "broadcast",
-                                                       "barrier")}
+                                                       "barrier", "grouped_allreduce")}
 
 
 def init() -> None:
@@ -87,9 +87,10 @@ def _name(kind: str, name: Optional[str]) -> str:
 
 
 def _submit(op: int, kind: str, array: Any, output: Any, name: Optional[str], reduce_op: int = 0,
-            root: int = 0, prescale: float = 1.0, postscale: float = 1.0) -> int:
+            root: int = 0, prescale: float = 1.0, postscale: float = 1.0,
+            process_set: int = 0) -> int:
     handle = _core.enqueue(op, _name(kind, name), array, output, reduce_op, root,
-                           float(prescale), float(postscale), 0)
+                           float(prescale), float(postscale), process_set)
     _in_flight[handle] = (array, output, op)
     return handle
 

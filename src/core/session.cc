@@ -34,6 +34,10 @@ Session::Session(const Config& config, const LaunchInfo& launch, uint64_t round,
 
   comm::AllreduceOptions allreduce_options;
   allreduce_options.small_message_bytes = config.small_allreduce_bytes;
+  if (config.hierarchical_allreduce) {
+    allreduce_options.hierarchical =
+        *config.hierarchical_allreduce ? comm::Hierarchical::on : comm::Hierarchical::off;
+  }
   backend_ = std::make_unique<backends::KoloBackend>(*comm_, allreduce_options);
   executor_ = std::make_unique<Executor>(
       *backend_, handles_, ExecutorOptions{world_.rank, world_.size, config.fusion_threshold});
@@ -47,7 +51,7 @@ HandleId Session::enqueue(TensorEntry entry) {
   const std::string& name = entry.request.name;
   {
     std::lock_guard lock(mutex_);
-    if (failure_) throw Error(*failure_);
+    if (failure_) throw Error(fmt::format("tensor '{}' not submitted: {}", name, *failure_));
     if (shutdown_requested_) throw Error("kolo is shutting down: no new operations are accepted");
     if (names_in_flight_.contains(name)) {
       throw InvalidArgument(fmt::format(
@@ -113,8 +117,9 @@ void Session::run_loop() {
       // Sleep out the cycle unless new work (or shutdown) arrives; a dead peer ends the wait.
       comm_->wait_idle(queue_.wake_fd(), config_.cycle_time);
     }
-    fail_everything(fmt::format("kolo rank {}: operation did not complete because kolo was shut "
-                                "down (a rank called shutdown() or finished while it was pending)",
+    fail_everything(fmt::format("kolo rank {}: the job has shut down (this or another rank "
+                                "called shutdown() or its script ended); operations pending then "
+                                "or submitted since cannot complete",
                                 world_.rank));
   } catch (const PeerError& error) {
     std::string message =
@@ -200,9 +205,14 @@ void Session::fail_everything(const std::string& message) {
     names_in_flight_.clear();
     queued = queue_.take_all();
   }
-  for (auto& [name, entry] : pending_) handles_.fail(entry.handle, message);
+  // Each handle's error names its own tensor: the caller may be waiting on several.
+  auto fail = [&](const TensorEntry& entry) {
+    handles_.fail(entry.handle, fmt::format("tensor '{}' on rank {}: {}", entry.request.name,
+                                            world_.rank, message));
+  };
+  for (auto& [name, entry] : pending_) fail(entry);
   pending_.clear();
-  for (TensorEntry& entry : queued) handles_.fail(entry.handle, message);
+  for (TensorEntry& entry : queued) fail(entry);
 }
 
 }  // namespace kolo::core

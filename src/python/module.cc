@@ -142,6 +142,15 @@ NB_MODULE(_core, m) {
     return d;
   });
 
+  // What this build contains, for hvd.mpi_built() / nccl_built() / gloo_built(): collectives run
+  // on kolo's own transports (the role Horovod's Gloo plays); there is no MPI plugin, no NCCL and
+  // no CUDA support in this version, and Adasum is not implemented by the core.
+  m.attr("MPI_BUILT") = false;
+  m.attr("NCCL_BUILT") = false;
+  m.attr("CUDA_BUILT") = false;
+  m.attr("GLOO_BUILT") = true;
+  m.attr("ADASUM_BUILT") = false;
+
   // Op and reduction codes, shared with the Python layer so it never hard-codes numbers.
   m.attr("OP_ALLREDUCE") = static_cast<int>(kolo::negotiation::OpType::allreduce);
   m.attr("OP_ALLGATHER") = static_cast<int>(kolo::negotiation::OpType::allgather);

@@ -1,0 +1,3 @@
+"""``horovod.common.exceptions`` on kolo."""
+
+from kolo import HorovodInternalError  # noqa: F401

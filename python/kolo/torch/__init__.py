@@ -1,0 +1,39 @@
+"""kolo.torch: the ``horovod.torch`` API on kolo (``import horovod.torch as hvd`` resolves here).
+
+    import kolo.torch as hvd
+    hvd.init()
+    model = ...
+    optimizer = hvd.DistributedOptimizer(optimizer, named_parameters=model.named_parameters())
+    hvd.broadcast_parameters(model.state_dict(), root_rank=0)
+    hvd.broadcast_optimizer_state(optimizer, root_rank=0)
+
+Tensors cross into kolo's C++ core through DLPack; kolo is not compiled against torch, so one
+build serves every torch version. CPU tensors only in this version.
+"""
+
+from kolo.torch.compression import Compression
+from kolo.torch.functions import (
+    allgather_object, broadcast_object, broadcast_optimizer_state, broadcast_parameters)
+from kolo.torch.mpi_ops import (
+    Adasum, Average, HorovodInternalError, Max, Min, Product, ProcessSet, Sum, add_process_set,
+    allgather, allgather_async, allreduce, allreduce_, allreduce_async, allreduce_async_, barrier,
+    broadcast, broadcast_, broadcast_async, broadcast_async_, ccl_built, cross_rank, cross_size,
+    cuda_built, ddl_built, global_process_set, gloo_built, gloo_enabled, grouped_allreduce,
+    grouped_allreduce_, grouped_allreduce_async, grouped_allreduce_async_, init, is_homogeneous,
+    is_initialized, local_rank, local_size, mpi_built, mpi_enabled, mpi_threads_supported,
+    nccl_built, poll, rank, remove_process_set, rocm_built, shutdown, size, start_timeline,
+    stop_timeline, synchronize)
+from kolo.torch.optimizer import DistributedOptimizer
+
+__all__ = [
+    "Compression", "allgather_object", "broadcast_object", "broadcast_optimizer_state",
+    "broadcast_parameters", "Adasum", "Average", "HorovodInternalError", "Max", "Min", "Product",
+    "ProcessSet", "Sum", "add_process_set", "allgather", "allgather_async", "allreduce",
+    "allreduce_", "allreduce_async", "allreduce_async_", "barrier", "broadcast", "broadcast_",
+    "broadcast_async", "broadcast_async_", "ccl_built", "cross_rank", "cross_size", "cuda_built",
+    "ddl_built", "global_process_set", "gloo_built", "gloo_enabled", "grouped_allreduce",
+    "grouped_allreduce_", "grouped_allreduce_async", "grouped_allreduce_async_", "init",
+    "is_homogeneous", "is_initialized", "local_rank", "local_size", "mpi_built", "mpi_enabled",
+    "mpi_threads_supported", "nccl_built", "poll", "rank", "remove_process_set", "rocm_built",
+    "shutdown", "size", "start_timeline", "stop_timeline", "synchronize", "DistributedOptimizer",
+]

@@ -1,0 +1,78 @@
+"""Handles of asynchronous torch operations: submission to the core, poll() and synchronize().
+
+Single operations use the core's handle ids (positive). A grouped allreduce is several named
+allreduces that the core fuses when they are ready in the same cycle; its handle is a negative id
+standing for all of them, so ``synchronize`` returns the whole list, as Horovod's does.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Optional
+
+import torch
+
+import kolo
+from kolo.torch.process_sets import check_process_set
+
+# In-place operations return the caller's tensor itself (the core saw a detached alias).
+_inplace_results: dict[int, torch.Tensor] = {}
+_groups: dict[int, list[int]] = {}
+_group_ids = itertools.count(1)
+
+
+def submit(op: int, kind: str, tensor: torch.Tensor, output: Optional[torch.Tensor],
+           name: Optional[str], reduce_op: int = 0, root: int = 0, prescale: float = 1.0,
+           postscale: float = 1.0, process_set=None) -> int:
+    """Queues one operation; ``output=None`` means in place (or runtime-allocated for allgather).
+
+    Tensors are detached first: DLPack refuses tensors that require grad, and the core only
+    reads and writes their memory.
+    """
+    if not isinstance(tensor, torch.Tensor):
+        raise TypeError(f"expected a torch.Tensor, got {type(tensor).__name__}")
+    set_id = check_process_set(process_set)
+    source = tensor.detach()
+    if output is None and op != kolo._core.OP_ALLGATHER and not source.is_contiguous():
+        raise ValueError(f"tensor '{name or kind}': in-place operations need a contiguous tensor")
+    if output is not None:
+        source = source.contiguous()
+        output = output.detach()
+    handle = kolo._submit(op, kind, source, output, name, reduce_op, root, prescale, postscale,
+                          set_id)
+    if output is None and op != kolo._core.OP_ALLGATHER:
+        _inplace_results[handle] = tensor
+    return handle
+
+
+def make_group(handles: list[int]) -> int:
+    """One handle standing for several (a grouped allreduce)."""
+    group = -next(_group_ids)
+    _groups[group] = handles
+    return group
+
+
+def poll(handle: int) -> bool:
+    """True once the operation (every member, for a group) has finished, successfully or not."""
+    if handle < 0:
+        return all(kolo.poll(h) for h in _groups[handle])
+    return kolo.poll(handle)
+
+
+def synchronize(handle: int) -> Any:
+    """Waits for the operation and returns its result (a list for a grouped allreduce); raises
+    HorovodInternalError (kolo.KoloError) naming the tensor and ranks if it failed."""
+    if handle < 0:
+        members = _groups.pop(handle)
+        results, first_error = [], None
+        for member in members:  # wait for all, so no tensor stays referenced by a failed group
+            try:
+                results.append(synchronize(member))
+            except kolo.KoloError as error:
+                first_error = first_error or error
+        if first_error is not None:
+            raise first_error
+        return results
+    inplace = _inplace_results.pop(handle, None)
+    result = kolo.synchronize(handle)
+    return inplace if inplace is not None else result

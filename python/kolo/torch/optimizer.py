@@ -1,0 +1,307 @@
+"""DistributedOptimizer, as ``horovod.torch.optimizer``: wraps a torch optimizer so that each
+gradient is averaged over all ranks while backward still runs.
+
+A hook on every trainable parameter (``register_post_accumulate_grad_hook``, torch >= 2.1) starts
+the allreduce of its gradient the moment autograd has accumulated it, so communication overlaps
+the rest of backward; ``step()`` (or ``synchronize()``) waits for them and then steps.
+"""
+
+from __future__ import annotations
+
+import warnings
+from contextlib import contextmanager
+
+import torch
+
+from kolo.torch.compression import Compression
+from kolo.torch.mpi_ops import (
+    Adasum, Average, allgather_async, allreduce_async_, grouped_allreduce_async_, size,
+    synchronize)
+from kolo.torch.process_sets import check_process_set, global_process_set
+
+
+def _split_list(items: list, parts: int) -> list[list]:
+    """`items` cut into `parts` consecutive, nearly equal lists (as Horovod's split_list)."""
+    base, extra = divmod(len(items), parts)
+    out, start = [], 0
+    for i in range(parts):
+        end = start + base + (1 if i < extra else 0)
+        out.append(items[start:end])
+        start = end
+    return [chunk for chunk in out if chunk]
+
+
+def _sparse_allreduce_async(tensor: torch.Tensor, name: str, op: int):
+    """Sparse gradients: allgather indices and values (the first dimension differs per rank);
+    returns a callable that waits and builds the summed (or averaged) sparse tensor."""
+    t = tensor.coalesce()
+    indices_handle = allgather_async(t.indices().transpose(0, 1).contiguous(),
+                                     name=f"{name}.indices")
+    values_handle = allgather_async(t.values(), name=f"{name}.values")
+
+    def finish() -> torch.Tensor:
+        values = synchronize(values_handle)
+        indices = synchronize(indices_handle)
+        if op == Average:
+            values = values / size()
+        return torch.sparse_coo_tensor(indices.transpose(0, 1), values, t.size(),
+                                       check_invariants=False).coalesce()
+
+    return finish
+
+
+class _DistributedOptimizer(torch.optim.Optimizer):
+    """Methods grafted onto a subclass of the user's optimizer class (see DistributedOptimizer)."""
+
+    def __init__(self, params, named_parameters, compression, backward_passes_per_step=1,
+                 op=Average, gradient_predivide_factor=1.0, groups=None, sparse_as_dense=False,
+                 process_set=global_process_set):
+        super(self.__class__, self).__init__(params)
+        self._compression = compression
+        if named_parameters is not None:
+            named_parameters = list(named_parameters)
+        else:
+            named_parameters = [(f"allreduce.noname.{i}.{j}", v)
+                                for i, group in enumerate(self.param_groups)
+                                for j, v in enumerate(group["params"])]
+        if any(not isinstance(p, tuple) for p in named_parameters):
+            raise ValueError("named_parameters should be a sequence of tuples (name, parameter), "
+                             "usually produced by model.named_parameters().")
+        names = [k for k, _ in named_parameters]
+        dups = sorted({k for k in names if names.count(k) > 1})
+        if dups:
+            raise ValueError("Parameter names in named_parameters must be unique. "
+                             "Found duplicates: " + ", ".join(dups))
+        all_ids = {id(v) for group in self.param_groups for v in group["params"]}
+        unnamed = all_ids - {id(v) for _, v in named_parameters}
+        if unnamed:
+            raise ValueError("named_parameters was specified, but one or more model parameters "
+                             "were not named. Python object ids: "
+                             + ", ".join(str(i) for i in unnamed))
+
+        self._parameter_names = {v: k for k, v in sorted(named_parameters, key=lambda kv: kv[0])}
+        self.backward_passes_per_step = backward_passes_per_step
+        self._allreduce_delay = {v: backward_passes_per_step for _, v in named_parameters}
+        self.op = op
+        self.gradient_predivide_factor = gradient_predivide_factor
+        self.sparse_as_dense = sparse_as_dense
+        self.process_set = process_set
+        check_process_set(process_set)
+
+        self._handles: dict = {}
+        self._hook_handles: list = []
+        self._requires_update: set = set()
+        self._synchronized = False
+        self._should_synchronize = True
+        self._groups = groups
+        self._p_to_group: dict = {}
+        self._group_counts: dict = {}
+        if size() > 1:
+            self._register_hooks()
+
+    def load_state_dict(self, *args, **kwargs):
+        self._handles = {}
+        self._synchronized = False
+        self._should_synchronize = True
+        for p in self._allreduce_delay:
+            self._allreduce_delay[p] = self.backward_passes_per_step
+        super(self.__class__, self).load_state_dict(*args, **kwargs)
+
+    def set_backward_passes_per_step(self, passes: int) -> None:
+        """Changes how many backward passes accumulate locally before gradients are reduced."""
+        self.backward_passes_per_step = passes
+        for p in self._allreduce_delay:
+            self._allreduce_delay[p] = passes
+
+    def _trainable(self) -> list:
+        return [p for group in self.param_groups for p in group["params"] if p.requires_grad]
+
+    def _register_hooks(self) -> None:
+        if self._groups is not None:
+            if isinstance(self._groups, list):
+                p_groups = [tuple(p for p in g if p.requires_grad) for g in self._groups]
+            else:
+                # Same order on every rank: by name, which every rank derives identically.
+                ordered = sorted(self._trainable(), key=lambda p: self._parameter_names[p])
+                p_groups = [tuple(g) for g in _split_list(ordered, self._groups)]
+            for group in p_groups:
+                if not group:
+                    continue
+                for p in group:
+                    self._p_to_group[p] = group
+                self._group_counts[group] = 0
+        for p in self._trainable():
+            self._requires_update.add(p)
+            self._hook_handles.append(p.register_post_accumulate_grad_hook(self._make_hook(p)))
+
+    def _scale_factors(self) -> tuple[float, float]:
+        """(prescale, postscale): gradient_predivide_factor splits the average around the sum
+        (the core also multiplies postscale by 1 / size for Average)."""
+        if self.op == Average:
+            return 1.0 / self.gradient_predivide_factor, self.gradient_predivide_factor
+        return 1.0, 1.0
+
+    def _allreduce_grad_async(self, p):
+        if p.grad is None:
+            # Not computed here (e.g. an unused branch), maybe computed on another rank:
+            # contribute zeros so the allreduce still matches on every rank.
+            p.grad = torch.zeros_like(p)
+        name = self._parameter_names.get(p)
+        if p.grad.is_sparse:
+            if self.sparse_as_dense:
+                p.grad = p.grad.to_dense()
+            else:
+                return _sparse_allreduce_async(p.grad, name, self.op), None
+        compressed, ctx = self._compression.compress(p.grad)
+        prescale, postscale = self._scale_factors()
+        handle = allreduce_async_(compressed, name=name, op=self.op, prescale_factor=prescale,
+                                  postscale_factor=postscale, process_set=self.process_set)
+        return handle, (compressed, ctx)
+
+    def _grouped_allreduce_grad_async(self, group):
+        for p in group:
+            if p.grad is None:
+                p.grad = torch.zeros_like(p)
+        name = self._parameter_names.get(group[0])
+        compressed, ctxs = zip(*[self._compression.compress(p.grad) for p in group])
+        prescale, postscale = self._scale_factors()
+        handle = grouped_allreduce_async_(list(compressed), name=name, op=self.op,
+                                          prescale_factor=prescale, postscale_factor=postscale,
+                                          process_set=self.process_set)
+        return handle, list(zip(compressed, ctxs))
+
+    def _make_hook(self, p):
+        def hook(*ignore):
+            if p in self._handles and self._handles[p][0] is not None:
+                if self._allreduce_delay[p] <= 0:
+                    raise AssertionError(
+                        "Gradients were computed more than backward_passes_per_step times before "
+                        "call to step(). Increase backward_passes_per_step to accumulate "
+                        "gradients locally.")
+            assert not p.grad.requires_grad
+            assert self._allreduce_delay[p] > 0
+            handle, ctx = None, None
+            self._allreduce_delay[p] -= 1
+            if self._allreduce_delay[p] == 0:
+                group = self._p_to_group.get(p)
+                if group is not None:
+                    self._group_counts[group] += 1
+                    if self._group_counts[group] == len(group):
+                        self._handles[group] = self._grouped_allreduce_grad_async(group)
+                        for member in group:
+                            self._handles.pop(member, None)
+                        self._group_counts[group] = 0
+                    else:
+                        self._handles[p] = (None, None)
+                    return
+                handle, ctx = self._allreduce_grad_async(p)
+            self._handles[p] = (handle, ctx)
+        return hook
+
+    def _finish(self, p, output, ctx) -> None:
+        self._allreduce_delay[p] = self.backward_passes_per_step
+        compressed, cctx = ctx if ctx is not None else (None, None)
+        result = self._compression.decompress(output, cctx) if ctx is not None else output
+        if p.grad.is_sparse:
+            p.grad = result
+        elif result is not p.grad:
+            p.grad.copy_(result)
+
+    def synchronize(self) -> None:
+        """Waits for every gradient's allreduce (starting those that no hook started: unused
+        parameters, or partial groups) and writes the averaged gradients into ``p.grad``."""
+        # Every group and every trainable parameter is reduced at every step, whether or not its
+        # hook fired here: another rank may have computed that gradient (dynamic graphs).
+        for group in self._group_counts:
+            if group not in self._handles:
+                for member in group:
+                    self._handles.pop(member, None)
+                self._handles[group] = self._grouped_allreduce_grad_async(group)
+                self._group_counts[group] = 0
+        for p in sorted(self._requires_update, key=lambda q: self._parameter_names[q]):
+            if p not in self._p_to_group and self._handles.get(p, (None,))[0] is None:
+                self._handles[p] = self._allreduce_grad_async(p)
+        for key, (handle, ctx) in self._handles.items():
+            if isinstance(key, tuple):
+                outputs = synchronize(handle)
+                for p, output, pctx in zip(key, outputs, ctx):
+                    self._finish(p, output, pctx)
+            elif callable(handle):
+                self._allreduce_delay[key] = self.backward_passes_per_step
+                key.grad = handle()
+            else:
+                self._finish(key, synchronize(handle), ctx)
+        self._handles.clear()
+        self._synchronized = True
+
+    @contextmanager
+    def skip_synchronize(self):
+        """Within this context ``step()`` does not synchronize: use it after calling
+        ``synchronize()`` yourself (e.g. to clip the averaged gradients)."""
+        self._should_synchronize = False
+        try:
+            yield
+        finally:
+            self._should_synchronize = True
+
+    def step(self, closure=None):
+        if self._should_synchronize:
+            if self._synchronized:
+                warnings.warn("optimizer.step() called without optimizer.skip_synchronize() "
+                              "context after optimizer.synchronize(). This can cause training "
+                              "slowdown. You may want to consider using "
+                              "optimizer.skip_synchronize() context if you use "
+                              "optimizer.synchronize() in your code.")
+            self.synchronize()
+        self._synchronized = False
+        return super(self.__class__, self).step(closure)
+
+    def zero_grad(self, set_to_none: bool = True):
+        if self._handles:
+            raise AssertionError("optimizer.zero_grad() was called after loss.backward() but "
+                                 "before optimizer.step() or optimizer.synchronize(). This is "
+                                 "prohibited as it can cause a race condition.")
+        return super(self.__class__, self).zero_grad(set_to_none)
+
+
+def DistributedOptimizer(optimizer, named_parameters=None, compression=Compression.none,
+                         backward_passes_per_step=1, op=Average, gradient_predivide_factor=1.0,
+                         num_groups=0, groups=None, sparse_as_dense=False,
+                         process_set=global_process_set):
+    """Wraps `optimizer` so that gradients are averaged (``op``) over all ranks before each step.
+
+    Allreduces start from hooks while backward runs; ``step()`` waits for them. Call
+    ``synchronize()`` then step inside ``skip_synchronize()`` to modify averaged gradients first
+    (clipping). With ``backward_passes_per_step=k``, gradients accumulate locally over k backward
+    passes before being reduced. ``groups`` (an int, or lists of parameters) fuses gradients into
+    grouped allreduces; ``num_groups`` is its deprecated name. ``gradient_predivide_factor``
+    splits the averaging before and after the sum. Sparse gradients are allgathered unless
+    ``sparse_as_dense``. Adasum is not implemented by kolo's core and raises NotImplementedError.
+    """
+    if gradient_predivide_factor != 1.0 and op != Average:
+        raise ValueError("gradient_predivide_factor not supported with op != Average")
+    if num_groups != 0:
+        warnings.warn("Parameter `num_groups` has been replaced by `groups` and will be removed "
+                      "in v0.23.0.", DeprecationWarning)
+        if groups is None:
+            groups = num_groups
+    if groups is not None:
+        if not (isinstance(groups, list) or (isinstance(groups, int) and groups > 0)):
+            raise ValueError("groups should be a non-negative integer or a list of list of "
+                             "torch.Tensor.")
+        if isinstance(groups, list):
+            seen = set()
+            for group in groups:
+                for p in group:
+                    if not isinstance(p, torch.Tensor):
+                        raise TypeError("groups must consist of torch.Tensor.")
+                    if id(p) in seen:
+                        raise ValueError("A parameter can only appear once in groups.")
+                    seen.add(id(p))
+    if op == Adasum and size() > 1:
+        raise NotImplementedError("op=hvd.Adasum: kolo's core does not implement Adasum yet; "
+                                  "use op=hvd.Average (the default)")
+    cls = type(optimizer.__class__.__name__, (optimizer.__class__,),
+               dict(_DistributedOptimizer.__dict__))
+    return cls(optimizer.param_groups, named_parameters, compression, backward_passes_per_step, op,
+               gradient_predivide_factor, groups, sparse_as_dense, process_set)

@@ -111,16 +111,18 @@ void Session::run_loop() {
         stats_.fused_tensors = executor_->stats().fused_tensors;
       }
       if (agreed.shutdown) {
+        shutdown_by_ = agreed.shutdown_ranks;
         leave_together();
         break;
       }
       // Sleep out the cycle unless new work (or shutdown) arrives; a dead peer ends the wait.
       comm_->wait_idle(queue_.wake_fd(), config_.cycle_time);
     }
-    fail_everything(fmt::format("kolo rank {}: the job has shut down (this or another rank "
-                                "called shutdown() or its script ended); operations pending then "
-                                "or submitted since cannot complete",
-                                world_.rank));
+    fail_everything(fmt::format("kolo rank {}: the job has shut down (rank{} {} called "
+                                "shutdown() or its script ended); operations pending then or "
+                                "submitted since cannot complete",
+                                world_.rank, shutdown_by_.size() == 1 ? "" : "s",
+                                fmt::join(shutdown_by_, ", ")));
   } catch (const PeerError& error) {
     std::string message =
         fmt::format("kolo rank {}/{}: {}", world_.rank, world_.size, with_root_cause(error));

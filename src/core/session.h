@@ -84,6 +84,7 @@ class Session {
   SessionStats stats_;
 
   std::atomic<bool> shutdown_requested_{false};
+  std::vector<int32_t> shutdown_by_;  // ranks that announced the agreed shutdown (loop thread)
   std::thread thread_;
 };
 

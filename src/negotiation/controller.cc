@@ -66,6 +66,7 @@ ResponseList Controller::cycle(std::vector<Request> new_requests, bool shutting_
     cache_new_responses(answered);
     remove_answered(answered.responses);
     out.shutdown = answered.shutdown;
+    out.shutdown_ranks = answered.shutdown_ranks;
     for (Response& response : answered.responses) out.responses.push_back(std::move(response));
   } else if (served_from_cache) {
     ++stats_.fast_cycles;

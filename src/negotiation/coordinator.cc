@@ -87,6 +87,7 @@ ResponseList Coordinator::take_responses() {
   // Nothing pending can ever complete once a rank stopped: fail it everywhere now rather than
   // leave handles waiting forever.
   out.shutdown = true;
+  out.shutdown_ranks.assign(shutdown_ranks_.begin(), shutdown_ranks_.end());
   std::string who = describe_ranks(shutdown_ranks_);
   for (const auto* item : in_first_seen_order()) {
     const auto& [name, entry] = *item;

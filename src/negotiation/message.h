@@ -75,6 +75,7 @@ struct Response {
 struct ResponseList {
   std::vector<Response> responses;
   bool shutdown = false;  // every rank stops its background loop after this cycle
+  std::vector<int32_t> shutdown_ranks;  // with shutdown: the ranks that announced it
   bool operator==(const ResponseList&) const = default;
 };
 

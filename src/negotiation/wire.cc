@@ -141,6 +141,8 @@ std::vector<std::byte> encode(const ResponseList& list) {
   wire::Writer out;
   write_header(out, kResponseListKind);
   out.boolean(list.shutdown);
+  out.count(list.shutdown_ranks.size());
+  for (int32_t rank : list.shutdown_ranks) out.i32(rank);
   out.count(list.responses.size());
   for (const auto& response : list.responses) write_response(out, response);
   return out.take();
@@ -162,6 +164,8 @@ ResponseList decode_response_list(std::span<const std::byte> bytes, int from_ran
   read_header(in, kResponseListKind);
   ResponseList list;
   list.shutdown = in.boolean("shutdown flag");
+  list.shutdown_ranks.resize(in.count(4, "shutdown rank count"));
+  for (auto& rank : list.shutdown_ranks) rank = in.i32();
   list.responses.resize(in.count(kMinResponseBytes, "response count"));
   for (auto& response : list.responses) response = read_response(in);
   in.expect_end();

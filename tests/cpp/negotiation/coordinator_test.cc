@@ -316,6 +316,7 @@ TEST(CoordinatorTest, ShutdownFailsEveryPendingName) {
   coordinator.add(list_of({allreduce(2, "y")}), 2);
   ResponseList out = coordinator.take_responses();
   EXPECT_TRUE(out.shutdown);
+  EXPECT_EQ(out.shutdown_ranks, (std::vector<int32_t>{1}));
   // y completed normally before the shutdown sweep; x and z fail in first-seen order.
   ASSERT_EQ(names_of(out), (std::vector<std::string>{"y", "x", "z"}));
   EXPECT_TRUE(out.responses[0].error.empty());

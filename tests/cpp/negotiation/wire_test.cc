@@ -54,6 +54,7 @@ ResponseList sample_response_list() {
   ResponseList list;
   list.responses = {sample_response(), Response{}};
   list.shutdown = true;
+  list.shutdown_ranks = {1, 3};
   return list;
 }
 

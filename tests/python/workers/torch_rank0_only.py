@@ -23,6 +23,10 @@ def main() -> None:
         except hvd.HorovodInternalError as error:
             text = str(error)
             assert "only.on.rank0" in text and "rank" in text and "shut down" in text, text
+            # The ranks that left are named (before: by the coordinator's pending sweep; after:
+            # by the agreed shutdown's announcers).
+            assert any(f"rank {r} " in text or f"ranks {r}" in text
+                       for r in range(1, hvd.size())), text
             print(f"rank 0 error: {text}")
         else:
             raise AssertionError("an allreduce on rank 0 alone completed")

@@ -1,8 +1,6 @@
-// Ring reduce-scatter with uneven blocks: block b is counts[b] elements of `data`. In round s
-// rank r sends block r-s-1 (partially reduced) to its right neighbour while receiving block
-// r-s-2 from its left one and folding it in, so after size-1 rounds rank r holds the full
-// result of its own block r. Rounds run in segments (the same count on every rank, from the
-// largest block) so an incoming segment is folded in while it is still in cache.
+// Ring reduce-scatter with uneven blocks: block b is counts[b] elements of `data`. The ring
+// rounds (detail::ring_reduce_scatter with shift 1) leave rank r with the full result of its own
+// block r, which is then copied to `out`.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,12 +13,9 @@
 #include "comm/collective_checks.h"
 #include "comm/collectives.h"
 #include "comm/reduce.h"
+#include "comm/ring_reduce_scatter.h"
 
 namespace kolo::comm {
-
-namespace {
-constexpr size_t kSegmentBytes = 1 << 20;
-}  // namespace
 
 void reducescatter(Communicator& comm, Bytes data, std::span<const size_t> counts, DataType type,
                    ReduceOp op, Bytes out) {
@@ -40,35 +35,9 @@ void reducescatter(Communicator& comm, Bytes data, std::span<const size_t> count
   }
   std::vector<size_t> first(static_cast<size_t>(n) + 1, 0);
   for (int b = 0; b < n; ++b) first[b + 1] = first[b] + counts[b];
-  auto wrap = [n](int r) { return ((r % n) + n) % n; };
-  auto block = [&](int b) {
-    const auto i = static_cast<size_t>(wrap(b));
-    return data.subspan(first[i] * element, counts[i] * element);
-  };
-
-  if (n > 1) {
-    const int right = wrap(rank + 1);
-    const int left = wrap(rank - 1);
-    const size_t segment_elements = std::max<size_t>(1, kSegmentBytes / element);
-    const size_t largest = *std::max_element(counts.begin(), counts.end());
-    const size_t segments = (largest + segment_elements - 1) / segment_elements;
-    auto segment = [&](Bytes whole, size_t k) {
-      const size_t begin = std::min(whole.size(), k * segment_elements * element);
-      return whole.subspan(begin, std::min(whole.size() - begin, segment_elements * element));
-    };
-    const auto incoming =
-        std::make_unique_for_overwrite<std::byte[]>(std::min(largest, segment_elements) * element);
-    for (int step = 0; step < n - 1; ++step) {
-      const Bytes outgoing = block(rank - step - 1);
-      const Bytes target = block(rank - step - 2);
-      for (size_t k = 0; k < segments; ++k) {
-        const Bytes into = segment(target, k);
-        comm.send_recv(right, segment(outgoing, k), left, Bytes(incoming.get(), into.size()));
-        if (!into.empty()) combine(into.data(), incoming.get(), into.size() / element);
-      }
-    }
-  }
-  const Bytes mine = block(rank);
+  detail::ring_reduce_scatter(comm, data, first, element, combine, /*shift=*/1);
+  const Bytes mine = data.subspan(first[static_cast<size_t>(rank)] * element,
+                                  counts[static_cast<size_t>(rank)] * element);
   if (!mine.empty() && mine.data() != out.data())
     std::memmove(out.data(), mine.data(), mine.size());
 }

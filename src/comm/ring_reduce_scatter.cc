@@ -1,0 +1,46 @@
+#include "comm/ring_reduce_scatter.h"
+
+#include <algorithm>
+#include <memory>
+
+namespace kolo::comm::detail {
+
+namespace {
+constexpr size_t kSegmentBytes = 1 << 20;
+}  // namespace
+
+void ring_reduce_scatter(Communicator& comm, Bytes data, std::span<const size_t> first,
+                         size_t element, ReduceFn combine, int shift) {
+  const int n = comm.size();
+  if (n == 1) return;
+  const int rank = comm.rank();
+  auto block = [&](int b) {
+    const auto i = static_cast<size_t>(ring_position(b, n));
+    return data.subspan(first[i] * element, (first[i + 1] - first[i]) * element);
+  };
+  size_t largest = 0;
+  for (size_t b = 0; b + 1 < first.size(); ++b) largest = std::max(largest, first[b + 1] - first[b]);
+  const size_t segment_elements = std::max<size_t>(1, kSegmentBytes / element);
+  const size_t segments = (largest + segment_elements - 1) / segment_elements;
+  auto segment = [&](Bytes whole, size_t k) {
+    const size_t begin = std::min(whole.size(), k * segment_elements * element);
+    return whole.subspan(begin, std::min(whole.size() - begin, segment_elements * element));
+  };
+  // Scratch for one incoming segment, allocated per call (a pooled buffer is a later optimisation).
+  const auto incoming =
+      std::make_unique_for_overwrite<std::byte[]>(std::min(largest, segment_elements) * element);
+
+  const int right = ring_position(rank + 1, n);
+  const int left = ring_position(rank - 1, n);
+  for (int step = 0; step < n - 1; ++step) {
+    const Bytes outgoing = block(rank - step - shift);
+    const Bytes target = block(rank - step - shift - 1);
+    for (size_t k = 0; k < segments; ++k) {
+      const Bytes into = segment(target, k);
+      comm.send_recv(right, segment(outgoing, k), left, Bytes(incoming.get(), into.size()));
+      if (!into.empty()) combine(into.data(), incoming.get(), into.size() / element);
+    }
+  }
+}
+
+}  // namespace kolo::comm::detail

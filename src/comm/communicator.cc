@@ -105,7 +105,12 @@ void Communicator::wait_idle(int wake_fd, std::chrono::microseconds timeout) {
     }
     for (int p = 0; p < size(); ++p) {
       if (p == rank_ || muted[static_cast<size_t>(p)] || links_[p]->fd() < 0) continue;
-      fds.push_back({links_[p]->fd(), POLLRDHUP, 0});
+      // Bytes from a peer mean it already entered the next cycle and waits for this rank:
+      // wake now instead of sleeping out the cycle (lockstep cycles otherwise cost up to a
+      // cycle time per round trip whenever ranks are out of phase, as in a backward pass).
+      const int events = links_[p]->prepare_wait(/*want_send=*/false, /*want_recv=*/true);
+      if (events < 0) return;
+      fds.push_back({links_[p]->fd(), static_cast<short>(events | POLLRDHUP), 0});
       fd_peers.push_back(p);
     }
     const auto left = std::max(deadline - Clock::now(), Clock::duration::zero());
@@ -122,6 +127,7 @@ void Communicator::wait_idle(int wake_fd, std::chrono::microseconds timeout) {
       if (fds[i].revents == 0) continue;
       if (fd_peers[i] < 0) return;  // woken
       Link& link = *links_[static_cast<size_t>(fd_peers[i])];
+      if (!(fds[i].revents & detail::kHangupEvents)) return;  // the peer started a cycle
       // A peer that sent bytes and then left is reported when those bytes are read.
       if (!link.has_pending_input()) throw detail::peer_closed_error(link);
       muted[static_cast<size_t>(fd_peers[i])] = true;

@@ -203,6 +203,23 @@ TEST(WaitIdle, ReturnsWhenWoken) {
   ::close(wake);
 }
 
+TEST(WaitIdle, ReturnsWhenAPeerStartsTheNextCycle) {
+  // A peer that already sent (entered the next lockstep cycle) wakes an idle rank at once.
+  RankThreads group(3);
+  std::thread sender([&] {
+    std::this_thread::sleep_for(50ms);
+    const std::byte token{7};
+    group.comm(2).send(0, ConstBytes(&token, 1));
+  });
+  const auto start = std::chrono::steady_clock::now();
+  group.comm(0).wait_idle(-1, 10s);
+  EXPECT_LT(seconds_since(start), 5.0);
+  sender.join();
+  std::byte received{};
+  group.comm(0).recv(2, Bytes(&received, 1));
+  EXPECT_EQ(received, std::byte{7});
+}
+
 TEST(WaitIdle, PeerThatClosesIsAnError) {
   RankThreads group(3);
   std::thread closer([&] {

@@ -4,11 +4,17 @@ Rank 0 prints `samples/s: <global samples per second>`."""
 
 import argparse
 import os
+import sys
 import time
+from pathlib import Path
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+# The models are the synthetic benchmark's, so both measure the same networks.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+from pytorch_synthetic_benchmark import build  # noqa: E402
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--mode", choices=["kolo", "ddp"], required=True)
@@ -18,32 +24,11 @@ parser.add_argument("--warmup", type=int, default=10)
 parser.add_argument("--steps", type=int, default=40)
 
 
-class SmallCNN(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.conv1 = nn.Conv2d(3, 32, 3, padding=1)
-        self.conv2 = nn.Conv2d(32, 64, 3, padding=1)
-        self.fc1 = nn.Linear(64 * 8 * 8, 256)
-        self.fc2 = nn.Linear(256, 10)
-
-    def forward(self, x):
-        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
-        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
-        return self.fc2(F.relu(self.fc1(x.flatten(1))))
-
-
-def build(name: str):
-    if name == "cnn":
-        return SmallCNN(), (3, 32, 32)
-    return nn.Sequential(nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(),
-                         nn.Linear(1024, 10)), (784,)
-
-
 def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)  # two ranks share the machine's cores, in both runs
     torch.manual_seed(0)
-    model, shape = build(args.model)
+    model, shape, _ = build(args.model)
     if args.mode == "kolo":
         import kolo.torch as hvd
 

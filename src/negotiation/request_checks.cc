@@ -130,25 +130,9 @@ std::string find_mismatch(const std::vector<Request>& by_rank) {
   return {};
 }
 
-Response make_response(const std::vector<Request>& by_rank) {
-  const Request& first = by_rank[0];
-  Response response;
-  response.op = first.op;
-  response.names = {first.name};
-  response.reduce_op = first.reduce_op;
-  response.dtype = first.dtype;
-  response.root = first.root;
-  response.prescale = first.prescale;
-  response.postscale = first.postscale;
-  response.process_set = first.process_set;
-  response.device = first.device;
-  if (first.op == OpType::allgather) {
-    for (const Request& r : by_rank) response.first_dims.push_back(r.shape.at(0));
-  }
-  return response;
-}
-
-Response make_error_response(const Request& like, std::string error) {
+namespace {
+// The fields every response for `like`'s tensor carries, successful or not.
+Response response_for(const Request& like) {
   Response response;
   response.op = like.op;
   response.names = {like.name};
@@ -157,6 +141,23 @@ Response make_error_response(const Request& like, std::string error) {
   response.root = like.root;
   response.process_set = like.process_set;
   response.device = like.device;
+  return response;
+}
+}  // namespace
+
+Response make_response(const std::vector<Request>& by_rank) {
+  const Request& first = by_rank[0];
+  Response response = response_for(first);
+  response.prescale = first.prescale;
+  response.postscale = first.postscale;
+  if (first.op == OpType::allgather) {
+    for (const Request& r : by_rank) response.first_dims.push_back(r.shape.at(0));
+  }
+  return response;
+}
+
+Response make_error_response(const Request& like, std::string error) {
+  Response response = response_for(like);
   response.error = std::move(error);
   return response;
 }

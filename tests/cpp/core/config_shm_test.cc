@@ -6,17 +6,10 @@
 
 #include "base/errors.h"
 #include "core/config.h"
+#include "core/fake_env.h"
 
 namespace kolo::core {
 namespace {
-
-EnvLookup env_of(std::map<std::string, std::string> values) {
-  return [values](const std::string& name) -> std::optional<std::string> {
-    auto it = values.find(name);
-    if (it == values.end()) return std::nullopt;
-    return it->second;
-  };
-}
 
 TEST(ConfigShm, Defaults) {
   const Config config = Config::from_env(env_of({}), {});

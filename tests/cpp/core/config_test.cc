@@ -1,4 +1,5 @@
 #include "core/config.h"
+#include "core/fake_env.h"
 
 #include <gtest/gtest.h>
 
@@ -8,14 +9,6 @@
 
 namespace kolo::core {
 namespace {
-
-EnvLookup env_of(std::map<std::string, std::string> values) {
-  return [values](const std::string& name) -> std::optional<std::string> {
-    auto it = values.find(name);
-    if (it == values.end()) return std::nullopt;
-    return it->second;
-  };
-}
 
 std::string source_of(const Config& config, const std::string& name) {
   for (const auto& [setting, source] : config.sources) {

@@ -12,5 +12,12 @@ void Backend::allreduce(Bytes, size_t, comm::DataType, comm::ReduceOp) { unsuppo
 void Backend::allgatherv(ConstBytes, Bytes, std::span<const size_t>) { unsupported("allgather"); }
 void Backend::broadcast(Bytes, int) { unsupported("broadcast"); }
 void Backend::barrier() { unsupported("barrier"); }
+void Backend::reducescatter(Bytes, std::span<const size_t>, comm::DataType, comm::ReduceOp,
+                            Bytes) {
+  unsupported("reducescatter");
+}
+void Backend::alltoallv(ConstBytes, std::span<const size_t>, Bytes, std::span<const size_t>) {
+  unsupported("alltoall");
+}
 
 }  // namespace kolo::backends

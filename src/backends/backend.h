@@ -26,6 +26,14 @@ class Backend {
   virtual void allgatherv(ConstBytes mine, Bytes out, std::span<const size_t> bytes_per_rank);
   virtual void broadcast(Bytes data, int root);
   virtual void barrier();
+  // `data` holds sum(counts) elements (work area, clobbered); rank r gets op over block r in
+  // `out` (counts[r] elements). Uneven counts allowed.
+  virtual void reducescatter(Bytes data, std::span<const size_t> counts, comm::DataType type,
+                             comm::ReduceOp op, Bytes out);
+  // `in`: one block per destination (send_bytes[r] bytes for rank r); `out`: one block per
+  // source (recv_bytes[r] bytes from rank r).
+  virtual void alltoallv(ConstBytes in, std::span<const size_t> send_bytes, Bytes out,
+                         std::span<const size_t> recv_bytes);
 
  protected:
   [[noreturn]] void unsupported(const std::string& operation) const;

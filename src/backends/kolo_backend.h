@@ -20,6 +20,14 @@ class KoloBackend final : public Backend {
   }
   void broadcast(Bytes data, int root) override { comm::broadcast(comm_, data, root); }
   void barrier() override { comm::barrier(comm_); }
+  void reducescatter(Bytes data, std::span<const size_t> counts, comm::DataType type,
+                     comm::ReduceOp op, Bytes out) override {
+    comm::reducescatter(comm_, data, counts, type, op, out);
+  }
+  void alltoallv(ConstBytes in, std::span<const size_t> send_bytes, Bytes out,
+                 std::span<const size_t> recv_bytes) override {
+    comm::alltoallv(comm_, in, send_bytes, out, recv_bytes);
+  }
 
  private:
   comm::Communicator& comm_;

@@ -14,7 +14,6 @@ import gzip
 import os
 import sys
 import time
-import warnings
 
 import numpy as np
 import torch
@@ -218,12 +217,6 @@ if __name__ == "__main__":
                                               sampler=test_sampler)
 
     model = Net()
-
-    # kolo's core does not implement Adasum yet: fall back to averaging, and say so.
-    if args.use_adasum:
-        if hvd.rank() == 0:
-            warnings.warn("--use-adasum: kolo does not implement Adasum yet; averaging instead")
-        args.use_adasum = False
 
     # By default, Adasum doesn't need scaling up learning rate.
     lr_scaler = hvd.size() if not args.use_adasum else 1

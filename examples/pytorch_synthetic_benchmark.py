@@ -77,10 +77,8 @@ def main() -> None:
     torch.set_num_threads(args.num_threads)
 
     model, shape, classes = build(args.model)
-    if args.use_adasum:
-        if hvd.rank() == 0:
-            print("--use-adasum: kolo does not implement Adasum yet; averaging instead")
-        args.use_adasum = False
+    if args.use_adasum and hvd.rank() == 0:
+        print("Reducing gradients with Adasum")
     lr_scaler = hvd.size() if not args.use_adasum else 1
     optimizer = optim.SGD(model.parameters(), lr=0.01 * lr_scaler)
     compression = hvd.Compression.fp16 if args.fp16_allreduce else hvd.Compression.none

@@ -23,7 +23,10 @@ __all__ = [
     "init", "shutdown", "is_initialized", "rank", "size", "local_rank", "local_size",
     "cross_rank", "cross_size", "allreduce", "allreduce_async", "allreduce_", "allreduce_async_",
     "allgather", "allgather_async", "broadcast", "broadcast_async", "broadcast_",
-    "broadcast_async_", "barrier", "poll", "synchronize",
+    "broadcast_async_", "alltoall", "alltoall_async", "reducescatter", "reducescatter_async",
+    "grouped_allreduce", "grouped_allreduce_async", "grouped_allgather",
+    "grouped_allgather_async", "grouped_reducescatter", "grouped_reducescatter_async", "barrier",
+    "poll", "synchronize",
 ]
 
 # Horovod's name for a failed collective; scripts catch it to recover (elastic training).
@@ -39,8 +42,14 @@ Adasum = _core.REDUCE_ADASUM
 # Arrays referenced by in-flight handles: the C++ side reads and writes their memory until the
 # handle completes, so Python must not free them before synchronize().
 _in_flight: dict[int, tuple[Any, Any, int]] = {}
-_unnamed_counters = {op: itertools.count() for op in ("allreduce", "allgather", "broadcast",
-                                                       "barrier", "grouped_allreduce")}
+_unnamed_counters = {op: itertools.count() for op in (
+    "allreduce", "allgather", "broadcast", "barrier", "alltoall", "reducescatter",
+    "grouped_allreduce", "grouped_allgather", "grouped_reducescatter")}
+# Group ids: the n-th group a rank submits gets id n on every rank of an SPMD program (the
+# coordinator reports a member submitted under different groups as a mismatch). Group handles
+# are negative and stand for their members' handles, in order.
+_group_ids = itertools.count(1)
+_groups: dict[int, list[int]] = {}
 
 
 def init() -> None:
@@ -88,11 +97,33 @@ def _name(kind: str, name: Optional[str]) -> str:
 
 def _submit(op: int, kind: str, array: Any, output: Any, name: Optional[str], reduce_op: int = 0,
             root: int = 0, prescale: float = 1.0, postscale: float = 1.0,
-            process_set: int = 0) -> int:
+            process_set: int = 0, splits: Optional[list] = None, group: tuple = (0, 0)) -> int:
     handle = _core.enqueue(op, _name(kind, name), array, output, reduce_op, root,
-                           float(prescale), float(postscale), process_set)
+                           float(prescale), float(postscale), process_set,
+                           [] if splits is None else [int(s) for s in splits], group[0], group[1])
     _in_flight[handle] = (array, output, op)
     return handle
+
+
+def _new_group(members: int) -> tuple:
+    """(id, size) for the next group of `members` tensors; the core runs the members only once
+    every one of them is ready on every rank, as one unit."""
+    if members == 0:
+        raise ValueError("a grouped operation needs at least one tensor")
+    return next(_group_ids), members
+
+
+def _group_handle(handles: list) -> int:
+    group = -next(_group_ids)
+    _groups[group] = handles
+    return group
+
+
+def _submit_group(arrays: list, submit_one) -> list:
+    """Submits every member of one new group; `submit_one(array, index, group)` submits one
+    member and returns its handle."""
+    group = _new_group(len(arrays))
+    return [submit_one(a, i, group) for i, a in enumerate(arrays)]
 
 
 def allreduce_async(array: Any, op: int = Average, name: Optional[str] = None,
@@ -149,6 +180,85 @@ def broadcast_(array: Any, root_rank: int, name: Optional[str] = None) -> Any:
     return synchronize(broadcast_async_(array, root_rank, name))
 
 
+def alltoall_async(array: Any, splits: Optional[Any] = None, name: Optional[str] = None) -> int:
+    """Starts an alltoall: rows splits[r] of the first dimension (in order) go to rank r; without
+    splits the first dimension is divided evenly. ``synchronize(handle)`` returns
+    (received rows, received_splits), the rows concatenated in rank order."""
+    if splits is not None:
+        splits = [int(s) for s in (splits.tolist() if hasattr(splits, "tolist") else splits)]
+    return _submit(_core.OP_ALLTOALL, "alltoall", _arrays.contiguous(array), None, name,
+                   splits=splits)
+
+
+def alltoall(array: Any, splits: Optional[Any] = None, name: Optional[str] = None) -> Any:
+    """Received rows; with `splits`, (received rows, received splits) as Horovod returns."""
+    output, received = synchronize(alltoall_async(array, splits, name))
+    return output if splits is None else (output, received)
+
+
+def reducescatter_async(array: Any, op: int = Average, name: Optional[str] = None,
+                        prescale_factor: float = 1.0, postscale_factor: float = 1.0) -> int:
+    """Starts a reducescatter: the op-reduction over ranks, of which this rank keeps its share
+    of the first dimension (Horovod's split: the first rows % size ranks get one row more)."""
+    return _submit(_core.OP_REDUCESCATTER, "reducescatter", _arrays.contiguous(array), None, name,
+                   op, prescale=prescale_factor, postscale=postscale_factor)
+
+
+def reducescatter(array: Any, op: int = Average, name: Optional[str] = None,
+                  prescale_factor: float = 1.0, postscale_factor: float = 1.0) -> Any:
+    return synchronize(reducescatter_async(array, op, name, prescale_factor, postscale_factor))
+
+
+def grouped_allreduce_async(arrays: list, op: int = Average, name: Optional[str] = None,
+                            prescale_factor: float = 1.0, postscale_factor: float = 1.0) -> int:
+    """Starts allreducing `arrays` as one group (all or nothing, fused); ``synchronize`` returns
+    the list of results."""
+    base = _name("grouped_allreduce", name)
+    sources = [_arrays.contiguous(a) for a in arrays]
+    handles = _submit_group(sources, lambda a, i, g: _submit(
+        _core.OP_ALLREDUCE, "allreduce", a, _arrays.empty_like(a), f"{base}.{i}", op,
+        prescale=prescale_factor, postscale=postscale_factor, group=g))
+    return _group_handle(handles)
+
+
+def grouped_allreduce(arrays: list, op: int = Average, name: Optional[str] = None,
+                      prescale_factor: float = 1.0, postscale_factor: float = 1.0) -> list:
+    return synchronize(grouped_allreduce_async(arrays, op, name, prescale_factor,
+                                               postscale_factor))
+
+
+def grouped_allgather_async(arrays: list, name: Optional[str] = None) -> int:
+    """Starts allgathering `arrays` as one group; ``synchronize`` returns the list."""
+    base = _name("grouped_allgather", name)
+    handles = _submit_group([_arrays.contiguous(a) for a in arrays],
+                            lambda a, i, g: _submit(_core.OP_ALLGATHER, "allgather", a, None,
+                                                    f"{base}.{i}", group=g))
+    return _group_handle(handles)
+
+
+def grouped_allgather(arrays: list, name: Optional[str] = None) -> list:
+    return synchronize(grouped_allgather_async(arrays, name))
+
+
+def grouped_reducescatter_async(arrays: list, op: int = Average, name: Optional[str] = None,
+                                prescale_factor: float = 1.0,
+                                postscale_factor: float = 1.0) -> int:
+    """Starts reducescattering `arrays` as one group; ``synchronize`` returns the list."""
+    base = _name("grouped_reducescatter", name)
+    handles = _submit_group([_arrays.contiguous(a) for a in arrays],
+                            lambda a, i, g: _submit(
+                                _core.OP_REDUCESCATTER, "reducescatter", a, None, f"{base}.{i}",
+                                op, prescale=prescale_factor, postscale=postscale_factor,
+                                group=g))
+    return _group_handle(handles)
+
+
+def grouped_reducescatter(arrays: list, op: int = Average, name: Optional[str] = None,
+                          prescale_factor: float = 1.0, postscale_factor: float = 1.0) -> list:
+    return synchronize(grouped_reducescatter_async(arrays, op, name, prescale_factor,
+                                                   postscale_factor))
+
+
 def barrier() -> None:
     """Returns once every rank has called barrier()."""
     import numpy as np
@@ -157,21 +267,42 @@ def barrier() -> None:
 
 
 def poll(handle: int) -> bool:
-    """True once the operation finished (successfully or not)."""
+    """True once the operation (every member, for a group) finished, successfully or not."""
+    if handle < 0:
+        return all(_core.poll(h) for h in _groups[handle])
     return _core.poll(handle)
 
 
 def synchronize(handle: int) -> Any:
     """Waits for the operation (without holding the GIL) and returns its result; raises
-    KoloError (HorovodInternalError) naming the problem if it failed."""
+    KoloError (HorovodInternalError) naming the problem if it failed. A group's handle gives
+    the list of its results (every member is waited for, so none stays referenced)."""
+    if handle < 0:
+        results, first_error = [], None
+        for member in _groups.pop(handle):
+            try:
+                results.append(synchronize(member))
+            except KoloError as error:
+                first_error = first_error or error
+        if first_error is not None:
+            raise first_error
+        return results
     array, output, op = _in_flight[handle]
+    take = _core.take_alltoall_output if op == _core.OP_ALLTOALL else _core.take_output
     try:
         _core.wait(handle)
     finally:
-        gathered = _core.take_output(handle, _arrays.is_torch(array)) if _core.poll(handle) else None
+        allocated = take(handle, _arrays.is_torch(array)) if _core.poll(handle) else None
         del _in_flight[handle]
-    if op == _core.OP_ALLGATHER:
-        return gathered
+    if op == _core.OP_ALLTOALL:
+        received, splits = allocated
+        if _arrays.is_torch(array):
+            import torch
+            return received, torch.tensor(splits, dtype=torch.int32)
+        import numpy as np
+        return received, np.asarray(splits, dtype=np.int32)
+    if op in (_core.OP_ALLGATHER, _core.OP_REDUCESCATTER):
+        return allocated
     return output if output is not None else array
 
 

@@ -19,5 +19,6 @@ void Backend::reducescatter(Bytes, std::span<const size_t>, comm::DataType, comm
 void Backend::alltoallv(ConstBytes, std::span<const size_t>, Bytes, std::span<const size_t>) {
   unsupported("alltoall");
 }
+void Backend::adasum(Bytes, size_t, comm::DataType) { unsupported("adasum"); }
 
 }  // namespace kolo::backends

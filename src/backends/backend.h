@@ -34,6 +34,8 @@ class Backend {
   // source (recv_bytes[r] bytes from rank r).
   virtual void alltoallv(ConstBytes in, std::span<const size_t> send_bytes, Bytes out,
                          std::span<const size_t> recv_bytes);
+  // In place over `count` floating-point elements: the Adasum combination of every rank's data.
+  virtual void adasum(Bytes data, size_t count, comm::DataType type);
 
  protected:
   [[noreturn]] void unsupported(const std::string& operation) const;

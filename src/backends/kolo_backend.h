@@ -2,6 +2,7 @@
 #pragma once
 
 #include "backends/backend.h"
+#include "comm/adasum.h"
 #include "comm/collectives.h"
 
 namespace kolo::backends {
@@ -27,6 +28,9 @@ class KoloBackend final : public Backend {
   void alltoallv(ConstBytes in, std::span<const size_t> send_bytes, Bytes out,
                  std::span<const size_t> recv_bytes) override {
     comm::alltoallv(comm_, in, send_bytes, out, recv_bytes);
+  }
+  void adasum(Bytes data, size_t count, comm::DataType type) override {
+    comm::adasum(comm_, data, count, type);
   }
 
  private:

@@ -14,20 +14,6 @@ namespace {
 using negotiation::OpType;
 using negotiation::UserReduceOp;
 
-comm::ReduceOp to_comm_op(UserReduceOp op) {
-  switch (op) {
-    case UserReduceOp::average:
-    case UserReduceOp::sum: return comm::ReduceOp::sum;
-    case UserReduceOp::min: return comm::ReduceOp::min;
-    case UserReduceOp::max: return comm::ReduceOp::max;
-    case UserReduceOp::product: return comm::ReduceOp::product;
-    case UserReduceOp::adasum: break;
-  }
-  throw InvalidArgument(std::string("reduction '") +
-                        std::string(negotiation::user_reduce_op_name(op)) +
-                        "' is not supported by this version of kolo");
-}
-
 std::span<std::byte> bytes_of(void* data, size_t size) {
   return {static_cast<std::byte*>(data), size};
 }
@@ -42,6 +28,20 @@ TensorEntry& entry_for(std::map<std::string, TensorEntry>& pending, const std::s
 }
 
 }  // namespace
+
+comm::ReduceOp to_comm_op(UserReduceOp op) {
+  switch (op) {
+    case UserReduceOp::average:
+    case UserReduceOp::sum: return comm::ReduceOp::sum;
+    case UserReduceOp::min: return comm::ReduceOp::min;
+    case UserReduceOp::max: return comm::ReduceOp::max;
+    case UserReduceOp::product: return comm::ReduceOp::product;
+    case UserReduceOp::adasum: break;  // not an elementwise op: Executor::adasum
+  }
+  throw InvalidArgument(std::string("reduction '") +
+                        std::string(negotiation::user_reduce_op_name(op)) +
+                        "' is not supported by this version of kolo");
+}
 
 void Executor::run(const std::vector<negotiation::Response>& responses,
                    std::map<std::string, TensorEntry>& pending) {
@@ -84,6 +84,11 @@ void Executor::execute(const fusion::FusedGroup& group,
   const negotiation::Response& response = group.response;
   switch (response.op) {
     case OpType::allreduce: {
+      if (response.reduce_op == UserReduceOp::adasum) {
+        // Never fused: the dot products that scale each tensor are its own.
+        for (const auto& name : response.names) adasum(response, entry_for(pending, name));
+        return;
+      }
       std::vector<TensorEntry*> entries;
       for (const auto& name : response.names) entries.push_back(&entry_for(pending, name));
       allreduce(group, entries);
@@ -99,6 +104,14 @@ void Executor::execute(const fusion::FusedGroup& group,
       return;
     case OpType::barrier:
       backend_.barrier();
+      return;
+    case OpType::reducescatter:
+      for (const auto& name : response.names) reducescatter(response, entry_for(pending, name));
+      return;
+    case OpType::alltoall:
+      for (size_t i = 0; i < response.names.size(); ++i) {
+        alltoall(response, entry_for(pending, response.names[i]), i);
+      }
       return;
     default:
       throw InvalidArgument("operation '" + std::string(negotiation::op_type_name(response.op)) +
@@ -167,16 +180,7 @@ void Executor::allgather(const negotiation::Response& response, TensorEntry& ent
     total_rows += rows;
   }
   const size_t total = static_cast<size_t>(total_rows) * row_bytes;
-  OwnedBuffer out;
-  // 64-byte alignment keeps the result usable for vectorised consumers; at least 1 byte so a
-  // zero-sized result still has a valid pointer for DLPack.
-  const size_t allocation = (std::max<size_t>(total, 1) + 63) / 64 * 64;
-  out.data = std::shared_ptr<std::byte[]>(
-      static_cast<std::byte*>(::operator new[](allocation, std::align_val_t(64))),
-      [](std::byte* p) { ::operator delete[](p, std::align_val_t(64)); });
-  out.bytes = total;
-  out.shape = shape;
-  out.dtype = entry.request.dtype;
+  OwnedBuffer out = make_owned_buffer(total, shape, entry.request.dtype);
   if (out.shape.empty()) out.shape.push_back(0);
   out.shape[0] = total_rows;
   backend_.allgatherv({static_cast<const std::byte*>(entry.input), bytes_per_rank[options_.rank]},

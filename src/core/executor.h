@@ -16,6 +16,10 @@
 
 namespace kolo::core {
 
+// The elementwise reduction behind a user's op (Average reduces as a sum, then scales); throws
+// InvalidArgument for Adasum, which is not elementwise.
+comm::ReduceOp to_comm_op(negotiation::UserReduceOp op);
+
 struct ExecutorOptions {
   int rank = 0;
   int size = 1;
@@ -46,6 +50,10 @@ class Executor {
   void allreduce(const fusion::FusedGroup& group, std::vector<TensorEntry*>& entries);
   void allgather(const negotiation::Response& response, TensorEntry& entry, size_t index);
   void broadcast(const negotiation::Response& response, TensorEntry& entry);
+  // executor_ops.cc
+  void adasum(const negotiation::Response& response, TensorEntry& entry);
+  void reducescatter(const negotiation::Response& response, TensorEntry& entry);
+  void alltoall(const negotiation::Response& response, TensorEntry& entry, size_t index);
 
   backends::Backend& backend_;
   HandleTable& handles_;

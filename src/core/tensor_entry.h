@@ -13,13 +13,19 @@ namespace kolo::core {
 using HandleId = int64_t;
 
 // Memory the runtime allocated for an output whose size is only known after negotiation
-// (allgather). 64-byte aligned; handed to the caller after completion.
+// (allgather, alltoall, reducescatter). 64-byte aligned; handed to the caller after completion.
 struct OwnedBuffer {
   std::shared_ptr<std::byte[]> data;
   size_t bytes = 0;
   std::vector<int64_t> shape;
   comm::DataType dtype = comm::DataType::uint8;
+  // alltoall: rows received from each rank, in rank order.
+  std::vector<int64_t> received_splits;
 };
+
+// A 64-byte aligned buffer of `bytes` (at least 1 byte is allocated, so that a zero-sized
+// result still has a valid pointer for DLPack).
+OwnedBuffer make_owned_buffer(size_t bytes, std::vector<int64_t> shape, comm::DataType dtype);
 
 struct TensorEntry {
   negotiation::Request request;

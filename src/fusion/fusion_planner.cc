@@ -7,8 +7,28 @@ namespace {
 using negotiation::OpType;
 using negotiation::Response;
 
+// Adasum never shares a buffer with other responses: its dot products are per tensor.
 bool fusible(const Response& r) {
-  return r.op == OpType::allreduce && r.error.empty() && r.names.size() == 1;
+  return r.op == OpType::allreduce && r.error.empty() && r.names.size() == 1 &&
+         r.reduce_op != negotiation::UserReduceOp::adasum;
+}
+
+// A group released whole by the coordinator (several names in one allreduce response): laid out
+// in one buffer of its own, whatever the threshold, and never merged with its neighbours.
+bool whole_group(const Response& r) {
+  return r.op == OpType::allreduce && r.error.empty() && r.names.size() > 1 &&
+         r.reduce_op != negotiation::UserReduceOp::adasum;
+}
+
+FusedGroup lay_out_group(const Response& response, const TensorBytes& tensor_bytes) {
+  FusedGroup group{response, {}, 0};
+  for (const std::string& name : response.names) {
+    const size_t offset = group.tensors.empty() ? 0 : align_fusion_offset(group.buffer_bytes);
+    const size_t bytes = tensor_bytes(name);
+    group.tensors.push_back({name, offset, bytes});
+    group.buffer_bytes = offset + bytes;
+  }
+  return group;
 }
 
 // Same collective over the same kind of data: the merged response runs one allreduce with one
@@ -33,6 +53,11 @@ std::vector<FusedGroup> plan_fusion(std::span<const Response> responses,
   std::vector<FusedGroup> groups;
   bool open = false;  // groups.back() may take more tensors
   for (const Response& response : responses) {
+    if (whole_group(response)) {
+      groups.push_back(lay_out_group(response, tensor_bytes));
+      open = false;
+      continue;
+    }
     if (!fusible(response)) {
       groups.push_back(FusedGroup{response, {}, 0});
       open = false;

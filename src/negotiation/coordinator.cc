@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "base/errors.h"
+#include "negotiation/group_release.h"
 #include "negotiation/request_checks.h"
 
 namespace kolo::negotiation {
@@ -36,9 +37,28 @@ void Coordinator::add(const RequestList& list, int from_rank, Clock::time_point 
   for (const Request& request : list.requests) add_request(request, from_rank, now, completed);
   for (const std::string& name : completed) {
     auto it = table_.find(name);
-    ready_.push_back(complete(name, it->second));
+    const Request& like = *it->second.by_rank[0];
+    const int32_t group_id = like.group_id, group_size = like.group_size;
+    Response response = complete(name, it->second);
     table_.erase(it);
+    release(std::move(response), group_id, group_size);
   }
+}
+
+void Coordinator::release(Response response, int32_t group_id, int32_t group_size) {
+  if (group_id == 0) {
+    ready_.push_back(std::move(response));
+    return;
+  }
+  // All or nothing: no member runs before every member is ready on every rank.
+  HeldGroup& group = groups_[group_id];
+  if (group.members.empty()) group.expected = group_size;
+  group.members.push_back(std::move(response));
+  if (static_cast<int32_t>(group.members.size()) < group.expected) return;
+  for (Response& merged : merge_group(group_id, std::move(group.members))) {
+    ready_.push_back(std::move(merged));
+  }
+  groups_.erase(group_id);
 }
 
 void Coordinator::add_request(const Request& request, int from_rank, Clock::time_point now,
@@ -103,6 +123,16 @@ ResponseList Coordinator::take_responses() {
                            who, name, describe_ranks(submitted), describe_ranks(missing))));
   }
   table_.clear();
+  // Members ready on every rank whose group never became whole cannot run either.
+  for (auto& [id, group] : groups_) {
+    for (Response& member : group.members) {
+      member.error = fmt::format("{} shut down while tensor '{}' waited for the rest of its group "
+                                 "({} of {} members ready)",
+                                 who, member.names.at(0), group.members.size(), group.expected);
+      out.responses.push_back(std::move(member));
+    }
+  }
+  groups_.clear();
   return out;
 }
 

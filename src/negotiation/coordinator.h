@@ -52,14 +52,23 @@ class Coordinator {
     uint64_t sequence = 0;  // first-seen order
   };
 
+  // Members of one group whose names completed, waiting for the rest of the group.
+  struct HeldGroup {
+    int32_t expected = 0;  // group_size as rank 0 submitted it
+    std::vector<Response> members;
+  };
+
   void add_request(const Request& request, int from_rank, Clock::time_point now,
                    std::vector<std::string>& completed);
+  // Queues a completed name's response, or holds it until its whole group completed.
+  void release(Response response, int32_t group_id, int32_t group_size);
   Response complete(const std::string& name, Entry& entry) const;
   [[nodiscard]] std::vector<const std::pair<const std::string, Entry>*> in_first_seen_order() const;
 
   int size_;
   std::unordered_map<std::string, Entry> table_;
   std::vector<Response> ready_;
+  std::unordered_map<int32_t, HeldGroup> groups_;
   std::vector<int> shutdown_ranks_;
   uint64_t next_sequence_ = 0;
 };

@@ -43,6 +43,12 @@ struct Request {
   int32_t process_set = 0;
   DeviceKind device = DeviceKind::cpu;
   int32_t device_index = -1;
+  // alltoall: rows of the first dimension sent to each rank, in rank order (empty: an even split).
+  std::vector<int64_t> splits;
+  // Grouped ops: the members of one group carry the same non-zero id and the group's size; the
+  // coordinator releases a group only once every member is ready on every rank.
+  int32_t group_id = 0;
+  int32_t group_size = 0;
 
   [[nodiscard]] int64_t num_elements() const;
   bool operator==(const Request&) const = default;
@@ -69,6 +75,10 @@ struct Response {
   std::vector<int64_t> first_dims;
   // Non-empty: the op failed on every rank with this message (mismatch, shutdown, ...).
   std::string error;
+  // alltoall: rows rank r sends rank d for names[i] at splits[(i * size + r) * size + d].
+  std::vector<int64_t> splits;
+  // Grouped ops: the group's id (0: not grouped); the response names every member.
+  int32_t group_id = 0;
   bool operator==(const Response&) const = default;
 };
 

@@ -86,6 +86,10 @@ std::string find_mismatch(const std::vector<Request>& by_rank) {
       {"op", [](const Request& r) { return std::string(op_type_name(r.op)); }},
       {"process set", [](const Request& r) { return std::to_string(r.process_set); }},
       {"device", [](const Request& r) { return std::string(device_name(r.device)); }},
+      {"group", [](const Request& r) {
+         return r.group_id == 0 ? std::string("no group")
+                                : fmt::format("group {} of {}", r.group_id, r.group_size);
+       }},
   };
   OpType op = by_rank[0].op;
   if (has_shape_dtype(op)) {
@@ -123,11 +127,56 @@ std::string find_mismatch(const std::vector<Request>& by_rank) {
     return fmt::format("Invalid root rank {} for broadcast of tensor '{}': the group has {} ranks",
                        first.root, first.name, size);
   }
-  if (varies_first_dim(op) && first.shape.empty()) {
+  if ((varies_first_dim(op) || op == OpType::reducescatter) && first.shape.empty()) {
     return fmt::format("Cannot {} tensor '{}': it has no dimensions (a scalar)", op_type_name(op),
                        first.name);
   }
+  if (op == OpType::reducescatter && first.reduce_op == UserReduceOp::adasum) {
+    return fmt::format("Cannot reducescatter tensor '{}' with Adasum: use Average or Sum",
+                       first.name);
+  }
+  if (op == OpType::alltoall) {
+    for (const Request& r : by_rank) {
+      std::string problem = alltoall_splits_problem(r, size);
+      if (!problem.empty()) return problem;
+    }
+  }
   return {};
+}
+
+std::string alltoall_splits_problem(const Request& request, int size) {
+  const int64_t rows = request.shape.empty() ? 0 : request.shape[0];
+  if (request.splits.empty()) {
+    if (rows % size == 0) return {};
+    return fmt::format(
+        "Cannot alltoall tensor '{}' on rank {}: without splits its first dimension ({}) must "
+        "divide evenly among the {} ranks",
+        request.name, request.rank, rows, size);
+  }
+  if (request.splits.size() != static_cast<size_t>(size)) {
+    return fmt::format("Invalid splits for alltoall of tensor '{}' on rank {}: {} has {} entries, "
+                       "expected one per rank ({})",
+                       request.name, request.rank, shape_text(request.splits),
+                       request.splits.size(), size);
+  }
+  int64_t total = 0;
+  for (int64_t split : request.splits) total += split;
+  if (total != rows) {
+    return fmt::format("Invalid splits for alltoall of tensor '{}' on rank {}: {} sums to {}, but "
+                       "the tensor's first dimension is {}",
+                       request.name, request.rank, shape_text(request.splits), total, rows);
+  }
+  return {};
+}
+
+std::vector<int64_t> alltoall_send_rows(const Request& request, int size) {
+  if (!request.splits.empty()) return request.splits;
+  const int64_t rows = request.shape.empty() ? 0 : request.shape[0];
+  return std::vector<int64_t>(static_cast<size_t>(size), rows / size);
+}
+
+int64_t reducescatter_rows(int64_t rows, int size, int rank) {
+  return rows / size + (rank < rows % size ? 1 : 0);
 }
 
 namespace {
@@ -141,6 +190,7 @@ Response response_for(const Request& like) {
   response.root = like.root;
   response.process_set = like.process_set;
   response.device = like.device;
+  response.group_id = like.group_id;
   return response;
 }
 }  // namespace
@@ -152,6 +202,12 @@ Response make_response(const std::vector<Request>& by_rank) {
   response.postscale = first.postscale;
   if (first.op == OpType::allgather) {
     for (const Request& r : by_rank) response.first_dims.push_back(r.shape.at(0));
+  }
+  if (first.op == OpType::alltoall) {
+    const int size = static_cast<int>(by_rank.size());
+    for (const Request& r : by_rank) {
+      for (int64_t rows : alltoall_send_rows(r, size)) response.splits.push_back(rows);
+    }
   }
   return response;
 }

@@ -18,6 +18,19 @@ std::string describe_ranks(std::vector<int> ranks);
 // float16"; empty when they are consistent. by_rank[r] is rank r's request (all present).
 std::string find_mismatch(const std::vector<Request>& by_rank);
 
+// Why `request` (an alltoall from request.rank) cannot be split among `size` ranks: splits of
+// the wrong length, not summing to the first dimension, or (without splits) a first dimension
+// that does not divide evenly; empty when it can.
+std::string alltoall_splits_problem(const Request& request, int size);
+
+// Rows of the first dimension the alltoall `request` sends to each rank (its splits, or the even
+// split when it has none).
+std::vector<int64_t> alltoall_send_rows(const Request& request, int size);
+
+// Rows of a `rows`-row reducescatter that `rank` receives: Horovod's split, the first
+// rows % size ranks get one row more.
+int64_t reducescatter_rows(int64_t rows, int size, int rank);
+
 // The Response for consistent requests (allgather: first_dims filled per rank).
 Response make_response(const std::vector<Request>& by_rank);
 

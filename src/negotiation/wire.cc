@@ -20,8 +20,8 @@ constexpr uint8_t kUserReduceOpLimit = static_cast<uint8_t>(UserReduceOp::adasum
 constexpr uint8_t kDeviceKindLimit = static_cast<uint8_t>(DeviceKind::cuda) + 1;
 
 // Smallest encodings, used to refuse forged counts before allocating.
-constexpr size_t kMinRequestBytes = 4 + 4 + 1 + 1 + 1 + 4 + 4 + 8 + 8 + 4 + 1 + 4;
-constexpr size_t kMinResponseBytes = 1 + 4 + 1 + 1 + 4 + 8 + 8 + 4 + 1 + 4 + 4;
+constexpr size_t kMinRequestBytes = 4 + 4 + 1 + 1 + 1 + 4 + 4 + 8 + 8 + 4 + 1 + 4 + 4 + 4 + 4;
+constexpr size_t kMinResponseBytes = 1 + 4 + 1 + 1 + 4 + 8 + 8 + 4 + 1 + 4 + 4 + 4 + 4;
 constexpr size_t kStringHeaderBytes = 4;
 
 void write_header(wire::Writer& out, uint8_t kind) {
@@ -72,6 +72,10 @@ void write_request(wire::Writer& out, const Request& r) {
   out.i32(r.process_set);
   out.u8(static_cast<uint8_t>(r.device));
   out.i32(r.device_index);
+  out.count(r.splits.size());
+  for (int64_t rows : r.splits) out.i64(rows);
+  out.i32(r.group_id);
+  out.i32(r.group_size);
 }
 
 Request read_request(wire::Reader& in) {
@@ -89,6 +93,9 @@ Request read_request(wire::Reader& in) {
   r.process_set = in.i32();
   r.device = static_cast<DeviceKind>(in.enum_value(kDeviceKindLimit, "device of '" + r.name + "'"));
   r.device_index = in.i32();
+  r.splits = read_non_negative_i64s(in, "splits of '" + r.name + "'");
+  r.group_id = in.i32();
+  r.group_size = in.i32();
   return r;
 }
 
@@ -106,6 +113,9 @@ void write_response(wire::Writer& out, const Response& r) {
   out.count(r.first_dims.size());
   for (int64_t dim : r.first_dims) out.i64(dim);
   out.string(r.error);
+  out.count(r.splits.size());
+  for (int64_t rows : r.splits) out.i64(rows);
+  out.i32(r.group_id);
 }
 
 Response read_response(wire::Reader& in) {
@@ -123,6 +133,8 @@ Response read_response(wire::Reader& in) {
   r.device = static_cast<DeviceKind>(in.enum_value(kDeviceKindLimit, who + " device"));
   r.first_dims = read_non_negative_i64s(in, who + " first_dims");
   r.error = in.string(who + " error");
+  r.splits = read_non_negative_i64s(in, who + " splits");
+  r.group_id = in.i32();
   return r;
 }
 

@@ -50,7 +50,8 @@ void describe(const nb::ndarray<>& array, negotiation::Request& request, const c
 
 HandleId enqueue(int op, const std::string& name, nb::ndarray<> input,
                  std::optional<nb::ndarray<>> output, int reduce_op, int root, double prescale,
-                 double postscale, int process_set) {
+                 double postscale, int process_set, const std::vector<int64_t>& splits,
+                 int group_id, int group_size) {
   core::TensorEntry entry;
   negotiation::Request& request = entry.request;
   request.name = name;
@@ -60,6 +61,18 @@ HandleId enqueue(int op, const std::string& name, nb::ndarray<> input,
   request.prescale = prescale;
   request.postscale = postscale;
   request.process_set = process_set;
+  for (int64_t rows : splits) {
+    if (rows < 0) {
+      throw InvalidArgument("tensor '" + name + "': alltoall splits must not be negative, got " +
+                            std::to_string(rows));
+    }
+  }
+  request.splits = splits;
+  if (group_id != 0 && group_size < 1) {
+    throw InvalidArgument("tensor '" + name + "': a group needs at least one member");
+  }
+  request.group_id = group_id;
+  request.group_size = group_size;
   describe(input, request, "input");
   entry.input = input.data();
   entry.output = input.data();
@@ -74,10 +87,10 @@ HandleId enqueue(int op, const std::string& name, nb::ndarray<> input,
   return runtime().enqueue(std::move(entry));
 }
 
-// The allgather result the runtime allocated, as an array of the caller's framework that owns its
-// memory (zero-copy; nanobind imports the framework at run time, kolo is not built against it).
-nb::object take_output(HandleId handle, bool as_torch) {
-  core::OwnedBuffer buffer = runtime().release(handle);
+// An output the runtime allocated (allgather, alltoall, reducescatter), as an array of the
+// caller's framework that owns its memory (zero-copy; nanobind imports the framework at run time,
+// kolo is not built against it).
+nb::object as_array(const core::OwnedBuffer& buffer, bool as_torch) {
   if (!buffer.data) return nb::none();
   auto* keep = new std::shared_ptr<std::byte[]>(buffer.data);
   nb::capsule owner(keep, [](void* p) noexcept {
@@ -91,6 +104,16 @@ nb::object take_output(HandleId handle, bool as_torch) {
   }
   return nb::cast(
       nb::ndarray<nb::numpy>(buffer.data.get(), shape.size(), shape.data(), owner, nullptr, dtype));
+}
+
+nb::object take_output(HandleId handle, bool as_torch) {
+  return as_array(runtime().release(handle), as_torch);
+}
+
+// alltoall: (received rows, rows received from each rank).
+nb::tuple take_alltoall_output(HandleId handle, bool as_torch) {
+  core::OwnedBuffer buffer = runtime().release(handle);
+  return nb::make_tuple(as_array(buffer, as_torch), buffer.received_splits);
 }
 
 }  // namespace
@@ -116,11 +139,14 @@ NB_MODULE(_core, m) {
 
   m.def("enqueue", &enqueue, nb::arg("op"), nb::arg("name"), nb::arg("input"),
         nb::arg("output").none(), nb::arg("reduce_op"), nb::arg("root"), nb::arg("prescale"),
-        nb::arg("postscale"), nb::arg("process_set"));
+        nb::arg("postscale"), nb::arg("process_set"), nb::arg("splits") = std::vector<int64_t>{},
+        nb::arg("group_id") = 0, nb::arg("group_size") = 0);
   m.def("poll", [](kolo::core::HandleId h) { return kolo::core::runtime().poll(h); });
   m.def("wait", [](kolo::core::HandleId h) { kolo::core::runtime().wait(h); },
         nb::call_guard<nb::gil_scoped_release>());
   m.def("take_output", &take_output, nb::arg("handle"), nb::arg("as_torch") = false);
+  m.def("take_alltoall_output", &take_alltoall_output, nb::arg("handle"),
+        nb::arg("as_torch") = false);
   m.def("stats", [] {
     auto s = kolo::core::runtime().stats();
     nb::dict d;
@@ -144,18 +170,20 @@ NB_MODULE(_core, m) {
 
   // What this build contains, for hvd.mpi_built() / nccl_built() / gloo_built(): collectives run
   // on kolo's own transports (the role Horovod's Gloo plays); there is no MPI plugin, no NCCL and
-  // no CUDA support in this version, and Adasum is not implemented by the core.
+  // no CUDA support in this version. Adasum runs on CPU (comm/adasum.cc).
   m.attr("MPI_BUILT") = false;
   m.attr("NCCL_BUILT") = false;
   m.attr("CUDA_BUILT") = false;
   m.attr("GLOO_BUILT") = true;
-  m.attr("ADASUM_BUILT") = false;
+  m.attr("ADASUM_BUILT") = true;
 
   // Op and reduction codes, shared with the Python layer so it never hard-codes numbers.
   m.attr("OP_ALLREDUCE") = static_cast<int>(kolo::negotiation::OpType::allreduce);
   m.attr("OP_ALLGATHER") = static_cast<int>(kolo::negotiation::OpType::allgather);
   m.attr("OP_BROADCAST") = static_cast<int>(kolo::negotiation::OpType::broadcast);
   m.attr("OP_BARRIER") = static_cast<int>(kolo::negotiation::OpType::barrier);
+  m.attr("OP_ALLTOALL") = static_cast<int>(kolo::negotiation::OpType::alltoall);
+  m.attr("OP_REDUCESCATTER") = static_cast<int>(kolo::negotiation::OpType::reducescatter);
   m.attr("REDUCE_AVERAGE") = static_cast<int>(kolo::negotiation::UserReduceOp::average);
   m.attr("REDUCE_SUM") = static_cast<int>(kolo::negotiation::UserReduceOp::sum);
   m.attr("REDUCE_MIN") = static_cast<int>(kolo::negotiation::UserReduceOp::min);

@@ -10,9 +10,9 @@ import sys
 
 import kolo.torch as _kolo_torch
 from kolo.torch import (  # noqa: F401  (loads every submodule before aliasing them)
-    basics, compression, functions, handles, mpi_ops, optimizer, process_sets)
+    basics, compression, functions, handles, mpi_ops, optimizer, process_sets, sync_batch_norm)
 
 for _name in ("basics", "compression", "functions", "handles", "mpi_ops", "optimizer",
-              "process_sets"):
+              "process_sets", "sync_batch_norm"):
     sys.modules[f"{__name__}.{_name}"] = getattr(_kolo_torch, _name)
 sys.modules[__name__] = _kolo_torch

@@ -16,7 +16,9 @@ from kolo.torch.functions import (
     allgather_object, broadcast_object, broadcast_optimizer_state, broadcast_parameters)
 from kolo.torch.mpi_ops import (
     Adasum, Average, HorovodInternalError, Max, Min, Product, ProcessSet, Sum, add_process_set,
-    allgather, allgather_async, allreduce, allreduce_, allreduce_async, allreduce_async_, barrier,
+    allgather, allgather_async, allreduce, allreduce_, allreduce_async, allreduce_async_,
+    alltoall, alltoall_async, barrier, grouped_allgather, grouped_allgather_async,
+    grouped_reducescatter, grouped_reducescatter_async, reducescatter, reducescatter_async,
     broadcast, broadcast_, broadcast_async, broadcast_async_, ccl_built, cross_rank, cross_size,
     cuda_built, ddl_built, global_process_set, gloo_built, gloo_enabled, grouped_allreduce,
     grouped_allreduce_, grouped_allreduce_async, grouped_allreduce_async_, init, is_homogeneous,
@@ -24,6 +26,7 @@ from kolo.torch.mpi_ops import (
     nccl_built, poll, rank, remove_process_set, rocm_built, shutdown, size, start_timeline,
     stop_timeline, synchronize)
 from kolo.torch.optimizer import DistributedOptimizer
+from kolo.torch.sync_batch_norm import SyncBatchNorm
 
 __all__ = [
     "Compression", "allgather_object", "broadcast_object", "broadcast_optimizer_state",
@@ -36,4 +39,7 @@ __all__ = [
     "is_homogeneous", "is_initialized", "local_rank", "local_size", "mpi_built", "mpi_enabled",
     "mpi_threads_supported", "nccl_built", "poll", "rank", "remove_process_set", "rocm_built",
     "shutdown", "size", "start_timeline", "stop_timeline", "synchronize", "DistributedOptimizer",
+    "alltoall", "alltoall_async", "grouped_allgather", "grouped_allgather_async",
+    "grouped_reducescatter", "grouped_reducescatter_async", "reducescatter",
+    "reducescatter_async", "SyncBatchNorm",
 ]

@@ -1,8 +1,9 @@
 """Handles of asynchronous torch operations: submission to the core, poll() and synchronize().
 
-Single operations use the core's handle ids (positive). A grouped allreduce is several named
-allreduces that the core fuses when they are ready in the same cycle; its handle is a negative id
-standing for all of them, so ``synchronize`` returns the whole list, as Horovod's does.
+Single operations use the core's handle ids (positive). A grouped operation is several named
+operations carrying one group id, which the core runs only once all of them are ready on every
+rank, as one unit; its handle is a negative id standing for all of them, so ``synchronize``
+returns the whole list, as Horovod's does.
 """
 
 from __future__ import annotations
@@ -21,10 +22,15 @@ _groups: dict[int, list[int]] = {}
 _group_ids = itertools.count(1)
 
 
+# Operations whose output the runtime allocates (its size is known only after negotiation).
+_ALLOCATING = (kolo._core.OP_ALLGATHER, kolo._core.OP_ALLTOALL, kolo._core.OP_REDUCESCATTER)
+
+
 def submit(op: int, kind: str, tensor: torch.Tensor, output: Optional[torch.Tensor],
            name: Optional[str], reduce_op: int = 0, root: int = 0, prescale: float = 1.0,
-           postscale: float = 1.0, process_set=None) -> int:
-    """Queues one operation; ``output=None`` means in place (or runtime-allocated for allgather).
+           postscale: float = 1.0, process_set=None, splits=None, group: tuple = (0, 0)) -> int:
+    """Queues one operation; ``output=None`` means in place (or runtime-allocated for allgather,
+    alltoall and reducescatter). `group` is (id, size) for members of a grouped operation.
 
     Tensors are detached first: DLPack refuses tensors that require grad, and the core only
     reads and writes their memory.
@@ -33,14 +39,15 @@ def submit(op: int, kind: str, tensor: torch.Tensor, output: Optional[torch.Tens
         raise TypeError(f"expected a torch.Tensor, got {type(tensor).__name__}")
     set_id = check_process_set(process_set)
     source = tensor.detach()
-    if output is None and op != kolo._core.OP_ALLGATHER and not source.is_contiguous():
+    if output is None and op not in _ALLOCATING and not source.is_contiguous():
         raise ValueError(f"tensor '{name or kind}': in-place operations need a contiguous tensor")
-    if output is not None:
+    if output is not None or op in _ALLOCATING:
         source = source.contiguous()
+    if output is not None:
         output = output.detach()
     handle = kolo._submit(op, kind, source, output, name, reduce_op, root, prescale, postscale,
-                          set_id)
-    if output is None and op != kolo._core.OP_ALLGATHER:
+                          set_id, splits, group)
+    if output is None and op not in _ALLOCATING:
         _inplace_results[handle] = tensor
     return handle
 

@@ -107,9 +107,11 @@ def _grouped_allreduce_async(tensors, outputs, name, op, prescale_factor, postsc
     if len(tensors) == 0:
         raise ValueError("grouped allreduce needs at least one tensor")
     base = kolo._name("grouped_allreduce", name)
-    # Submitted back to back, the members are ready in the same cycle and the core fuses them.
-    handles = [_allreduce_async(t, o, f"{base}.{i}", op, prescale_factor, postscale_factor,
-                                process_set)
+    # One group id: the core runs no member before all are ready on every rank, fused together.
+    group = kolo._new_group(len(tensors))
+    handles = [submit(_core.OP_ALLREDUCE, "allreduce", t, o, f"{base}.{i}", op,
+                      prescale=prescale_factor, postscale=postscale_factor,
+                      process_set=process_set, group=group)
                for i, (t, o) in enumerate(zip(tensors, outputs))]
     return make_group(handles)
 
@@ -204,6 +206,192 @@ def allgather(tensor: torch.Tensor, name: Optional[str] = None,
     """Every rank's `tensor` concatenated along dimension 0 (the first dimension may differ by
     rank, the others must match); differentiable."""
     return HorovodAllgather.apply(tensor, name, process_set)
+
+
+def _check_group(tensors) -> list:
+    tensors = list(tensors)
+    if len(tensors) == 0:
+        raise ValueError("a grouped operation needs at least one tensor")
+    return tensors
+
+
+def grouped_allgather_async(tensors: Sequence[torch.Tensor], name: Optional[str] = None,
+                            process_set=global_process_set) -> int:
+    """Starts allgathering a list of tensors as one group; synchronize() returns the list."""
+    tensors = _check_group(tensors)
+    base = kolo._name("grouped_allgather", name)
+    group = kolo._new_group(len(tensors))
+    return make_group([submit(_core.OP_ALLGATHER, "allgather", t, None, f"{base}.{i}",
+                              process_set=process_set, group=group)
+                       for i, t in enumerate(tensors)])
+
+
+class HorovodGroupedAllgather(torch.autograd.Function):
+    """Grouped allgather; each gradient is this rank's slice of its rank-averaged gradient."""
+
+    @staticmethod
+    def forward(ctx, name, process_set, *tensors):
+        ctx.dims = [t.shape[0] for t in tensors]
+        ctx.process_set = process_set
+        return tuple(synchronize(grouped_allgather_async(list(tensors), name, process_set)))
+
+    @staticmethod
+    def backward(ctx, *grad_output):
+        reduced = grouped_allreduce([g.contiguous() for g in grad_output], op=Average,
+                                    process_set=ctx.process_set)
+        dims = allgather(torch.tensor([ctx.dims], dtype=torch.int64),
+                         process_set=ctx.process_set)
+        offsets = dims[:rank()].sum(dim=0).tolist()
+        return (None, None, *[g.narrow(0, int(o), d)
+                              for g, o, d in zip(reduced, offsets, ctx.dims)])
+
+
+def grouped_allgather(tensors: Sequence[torch.Tensor], name: Optional[str] = None,
+                      process_set=global_process_set) -> list:
+    """Allgathers a list of tensors as one group; differentiable. Returns a list."""
+    return list(HorovodGroupedAllgather.apply(name, process_set, *_check_group(tensors)))
+
+
+# ---- reducescatter -------------------------------------------------------------------------------
+
+def reducescatter_async(tensor: torch.Tensor, name: Optional[str] = None, op: int = Average,
+                        process_set=global_process_set, prescale_factor: float = 1.0,
+                        postscale_factor: float = 1.0) -> int:
+    """Starts reducing `tensor` over all ranks (Average or Sum) and keeping this rank's share of
+    the first dimension: rows are split as Horovod does, the first (rows % size) ranks get one
+    row more. Returns a handle for poll() / synchronize()."""
+    return submit(_core.OP_REDUCESCATTER, "reducescatter", tensor, None, name, op,
+                  prescale=prescale_factor, postscale=postscale_factor, process_set=process_set)
+
+
+def _reducescatter_grad_scale(op, prescale, postscale) -> float:
+    # out_r = post * op_k(pre * x_k)[rows of r]: for Sum (and Average, with 1 / size) the
+    # gradient of x_k is the gathered output gradient times the same factors.
+    scale = prescale * postscale
+    return scale / size() if op == Average else scale
+
+
+class HorovodReducescatter(torch.autograd.Function):
+    """Reducescatter; the gradient is the allgather of the output gradients (scaled by 1 / size
+    for Average, and by the scale factors)."""
+
+    @staticmethod
+    def forward(ctx, tensor, name, op, process_set, prescale_factor, postscale_factor):
+        ctx.args = (op, process_set, prescale_factor, postscale_factor)
+        return synchronize(reducescatter_async(tensor, name, op, process_set, prescale_factor,
+                                               postscale_factor))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        op, process_set, prescale, postscale = ctx.args
+        gathered = allgather(grad_output.contiguous(), process_set=process_set)
+        scale = _reducescatter_grad_scale(op, prescale, postscale)
+        return (gathered * scale if scale != 1.0 else gathered), None, None, None, None, None
+
+
+def _check_reducescatter_op(op):
+    if op not in (Average, Sum):
+        raise ValueError("reducescatter supports op=Average or op=Sum only")
+
+
+def reducescatter(tensor: torch.Tensor, name: Optional[str] = None,
+                  compression=Compression.none, op: int = Average,
+                  process_set=global_process_set, prescale_factor: float = 1.0,
+                  postscale_factor: float = 1.0) -> torch.Tensor:
+    """This rank's share (first dimension split as Horovod does) of the Average (default) or Sum
+    of `tensor` over all ranks; differentiable."""
+    _check_reducescatter_op(op)
+    compressed, ctx = compression.compress(tensor)
+    reduced = HorovodReducescatter.apply(compressed, name, op, process_set, prescale_factor,
+                                         postscale_factor)
+    return compression.decompress(reduced, ctx)
+
+
+def grouped_reducescatter_async(tensors: Sequence[torch.Tensor], name: Optional[str] = None,
+                                op: int = Average, process_set=global_process_set,
+                                prescale_factor: float = 1.0,
+                                postscale_factor: float = 1.0) -> int:
+    """Starts reducescattering a list of tensors as one group; synchronize() returns the list."""
+    _check_reducescatter_op(op)
+    tensors = _check_group(tensors)
+    base = kolo._name("grouped_reducescatter", name)
+    group = kolo._new_group(len(tensors))
+    return make_group([submit(_core.OP_REDUCESCATTER, "reducescatter", t, None, f"{base}.{i}", op,
+                              prescale=prescale_factor, postscale=postscale_factor,
+                              process_set=process_set, group=group)
+                       for i, t in enumerate(tensors)])
+
+
+class HorovodGroupedReducescatter(torch.autograd.Function):
+    """Grouped reducescatter; gradients are the grouped allgather of the output gradients."""
+
+    @staticmethod
+    def forward(ctx, name, op, process_set, prescale_factor, postscale_factor, *tensors):
+        ctx.args = (op, process_set, prescale_factor, postscale_factor)
+        return tuple(synchronize(grouped_reducescatter_async(
+            list(tensors), name, op, process_set, prescale_factor, postscale_factor)))
+
+    @staticmethod
+    def backward(ctx, *grad_output):
+        op, process_set, prescale, postscale = ctx.args
+        gathered = grouped_allgather([g.contiguous() for g in grad_output],
+                                     process_set=process_set)
+        scale = _reducescatter_grad_scale(op, prescale, postscale)
+        return (None, None, None, None, None, *[g * scale for g in gathered])
+
+
+def grouped_reducescatter(tensors: Sequence[torch.Tensor], name: Optional[str] = None,
+                          compression=Compression.none, op: int = Average,
+                          process_set=global_process_set, prescale_factor: float = 1.0,
+                          postscale_factor: float = 1.0) -> list:
+    """Reducescatters a list of tensors as one group; differentiable. Returns a list."""
+    _check_reducescatter_op(op)
+    compressed, ctxs = zip(*[compression.compress(t) for t in _check_group(tensors)])
+    reduced = HorovodGroupedReducescatter.apply(name, op, process_set, prescale_factor,
+                                                postscale_factor, *compressed)
+    return [compression.decompress(t, c) for t, c in zip(reduced, ctxs)]
+
+
+# ---- alltoall ------------------------------------------------------------------------------------
+
+def alltoall_async(tensor: torch.Tensor, splits=None, name: Optional[str] = None,
+                   process_set=global_process_set) -> int:
+    """Starts an alltoall: rows splits[r] of the first dimension (in order) go to rank r (without
+    splits, the first dimension is divided evenly). synchronize() returns (output,
+    received_splits): the received rows in rank order and an int32 tensor of their counts."""
+    if splits is not None:
+        splits = (splits.tolist() if isinstance(splits, torch.Tensor) else list(splits))
+    return submit(_core.OP_ALLTOALL, "alltoall", tensor, None, name, splits=splits,
+                  process_set=process_set)
+
+
+class HorovodAlltoall(torch.autograd.Function):
+    """Alltoall; the gradient is the alltoall of the output gradient sent back with the
+    received splits."""
+
+    @staticmethod
+    def forward(ctx, tensor, splits, name, process_set):
+        output, received_splits = synchronize(alltoall_async(tensor, splits, name, process_set))
+        ctx.process_set = process_set
+        ctx.received_splits = received_splits
+        if splits is None:
+            return output
+        ctx.mark_non_differentiable(received_splits)
+        return output, received_splits
+
+    @staticmethod
+    def backward(ctx, grad_output, *unused):
+        grad, _ = alltoall(grad_output.contiguous(), splits=ctx.received_splits,
+                           process_set=ctx.process_set)
+        return grad, None, None, None
+
+
+def alltoall(tensor: torch.Tensor, splits=None, name: Optional[str] = None,
+             process_set=global_process_set):
+    """Scatters rows of `tensor` to every rank and gathers what every rank sent here;
+    differentiable. Returns the received tensor, or (received tensor, received_splits) when
+    `splits` was given, as Horovod does."""
+    return HorovodAlltoall.apply(tensor, splits, name, process_set)
 
 
 # ---- broadcast -----------------------------------------------------------------------------------

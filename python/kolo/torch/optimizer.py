@@ -276,7 +276,9 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
     passes before being reduced. ``groups`` (an int, or lists of parameters) fuses gradients into
     grouped allreduces; ``num_groups`` is its deprecated name. ``gradient_predivide_factor``
     splits the averaging before and after the sum. Sparse gradients are allgathered unless
-    ``sparse_as_dense``. Adasum is not implemented by kolo's core and raises NotImplementedError.
+    ``sparse_as_dense``. With ``op=hvd.Adasum`` each gradient is combined with the Adasum
+    reduction (comm/adasum.cc) instead of averaged; gradient_predivide_factor then must stay 1
+    (as in Horovod, it only applies to Average).
     """
     if gradient_predivide_factor != 1.0 and op != Average:
         raise ValueError("gradient_predivide_factor not supported with op != Average")
@@ -298,9 +300,6 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
                     if id(p) in seen:
                         raise ValueError("A parameter can only appear once in groups.")
                     seen.add(id(p))
-    if op == Adasum and size() > 1:
-        raise NotImplementedError("op=hvd.Adasum: kolo's core does not implement Adasum yet; "
-                                  "use op=hvd.Average (the default)")
     cls = type(optimizer.__class__.__name__, (optimizer.__class__,),
                dict(_DistributedOptimizer.__dict__))
     return cls(optimizer.param_groups, named_parameters, compression, backward_passes_per_step, op,

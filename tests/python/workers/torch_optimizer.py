@@ -123,11 +123,12 @@ def check_synchronize_rules(rank: int, size: int) -> None:
     except AssertionError as error:
         assert "backward_passes_per_step" in str(error), error
     opt.synchronize()
-    try:
-        hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), op=hvd.Adasum)
-        raise AssertionError("Adasum accepted")
-    except NotImplementedError as error:
-        assert "Adasum" in str(error)
+    try:  # Horovod: the predivide factor only splits an Average
+        hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), op=hvd.Adasum,
+                                 gradient_predivide_factor=2.0)
+        raise AssertionError("Adasum with gradient_predivide_factor accepted")
+    except ValueError as error:
+        assert "gradient_predivide_factor" in str(error)
 
 
 def check_sparse(rank: int, size: int) -> None:

@@ -134,25 +134,19 @@ def test_version_mismatch_and_unreachable_host_stop_the_launch(tmp_path):
         "no rank may start when a host fails the check"
 
 
-def test_killed_remote_rank_is_reported_with_host_and_signal(tmp_path):
-    script = ("import os, signal, time\n"
-              "if os.environ['KOLO_RANK'] == '2': os.kill(os.getpid(), signal.SIGKILL)\n"
+@pytest.mark.parametrize("np_, ending, code, how", [
+    (3, "os.kill(os.getpid(), signal.SIGKILL)", 137, "was killed by signal SIGKILL (9)"),
+    (2, "sys.exit(7)", 7, "exited with code 7"),
+])
+def test_remote_rank_end_is_reported_with_host_and_how(tmp_path, np_, ending, code, how):
+    script = ("import os, signal, sys, time\n"
+              f"if os.environ['KOLO_RANK'] == '{np_ - 1}': {ending}\n"
               "time.sleep(60)")
-    result = run(["-np", "3", "-H", TWO_HOSTS[3], sys.executable, "-c", script],
+    result = run(["-np", str(np_), "-H", TWO_HOSTS[np_], sys.executable, "-c", script],
                  ssh_env(tmp_path), timeout=60)
-    assert result.returncode == 137, result.output
-    assert ("the first rank to fail was rank 2 on host 127.0.0.3, which was killed by signal "
-            "SIGKILL (9)") in result.output
-
-
-def test_remote_exit_code_is_kolorun_exit_code(tmp_path):
-    script = ("import os, sys, time\n"
-              "if os.environ['KOLO_RANK'] == '1': sys.exit(7)\n"
-              "time.sleep(60)")
-    result = run(["-np", "2", "-H", TWO_HOSTS[2], sys.executable, "-c", script],
-                 ssh_env(tmp_path), timeout=60)
-    assert result.returncode == 7, result.output
-    assert "rank 1 on host 127.0.0.3, which exited with code 7" in result.output
+    assert result.returncode == code, result.output
+    assert (f"the first rank to fail was rank {np_ - 1} on host 127.0.0.3, which {how}"
+            in result.output), result.output
 
 
 def test_missing_remote_command_is_named(tmp_path):

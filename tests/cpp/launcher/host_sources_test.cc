@@ -9,27 +9,15 @@
 #include <map>
 
 #include "base/errors.h"
+#include "launcher/launcher_test_util.h"
 #include "launcher/volcano.h"
 
 namespace kolo::launcher {
 namespace {
 
-std::string error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const InvalidArgument& error) {
-    return error.what();
-  }
-  return "no error";
-}
+using testing::error_of;
 
-EnvLookup env_of(std::map<std::string, std::string> values) {
-  return [values = std::move(values)](const std::string& name) -> std::optional<std::string> {
-    auto found = values.find(name);
-    if (found == values.end()) return std::nullopt;
-    return found->second;
-  };
-}
+using testing::env_of;
 
 // A scratch file removed at the end of the test.
 class TempFile {

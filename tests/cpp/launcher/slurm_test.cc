@@ -6,28 +6,16 @@
 #include <map>
 
 #include "base/errors.h"
+#include "launcher/launcher_test_util.h"
 
 namespace kolo::launcher {
 namespace {
 
 using Names = std::vector<std::string>;
 
-std::string error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const InvalidArgument& error) {
-    return error.what();
-  }
-  return "no error";
-}
+using testing::error_of;
 
-SlurmEnvLookup env_of(std::map<std::string, std::string> values) {
-  return [values = std::move(values)](const std::string& name) -> std::optional<std::string> {
-    auto found = values.find(name);
-    if (found == values.end()) return std::nullopt;
-    return found->second;
-  };
-}
+using testing::env_of;
 
 TEST(SlurmNodelist, PlainNamesAndBracketRanges) {
   EXPECT_EQ(expand_slurm_nodelist("gpu5"), (Names{"gpu5"}));

@@ -259,3 +259,17 @@ def test_check_build_reports_what_python_finds():
         assert f"[X] PyTorch (torch {torch.__version__})" in proc.stdout, proc.stdout
     except ImportError:
         assert "[ ] PyTorch" in proc.stdout, proc.stdout
+
+
+def test_network_interfaces_choose_the_rendezvous_address(tmp_path):
+    script = ("import os; e = os.environ; "
+              "print('rendezvous', e['KOLO_RENDEZVOUS_ADDR'], e.get('HOROVOD_GLOO_IFACE'))")
+    result = run(["-np", "2", "-H", TWO_HOSTS[2], "--network-interfaces", "lo", sys.executable,
+                  "-c", script], ssh_env(tmp_path))
+    assert result.returncode == 0, result.output
+    for rank in (0, 1):
+        assert "rendezvous 127.0.0.1 lo" in result.lines_of(rank), result.output
+    result = run(["-np", "2", "-H", TWO_HOSTS[2], "--network-interfaces", "nosuch0", "true"],
+                 ssh_env(tmp_path))
+    assert result.returncode == 2, result.output
+    assert "none of the --network-interfaces (nosuch0) has an IPv4 address" in result.output

@@ -27,3 +27,8 @@ def test_adasum_distributed_optimizer(np_):
 def test_sync_batch_norm_matches_one_batch_norm(np_):
     pytest.importorskip("torch")
     run_job(np_, "sync_batch_norm.py", timeout=180).assert_ok(np_)
+
+
+@pytest.mark.parametrize("np_", [2, 3])
+def test_numpy_alltoall_reducescatter_grouped(np_):
+    run_job(np_, "numpy_ops.py", timeout=120).assert_ok(np_)

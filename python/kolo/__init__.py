@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import itertools
+import zlib
 from typing import Any, Optional
 
 from kolo import _arrays, _core
@@ -45,10 +46,8 @@ _in_flight: dict[int, tuple[Any, Any, int]] = {}
 _unnamed_counters = {op: itertools.count() for op in (
     "allreduce", "allgather", "broadcast", "barrier", "alltoall", "reducescatter",
     "grouped_allreduce", "grouped_allgather", "grouped_reducescatter")}
-# Group ids: the n-th group a rank submits gets id n on every rank of an SPMD program (the
-# coordinator reports a member submitted under different groups as a mismatch). Group handles
-# are negative and stand for their members' handles, in order.
-_group_ids = itertools.count(1)
+# Group handles are negative and stand for their members' handles, in order.
+_group_handles = itertools.count(1)
 _groups: dict[int, list[int]] = {}
 
 
@@ -105,24 +104,26 @@ def _submit(op: int, kind: str, array: Any, output: Any, name: Optional[str], re
     return handle
 
 
-def _new_group(members: int) -> tuple:
-    """(id, size) for the next group of `members` tensors; the core runs the members only once
-    every one of them is ready on every rank, as one unit."""
+def _new_group(base_name: str, members: int) -> tuple:
+    """(id, size) of the group named `base_name` with `members` tensors; the core runs the
+    members only once every one of them is ready on every rank, as one unit. The id derives from
+    the name (never 0), so every rank gives a group the same id whatever order the ranks submit
+    their groups in (DistributedOptimizer's hooks may fire in different orders)."""
     if members == 0:
         raise ValueError("a grouped operation needs at least one tensor")
-    return next(_group_ids), members
+    return (zlib.crc32(base_name.encode()) & 0x7FFFFFFF) or 1, members
 
 
 def _group_handle(handles: list) -> int:
-    group = -next(_group_ids)
+    group = -next(_group_handles)
     _groups[group] = handles
     return group
 
 
-def _submit_group(arrays: list, submit_one) -> list:
-    """Submits every member of one new group; `submit_one(array, index, group)` submits one
-    member and returns its handle."""
-    group = _new_group(len(arrays))
+def _submit_group(base_name: str, arrays: list, submit_one) -> list:
+    """Submits every member of the group `base_name`; `submit_one(array, index, group)` submits
+    one member and returns its handle."""
+    group = _new_group(base_name, len(arrays))
     return [submit_one(a, i, group) for i, a in enumerate(arrays)]
 
 
@@ -215,7 +216,7 @@ def grouped_allreduce_async(arrays: list, op: int = Average, name: Optional[str]
     the list of results."""
     base = _name("grouped_allreduce", name)
     sources = [_arrays.contiguous(a) for a in arrays]
-    handles = _submit_group(sources, lambda a, i, g: _submit(
+    handles = _submit_group(base, sources, lambda a, i, g: _submit(
         _core.OP_ALLREDUCE, "allreduce", a, _arrays.empty_like(a), f"{base}.{i}", op,
         prescale=prescale_factor, postscale=postscale_factor, group=g))
     return _group_handle(handles)
@@ -230,7 +231,7 @@ def grouped_allreduce(arrays: list, op: int = Average, name: Optional[str] = Non
 def grouped_allgather_async(arrays: list, name: Optional[str] = None) -> int:
     """Starts allgathering `arrays` as one group; ``synchronize`` returns the list."""
     base = _name("grouped_allgather", name)
-    handles = _submit_group([_arrays.contiguous(a) for a in arrays],
+    handles = _submit_group(base, [_arrays.contiguous(a) for a in arrays],
                             lambda a, i, g: _submit(_core.OP_ALLGATHER, "allgather", a, None,
                                                     f"{base}.{i}", group=g))
     return _group_handle(handles)
@@ -245,7 +246,7 @@ def grouped_reducescatter_async(arrays: list, op: int = Average, name: Optional[
                                 postscale_factor: float = 1.0) -> int:
     """Starts reducescattering `arrays` as one group; ``synchronize`` returns the list."""
     base = _name("grouped_reducescatter", name)
-    handles = _submit_group([_arrays.contiguous(a) for a in arrays],
+    handles = _submit_group(base, [_arrays.contiguous(a) for a in arrays],
                             lambda a, i, g: _submit(
                                 _core.OP_REDUCESCATTER, "reducescatter", a, None, f"{base}.{i}",
                                 op, prescale=prescale_factor, postscale=postscale_factor,

@@ -108,7 +108,7 @@ def _grouped_allreduce_async(tensors, outputs, name, op, prescale_factor, postsc
         raise ValueError("grouped allreduce needs at least one tensor")
     base = kolo._name("grouped_allreduce", name)
     # One group id: the core runs no member before all are ready on every rank, fused together.
-    group = kolo._new_group(len(tensors))
+    group = kolo._new_group(base, len(tensors))
     handles = [submit(_core.OP_ALLREDUCE, "allreduce", t, o, f"{base}.{i}", op,
                       prescale=prescale_factor, postscale=postscale_factor,
                       process_set=process_set, group=group)
@@ -220,7 +220,7 @@ def grouped_allgather_async(tensors: Sequence[torch.Tensor], name: Optional[str]
     """Starts allgathering a list of tensors as one group; synchronize() returns the list."""
     tensors = _check_group(tensors)
     base = kolo._name("grouped_allgather", name)
-    group = kolo._new_group(len(tensors))
+    group = kolo._new_group(base, len(tensors))
     return make_group([submit(_core.OP_ALLGATHER, "allgather", t, None, f"{base}.{i}",
                               process_set=process_set, group=group)
                        for i, t in enumerate(tensors)])
@@ -315,7 +315,7 @@ def grouped_reducescatter_async(tensors: Sequence[torch.Tensor], name: Optional[
     _check_reducescatter_op(op)
     tensors = _check_group(tensors)
     base = kolo._name("grouped_reducescatter", name)
-    group = kolo._new_group(len(tensors))
+    group = kolo._new_group(base, len(tensors))
     return make_group([submit(_core.OP_REDUCESCATTER, "reducescatter", t, None, f"{base}.{i}", op,
                               prescale=prescale_factor, postscale=postscale_factor,
                               process_set=process_set, group=group)

@@ -78,6 +78,17 @@ HandleId Session::enqueue(TensorEntry entry) {
           "name (wait for the earlier one first)",
           world_.rank, name));
     }
+    if (entry.request.op == negotiation::OpType::broadcast && set_id != kGlobalProcessSet) {
+      // Horovod names the root by its job rank; the set's communicator numbers members 0..k-1.
+      auto root = std::find(set->second.begin(), set->second.end(), entry.request.root);
+      if (root == set->second.end()) {
+        throw InvalidArgument(fmt::format(
+            "rank {}: broadcast of tensor '{}' names root rank {}, which is not a member of "
+            "process set {} (ranks {})",
+            world_.rank, name, entry.request.root, set_id, set->second));
+      }
+      entry.request.root = static_cast<int32_t>(root - set->second.begin());
+    }
     names_in_flight_.insert({set_id, name});
     entry.request.rank = static_cast<int32_t>(member - set->second.begin());
     entry.handle = handles_.create();

@@ -1,0 +1,18 @@
+"""Process sets (hvd.ProcessSet, init(process_sets=...), add/remove_process_set, process_set= on
+every op) and join() for uneven data, under kolorun on 2 and 3 ranks."""
+
+import pytest
+
+from conftest import run_job
+
+pytest.importorskip("torch", reason="scripts/setup.sh installs torch==2.13.0 (CPU)")
+
+
+@pytest.mark.parametrize("np_", [2, 3])
+def test_process_sets(np_):
+    result = run_job(np_, "torch_process_sets.py", timeout=240)
+    result.assert_ok(np_)
+    # The rank outside the first set ({0, 1}) got the clear error, naming set, ranks and rank.
+    if np_ == 3:
+        assert any("rank 2 is not a member of process set 1 (ranks [0, 1])" in line
+                   for line in result.lines_of(2)), result.output

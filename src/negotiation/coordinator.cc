@@ -123,9 +123,6 @@ Response Coordinator::complete(const std::string& name, Entry& entry) {
                     "previous request with that name completed",
                     name, describe_ranks(entry.duplicate_ranks)));
   }
-  // With joined ranks absent, a mismatch message numbers the submitting ranks 0..k-1.
-  std::string mismatch = find_mismatch(by_rank);
-  if (!mismatch.empty()) return make_error_response(by_rank[0], std::move(mismatch));
   if (joined_count_ > 0 && needs_every_rank(by_rank[0].op)) {
     std::vector<int> joined;
     for (int r = 0; r < size_; ++r) {
@@ -137,6 +134,8 @@ Response Coordinator::complete(const std::string& name, Entry& entry) {
                                 "with joined ranks",
                                 op_type_name(by_rank[0].op), name, describe_ranks(joined)));
   }
+  std::string mismatch = find_mismatch(by_rank);
+  if (!mismatch.empty()) return make_error_response(by_rank[0], std::move(mismatch));
   if (by_rank[0].op == OpType::process_set_remove) {
     std::vector<int> busy;
     for (const Request& r : by_rank) {

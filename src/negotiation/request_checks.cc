@@ -41,9 +41,9 @@ std::optional<std::string> disagreement(const std::vector<Request>& by_rank, std
     auto it =
         std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == v; });
     if (it == groups.end()) {
-      groups.push_back({std::move(v), {static_cast<int>(r)}});
+      groups.push_back({std::move(v), {by_rank[r].rank}});
     } else {
-      it->second.push_back(static_cast<int>(r));
+      it->second.push_back(by_rank[r].rank);
     }
   }
   if (groups.size() <= 1) return std::nullopt;

@@ -16,3 +16,11 @@ def test_process_sets(np_):
     if np_ == 3:
         assert any("rank 2 is not a member of process set 1 (ranks [0, 1])" in line
                    for line in result.lines_of(2)), result.output
+
+
+@pytest.mark.parametrize("np_", [2, 3])
+def test_join_with_uneven_steps(np_):
+    result = run_job(np_, "torch_join.py", timeout=240)
+    result.assert_ok(np_)
+    assert any("allgather while joined" in line for line in result.lines_of(np_ - 1)), \
+        result.output

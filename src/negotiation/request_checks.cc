@@ -41,7 +41,7 @@ std::optional<std::string> disagreement(const std::vector<Request>& by_rank, std
     auto it =
         std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == v; });
     if (it == groups.end()) {
-      groups.push_back({std::move(v), {by_rank[r].rank}});
+      groups.emplace_back(std::move(v), std::vector<int>{by_rank[r].rank});
     } else {
       it->second.push_back(by_rank[r].rank);
     }

@@ -295,14 +295,16 @@ TEST(SessionProcessSets, RemovalIsRefusedWhileAMemberHasPendingOpsThenSucceeds) 
 TEST(SessionJoin, JoinedRanksContributeZerosUntilEveryRankJoined) {
   Job job;
   job.run(3, test_config(), [&](int rank, Session& session, HandleTable& handles) {
-    // Rank r runs r allreduce steps (Average), then joins.
-    for (int step = 0; step < rank; ++step) {
+    // Rank r runs r + 2 allreduce steps (Average), then joins: the first two steps are cached
+    // on every rank, so later steps have cache hits on the ranks still running while the joined
+    // rank sets no bit (they must go through the coordinator instead).
+    for (int step = 0; step < rank + 2; ++step) {
       std::vector<float> data(100, static_cast<float>(rank + 1 + step));
       handles.wait(session.enqueue(
           allreduce_entry("grad", data, negotiation::UserReduceOp::average)));
       float want = 0;
       for (int r = 0; r < 3; ++r) {
-        if (r > step) want += static_cast<float>(r + 1 + step);
+        if (r + 2 > step) want += static_cast<float>(r + 1 + step);
       }
       want /= 3.0f;  // Average divides by the job's size, joined ranks included (Horovod)
       EXPECT_FLOAT_EQ(data[0], want) << "rank " << rank << " step " << step;
@@ -310,11 +312,13 @@ TEST(SessionJoin, JoinedRanksContributeZerosUntilEveryRankJoined) {
     }
     EXPECT_EQ(number_of(handles, session.request_join()), 2);
     // After the join completed, all ranks take part again (and the cache works again).
+    const uint64_t hits_before = session.stats().cache_hits;
     for (int step = 0; step < 3; ++step) {
       std::vector<float> data(10, 1.0f);
       handles.wait(session.enqueue(allreduce_entry("after", data)));
       EXPECT_EQ(data[0], 3.0f);
     }
+    EXPECT_GE(session.stats().cache_hits - hits_before, 2u) << "rank " << rank;
   });
 }
 

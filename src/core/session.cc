@@ -138,7 +138,9 @@ HandleId Session::request_remove_process_set(int32_t id) {
   {
     std::lock_guard lock(mutex_);
     name = fmt::format("kolo.remove_process_set.{}", control_calls_++);
-    for (const auto& [set_id, tensor] : names_in_flight_) busy |= static_cast<int32_t>(set_id == id);
+    for (const auto& [set_id, tensor] : names_in_flight_) {
+      if (set_id == id) busy = 1;
+    }
   }
   // `busy` goes along in the request's root: the coordinator refuses the removal on every rank
   // when any member still has operations pending on the set.

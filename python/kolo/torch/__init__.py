@@ -34,6 +34,7 @@ __all__ = [
     "ddl_built", "global_process_set", "gloo_built", "gloo_enabled", "grouped_allreduce",
     "grouped_allreduce_", "grouped_allreduce_async", "grouped_allreduce_async_", "init",
     "is_homogeneous", "is_initialized", "join", "local_rank", "local_size", "mpi_built",
-    "mpi_enabled", "mpi_threads_supported", "nccl_built", "poll", "rank", "remove_process_set", "rocm_built",
-    "shutdown", "size", "start_timeline", "stop_timeline", "synchronize", "DistributedOptimizer",
+    "mpi_enabled", "mpi_threads_supported", "nccl_built", "poll", "rank", "remove_process_set",
+    "rocm_built", "shutdown", "size", "start_timeline", "stop_timeline", "synchronize",
+    "DistributedOptimizer",
 ]

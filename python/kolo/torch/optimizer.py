@@ -89,6 +89,8 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         self.op = op
         self.gradient_predivide_factor = gradient_predivide_factor
         self.sparse_as_dense = sparse_as_dense
+        if process_set is None:
+            process_set = global_process_set
         self.process_set = process_set
         check_process_set(process_set)
 

@@ -73,7 +73,8 @@ class ProcessSet:
         self.ranks = None
 
     def __str__(self) -> str:
-        return f"ProcessSet(process_set_id={self.process_set_id}, ranks={self.ranks}, mpi_comm=None)"
+        return (f"ProcessSet(process_set_id={self.process_set_id}, ranks={self.ranks}, "
+                "mpi_comm=None)")
 
     __repr__ = __str__
 

@@ -1,4 +1,4 @@
-"""``horovod.common.process_sets`` on kolo: the same module objects as ``kolo.torch.process_sets``."""
+"""``horovod.common.process_sets`` on kolo: the very objects of ``kolo.torch.process_sets``."""
 
 from kolo.torch.process_sets import (  # noqa: F401
     ProcessSet, add_process_set, global_process_set, process_set_by_id, process_sets,

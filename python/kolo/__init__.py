@@ -27,7 +27,7 @@ __all__ = [
     "broadcast_async_", "alltoall", "alltoall_async", "reducescatter", "reducescatter_async",
     "grouped_allreduce", "grouped_allreduce_async", "grouped_allgather",
     "grouped_allgather_async", "grouped_reducescatter", "grouped_reducescatter_async", "barrier",
-    "poll", "synchronize",
+    "join", "poll", "synchronize",
 ]
 
 # Horovod's name for a failed collective; scripts catch it to recover (elastic training).
@@ -43,9 +43,9 @@ Adasum = _core.REDUCE_ADASUM
 # Arrays referenced by in-flight handles: the C++ side reads and writes their memory until the
 # handle completes, so Python must not free them before synchronize().
 _in_flight: dict[int, tuple[Any, Any, int]] = {}
-_unnamed_counters = {op: itertools.count() for op in (
-    "allreduce", "allgather", "broadcast", "barrier", "alltoall", "reducescatter",
-    "grouped_allreduce", "grouped_allgather", "grouped_reducescatter")}
+# Keyed by (kind, process set id): a rank outside a set never calls its ops, so one counter per
+# kind would drift between ranks as soon as sets are used.
+_unnamed_counters: dict[tuple[str, int], Any] = {}
 # Group handles are negative and stand for their members' handles, in order.
 _group_handles = itertools.count(1)
 _groups: dict[int, list[int]] = {}
@@ -89,15 +89,19 @@ def cross_size() -> int:
     return _core.cross_size()
 
 
-def _name(kind: str, name: Optional[str]) -> str:
-    # Unnamed ops get names from a per-kind counter: identical on every rank of an SPMD program.
-    return name if name is not None else f"{kind}.noname.{next(_unnamed_counters[kind])}"
+def _name(kind: str, name: Optional[str], process_set: int = 0) -> str:
+    # Unnamed ops get names from a per-kind, per-set counter: identical on every rank of an SPMD
+    # program that takes part.
+    if name is not None:
+        return name
+    counter = _unnamed_counters.setdefault((kind, process_set), itertools.count())
+    return f"{kind}.noname.{next(counter)}"
 
 
 def _submit(op: int, kind: str, array: Any, output: Any, name: Optional[str], reduce_op: int = 0,
             root: int = 0, prescale: float = 1.0, postscale: float = 1.0,
             process_set: int = 0, splits: Optional[list] = None, group: tuple = (0, 0)) -> int:
-    handle = _core.enqueue(op, _name(kind, name), array, output, reduce_op, root,
+    handle = _core.enqueue(op, _name(kind, name, process_set), array, output, reduce_op, root,
                            float(prescale), float(postscale), process_set,
                            [] if splits is None else [int(s) for s in splits], group[0], group[1])
     _in_flight[handle] = (array, output, op)
@@ -260,11 +264,19 @@ def grouped_reducescatter(arrays: list, op: int = Average, name: Optional[str] =
                                                    postscale_factor))
 
 
-def barrier() -> None:
-    """Returns once every rank has called barrier()."""
+def barrier(process_set: int = 0) -> None:
+    """Returns once every rank (of the process set with that id) has called barrier()."""
     import numpy as np
 
-    synchronize(_submit(_core.OP_BARRIER, "barrier", np.zeros(0, np.uint8), None, None))
+    synchronize(_submit(_core.OP_BARRIER, "barrier", np.zeros(0, np.uint8), None, None,
+                        process_set=process_set))
+
+
+def join() -> int:
+    """Declares that this rank has no more data (Horovod's hvd.join()): until every rank joined,
+    it takes part with zeros in the allreduces the others still run. Blocks until all ranks
+    joined; returns the rank that joined last."""
+    return _core.join()
 
 
 def poll(handle: int) -> bool:

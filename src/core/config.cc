@@ -25,7 +25,8 @@ const std::set<std::string>& known_names() {
       "RENDEZVOUS_PORT", "SECRET",            "LOCAL_RANK",          "LOCAL_SIZE",
       "CROSS_RANK",      "CROSS_SIZE",        "FAILURE_GRACE_SECONDS", "CONTROLLER",
       "CPU_OPERATIONS",  "GPU_OPERATIONS",    "TIMELINE",            "LOG_HIDE_TIME",
-      "SHM_DISABLE",     "SHM_RING_BYTES",    "HIERARCHICAL_ALLREDUCE"};
+      "SHM_DISABLE",     "SHM_RING_BYTES",    "HIERARCHICAL_ALLREDUCE",
+      "DYNAMIC_PROCESS_SETS"};
   return names;
 }
 
@@ -125,6 +126,7 @@ Config Config::from_env(const EnvLookup& lookup, const std::vector<std::string>&
     throw InvalidArgument(fmt::format("KOLO_SHM_RING_BYTES={} is not a power of two", ring_bytes));
   }
   config.hierarchical_allreduce = reader.flag("HIERARCHICAL_ALLREDUCE");
+  config.dynamic_process_sets = reader.flag("DYNAMIC_PROCESS_SETS").value_or(false);
 
   for (const auto& name : all_names) {
     if (name.rfind("KOLO_", 0) == 0 && !known_names().contains(name.substr(5))) {

@@ -22,7 +22,7 @@ from kolo.torch.mpi_ops import (
     broadcast, broadcast_, broadcast_async, broadcast_async_, ccl_built, cross_rank, cross_size,
     cuda_built, ddl_built, global_process_set, gloo_built, gloo_enabled, grouped_allreduce,
     grouped_allreduce_, grouped_allreduce_async, grouped_allreduce_async_, init, is_homogeneous,
-    is_initialized, local_rank, local_size, mpi_built, mpi_enabled, mpi_threads_supported,
+    is_initialized, join, local_rank, local_size, mpi_built, mpi_enabled, mpi_threads_supported,
     nccl_built, poll, rank, remove_process_set, rocm_built, shutdown, size, start_timeline,
     stop_timeline, synchronize)
 from kolo.torch.optimizer import DistributedOptimizer
@@ -36,10 +36,10 @@ __all__ = [
     "broadcast_async", "broadcast_async_", "ccl_built", "cross_rank", "cross_size", "cuda_built",
     "ddl_built", "global_process_set", "gloo_built", "gloo_enabled", "grouped_allreduce",
     "grouped_allreduce_", "grouped_allreduce_async", "grouped_allreduce_async_", "init",
-    "is_homogeneous", "is_initialized", "local_rank", "local_size", "mpi_built", "mpi_enabled",
-    "mpi_threads_supported", "nccl_built", "poll", "rank", "remove_process_set", "rocm_built",
-    "shutdown", "size", "start_timeline", "stop_timeline", "synchronize", "DistributedOptimizer",
-    "alltoall", "alltoall_async", "grouped_allgather", "grouped_allgather_async",
-    "grouped_reducescatter", "grouped_reducescatter_async", "reducescatter",
-    "reducescatter_async", "SyncBatchNorm",
+    "is_homogeneous", "is_initialized", "join", "local_rank", "local_size", "mpi_built",
+    "mpi_enabled", "mpi_threads_supported", "nccl_built", "poll", "rank", "remove_process_set",
+    "rocm_built", "shutdown", "size", "start_timeline", "stop_timeline", "synchronize",
+    "DistributedOptimizer", "alltoall", "alltoall_async", "grouped_allgather",
+    "grouped_allgather_async", "grouped_reducescatter", "grouped_reducescatter_async",
+    "reducescatter", "reducescatter_async", "SyncBatchNorm",
 ]

@@ -25,7 +25,7 @@ from kolo.torch.basics import (  # noqa: F401  (re-exported: scripts import them
 from kolo.torch.compression import Compression
 from kolo.torch.handles import make_group, poll, submit, synchronize  # noqa: F401
 from kolo.torch.process_sets import (  # noqa: F401
-    ProcessSet, add_process_set, global_process_set, remove_process_set)
+    ProcessSet, add_process_set, check_process_set, global_process_set, remove_process_set)
 
 HorovodInternalError = kolo.KoloError
 
@@ -106,7 +106,7 @@ def _grouped_allreduce_async(tensors, outputs, name, op, prescale_factor, postsc
                              process_set):
     if len(tensors) == 0:
         raise ValueError("grouped allreduce needs at least one tensor")
-    base = kolo._name("grouped_allreduce", name)
+    base = kolo._name("grouped_allreduce", name, check_process_set(process_set))
     # One group id: the core runs no member before all are ready on every rank, fused together.
     group = kolo._new_group(base, len(tensors))
     handles = [submit(_core.OP_ALLREDUCE, "allreduce", t, o, f"{base}.{i}", op,
@@ -197,7 +197,7 @@ class HorovodAllgather(torch.autograd.Function):
     def backward(ctx, grad_output):
         reduced = allreduce(grad_output.contiguous(), op=Average, process_set=ctx.process_set)
         dims = allgather(torch.tensor([ctx.dim], dtype=torch.int64), process_set=ctx.process_set)
-        offset = int(dims[:rank()].sum().item())
+        offset = int(dims[:_rank_in(ctx.process_set)].sum().item())
         return reduced.narrow(0, offset, ctx.dim), None, None
 
 
@@ -219,7 +219,7 @@ def grouped_allgather_async(tensors: Sequence[torch.Tensor], name: Optional[str]
                             process_set=global_process_set) -> int:
     """Starts allgathering a list of tensors as one group; synchronize() returns the list."""
     tensors = _check_group(tensors)
-    base = kolo._name("grouped_allgather", name)
+    base = kolo._name("grouped_allgather", name, check_process_set(process_set))
     group = kolo._new_group(base, len(tensors))
     return make_group([submit(_core.OP_ALLGATHER, "allgather", t, None, f"{base}.{i}",
                               process_set=process_set, group=group)
@@ -241,7 +241,7 @@ class HorovodGroupedAllgather(torch.autograd.Function):
                                     process_set=ctx.process_set)
         dims = allgather(torch.tensor([ctx.dims], dtype=torch.int64),
                          process_set=ctx.process_set)
-        offsets = dims[:rank()].sum(dim=0).tolist()
+        offsets = dims[:_rank_in(ctx.process_set)].sum(dim=0).tolist()
         return (None, None, *[g.narrow(0, int(o), d)
                               for g, o, d in zip(reduced, offsets, ctx.dims)])
 
@@ -264,11 +264,15 @@ def reducescatter_async(tensor: torch.Tensor, name: Optional[str] = None, op: in
                   prescale=prescale_factor, postscale=postscale_factor, process_set=process_set)
 
 
-def _reducescatter_grad_scale(op, prescale, postscale) -> float:
+def _reducescatter_grad_scale(op, prescale, postscale, process_set) -> float:
     # out_r = post * op_k(pre * x_k)[rows of r]: for Sum (and Average, with 1 / size) the
     # gradient of x_k is the gathered output gradient times the same factors.
     scale = prescale * postscale
-    return scale / size() if op == Average else scale
+    if op != Average:
+        return scale
+    members = size() if process_set is None or check_process_set(process_set) == 0 \
+        else process_set.size()
+    return scale / members
 
 
 class HorovodReducescatter(torch.autograd.Function):
@@ -285,7 +289,7 @@ class HorovodReducescatter(torch.autograd.Function):
     def backward(ctx, grad_output):
         op, process_set, prescale, postscale = ctx.args
         gathered = allgather(grad_output.contiguous(), process_set=process_set)
-        scale = _reducescatter_grad_scale(op, prescale, postscale)
+        scale = _reducescatter_grad_scale(op, prescale, postscale, process_set)
         return (gathered * scale if scale != 1.0 else gathered), None, None, None, None, None
 
 
@@ -314,7 +318,7 @@ def grouped_reducescatter_async(tensors: Sequence[torch.Tensor], name: Optional[
     """Starts reducescattering a list of tensors as one group; synchronize() returns the list."""
     _check_reducescatter_op(op)
     tensors = _check_group(tensors)
-    base = kolo._name("grouped_reducescatter", name)
+    base = kolo._name("grouped_reducescatter", name, check_process_set(process_set))
     group = kolo._new_group(base, len(tensors))
     return make_group([submit(_core.OP_REDUCESCATTER, "reducescatter", t, None, f"{base}.{i}", op,
                               prescale=prescale_factor, postscale=postscale_factor,
@@ -336,7 +340,7 @@ class HorovodGroupedReducescatter(torch.autograd.Function):
         op, process_set, prescale, postscale = ctx.args
         gathered = grouped_allgather([g.contiguous() for g in grad_output],
                                      process_set=process_set)
-        scale = _reducescatter_grad_scale(op, prescale, postscale)
+        scale = _reducescatter_grad_scale(op, prescale, postscale, process_set)
         return (None, None, None, None, None, *[g * scale for g in gathered])
 
 
@@ -429,7 +433,7 @@ class HorovodBroadcast(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         reduced = allreduce(grad_output.contiguous(), op=Average, process_set=ctx.process_set)
-        if rank() != ctx.root_rank:
+        if rank() != ctx.root_rank:  # root_rank is a job rank, also within a process set
             reduced = reduced * 0
         return reduced, None, None, None
 
@@ -443,8 +447,24 @@ def broadcast(tensor: torch.Tensor, root_rank: int, name: Optional[str] = None,
 # ---- barrier / join ------------------------------------------------------------------------------
 
 def barrier(process_set=global_process_set) -> None:
-    """Returns once every rank has called barrier()."""
-    from kolo.torch.process_sets import check_process_set
+    """Returns once every rank (of the process set) has called barrier()."""
+    kolo.barrier(check_process_set(process_set))
 
-    check_process_set(process_set)
-    kolo.barrier()
+
+def join(device: int = -1) -> int:
+    """Declares that this rank has run out of data (uneven inputs): until every rank has joined,
+    it takes part with zeros in every allreduce the others still run (so Average still divides by
+    the whole job's size, as in Horovod), and allgather, broadcast, alltoall and reducescatter
+    fail while a rank is joined. Blocks until all ranks joined; returns the rank that joined last.
+
+    ``device`` is accepted as Horovod's (where the zeros live); this build runs CPU tensors only,
+    so the zeros are always in host memory.
+    """
+    return int(kolo.join())
+
+
+def _rank_in(process_set) -> int:
+    """This process's rank within `process_set` (its job rank for the global set)."""
+    if process_set is None or check_process_set(process_set) == 0:
+        return rank()
+    return process_set.rank()

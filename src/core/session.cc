@@ -30,6 +30,7 @@ Session::Session(const Config& config, const LaunchInfo& launch, uint64_t round,
 
   negotiation::ControllerOptions controller_options;
   controller_options.cache_capacity = config.cache_capacity;
+  controller_options.stalled_cached_after = Observability::resend_cached_after(config);
   controller_ = std::make_unique<negotiation::Controller>(*comm_, controller_options, logger);
 
   comm::AllreduceOptions allreduce_options;
@@ -41,6 +42,8 @@ Session::Session(const Config& config, const LaunchInfo& launch, uint64_t round,
   backend_ = std::make_unique<backends::KoloBackend>(*comm_, allreduce_options);
   executor_ = std::make_unique<Executor>(
       *backend_, handles_, ExecutorOptions{world_.rank, world_.size, config.fusion_threshold});
+  observability_ =
+      std::make_unique<Observability>(config, world_.rank, *controller_, *executor_, logger);
 
   thread_ = std::thread([this] { run_loop(); });
 }
@@ -77,7 +80,9 @@ void Session::shutdown() {
 
 SessionStats Session::stats() const {
   std::lock_guard lock(mutex_);
-  return stats_;
+  SessionStats out = stats_;
+  out.tuning = observability_->tuning_state();
+  return out;
 }
 
 void Session::run_loop() {
@@ -89,7 +94,9 @@ void Session::run_loop() {
         std::string name = entry.request.name;
         pending_.emplace(std::move(name), std::move(entry));
       }
+      observability_->cycle_started(fresh);
       negotiation::ResponseList agreed = controller_->cycle(std::move(fresh), shutdown_requested_);
+      observability_->agreed(agreed, pending_);
 
       // Counters and names are settled before any handle completes, so a caller that wakes up
       // sees this cycle's figures and may at once resubmit the same name (every step does).
@@ -105,6 +112,7 @@ void Session::run_loop() {
         }
       }
       executor_->run(agreed.responses, pending_);
+      observability_->cycle_finished();
       {
         std::lock_guard lock(mutex_);
         stats_.fused_groups = executor_->stats().fused_groups;
@@ -116,7 +124,7 @@ void Session::run_loop() {
         break;
       }
       // Sleep out the cycle unless new work (or shutdown) arrives; a dead peer ends the wait.
-      comm_->wait_idle(queue_.wake_fd(), config_.cycle_time);
+      comm_->wait_idle(queue_.wake_fd(), observability_->cycle_time());
     }
     fail_everything(fmt::format("kolo rank {}: the job has shut down (rank{} {} called "
                                 "shutdown() or its script ended); operations pending then or "

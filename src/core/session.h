@@ -22,6 +22,7 @@
 #include "core/config.h"
 #include "core/executor.h"
 #include "core/handle_table.h"
+#include "core/observability.h"
 #include "core/tensor_queue.h"
 #include "core/world.h"
 #include "negotiation/controller.h"
@@ -36,6 +37,7 @@ struct SessionStats {
   uint64_t cache_hits = 0;
   uint64_t fused_groups = 0;
   uint64_t fused_tensors = 0;
+  TuningState tuning;  // parameters in force (autotune changes them)
 };
 
 class Session {
@@ -54,6 +56,11 @@ class Session {
   // Negotiates shutdown with the other ranks and joins the background thread.
   void shutdown();
   [[nodiscard]] SessionStats stats() const;
+  // hvd.start_timeline / stop_timeline (rank 0 writes; no-ops elsewhere). Any thread.
+  void start_timeline(const std::string& path, bool mark_cycles) {
+    observability_->start_timeline(path, mark_cycles);
+  }
+  void stop_timeline() { observability_->stop_timeline(); }
 
  private:
   void run_loop();
@@ -73,6 +80,7 @@ class Session {
   std::unique_ptr<negotiation::Controller> controller_;
   std::unique_ptr<backends::Backend> backend_;
   std::unique_ptr<Executor> executor_;
+  std::unique_ptr<Observability> observability_;
   TensorQueue queue_;
 
   // Owned by the background thread.

@@ -35,7 +35,10 @@ Observability::Observability(const Config& config, int rank, negotiation::Contro
   });
 }
 
-Observability::~Observability() { stop_timeline(); }
+Observability::~Observability() {
+  // The background thread has ended: nothing else holds the timeline.
+  if (timeline_) timeline_->close();
+}
 
 std::chrono::milliseconds Observability::resend_cached_after(const Config& config) {
   const std::chrono::milliseconds usual{5000};
@@ -62,18 +65,32 @@ void Observability::start_timeline(const std::string& path, bool mark_cycles) {
 void Observability::stop_timeline() {
   std::shared_ptr<Timeline> previous;
   {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     previous = std::exchange(timeline_, nullptr);
+    if (!previous) return;
+    // The background thread holds its own reference until its next cycle starts; wait for that
+    // so the ops it is finishing are complete in the file. A loop that stopped (failed session)
+    // never gets there: the timeout lets the file close with those ops left open.
+    const uint64_t now = cycles_;
+    cycle_started_.wait_for(lock, std::chrono::seconds(1), [&] { return cycles_ > now; });
   }
-  // The background thread may still hold it for the rest of this cycle; its events are dropped.
-  if (previous) previous->close();
+  previous->close();
 }
 
 void Observability::cycle_started(const std::vector<negotiation::Request>& fresh) {
+  std::shared_ptr<Timeline> next;
   {
     std::lock_guard lock(mutex_);
-    cycle_timeline_ = timeline_;
+    next = timeline_;
   }
+  // A timeline that was stopped or replaced gets its open phases ended, so it stays balanced.
+  if (cycle_timeline_ && cycle_timeline_ != next) cycle_timeline_->end_open_phases();
+  {
+    std::lock_guard lock(mutex_);
+    cycle_timeline_ = std::move(next);
+    ++cycles_;
+  }
+  cycle_started_.notify_all();
   executor_.set_observer(cycle_timeline_.get());
   if (!cycle_timeline_) return;
   cycle_timeline_->cycle_started();

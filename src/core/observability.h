@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -45,6 +46,8 @@ class Observability {
 
   // Any thread. On ranks other than 0 these do nothing (rank 0 writes the job's timeline).
   void start_timeline(const std::string& path, bool mark_cycles);
+  // The file is complete when this returns: it waits (up to a second) for the background thread
+  // to finish the cycle that may still be writing to it.
   void stop_timeline();
 
   // Background thread, every cycle, in this order.
@@ -65,8 +68,10 @@ class Observability {
   Executor& executor_;
   const Logger& logger_;
 
-  mutable std::mutex mutex_;           // guards timeline_ and tuning_
+  mutable std::mutex mutex_;           // guards timeline_, tuning_ and cycles_
   std::shared_ptr<Timeline> timeline_;  // null: no timeline
+  uint64_t cycles_ = 0;                 // cycles started
+  std::condition_variable cycle_started_;
   TuningState tuning_;
 
   // Background thread only.

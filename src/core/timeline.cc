@@ -58,13 +58,14 @@ void Timeline::begin(TensorRow& row, std::string_view event, std::string_view ar
   writer_.push(fmt::format(R"({{"name":{},"ph":"B","ts":{},"pid":{},"tid":0{}}})",
                            json_string(event), now_us(), row.pid,
                            args.empty() ? "" : fmt::format(R"(,"args":{})", args)));
-  ++row.open;
+  row.open.emplace_back(event);
 }
 
 void Timeline::end(TensorRow& row) {
-  if (row.open == 0) return;
-  writer_.push(fmt::format(R"({{"ph":"E","ts":{},"pid":{},"tid":0}})", now_us(), row.pid));
-  --row.open;
+  if (row.open.empty()) return;
+  writer_.push(fmt::format(R"({{"name":{},"ph":"E","ts":{},"pid":{},"tid":0}})",
+                           json_string(row.open.back()), now_us(), row.pid));
+  row.open.pop_back();
 }
 
 void Timeline::cycle_started() {
@@ -73,11 +74,19 @@ void Timeline::cycle_started() {
                            now_us()));
 }
 
+void Timeline::end_open_phases() {
+  for (auto& [name, r] : rows_) {
+    while (!r.open.empty()) end(r);
+    r.negotiating = false;
+    r.queued = false;
+  }
+}
+
 void Timeline::negotiation_started(const std::string& name, negotiation::OpType op) {
   TensorRow& r = row(name);
   if (r.negotiating) return;
   // A tensor resubmitted while its last op is still open (not possible today) closes it first.
-  while (r.open > 0) end(r);
+  while (!r.open.empty()) end(r);
   r.negotiating = true;
   begin(r, "NEGOTIATE_" + timeline_op_name(op));
 }
@@ -122,7 +131,7 @@ void Timeline::phase_ended(const std::vector<std::string>& names) {
 void Timeline::group_finished(const std::vector<std::string>& names) {
   for (const std::string& name : names) {
     TensorRow& r = row(name);
-    while (r.open > 0) end(r);
+    while (!r.open.empty()) end(r);
     r.queued = false;
   }
 }

@@ -33,6 +33,8 @@ class Timeline final : public ExecutionObserver {
   [[nodiscard]] const std::string& path() const { return writer_.path(); }
 
   void cycle_started();
+  // Ends every phase still open (the timeline is being stopped).
+  void end_open_phases();
   // A tensor's negotiation begins (no-op when it is already negotiating).
   void negotiation_started(const std::string& name, negotiation::OpType op);
   // The coordinator received `rank`'s request for `name`.
@@ -48,7 +50,7 @@ class Timeline final : public ExecutionObserver {
  private:
   struct TensorRow {
     int pid = 0;
-    int open = 0;  // B events not yet ended, innermost last
+    std::vector<std::string> open;  // B events not yet ended, innermost last
     bool negotiating = false;
     bool queued = false;
   };

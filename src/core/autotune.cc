@@ -32,7 +32,8 @@ Autotuner::Autotuner(AutotuneSettings settings, TunedParameters initial,
             "samples\n"
          << std::flush;
   }
-  current_.parameters = *next_candidate();
+  // With every parameter held constant the only trial is the configured values.
+  current_.parameters = next_candidate().value_or(initial_);
 }
 
 TunedParameters Autotuner::best() const {
@@ -47,11 +48,13 @@ std::optional<TunedParameters> Autotuner::next_candidate() {
     return std::any_of(trials_.begin(), trials_.end(),
                        [&](const AutotuneTrial& t) { return t.parameters == p; });
   };
-  const size_t dimensions = settings_.tune_cache ? 3 : 2;
-  while (dimension_ < dimensions) {
-    const size_t values = dimension_ == 0   ? settings_.fusion_thresholds.size()
-                          : dimension_ == 1 ? settings_.cycle_times_ms.size()
-                                            : 2;
+  const bool tuned[] = {settings_.tune_fusion_threshold, settings_.tune_cycle_time,
+                        settings_.tune_cache};
+  while (dimension_ < 3) {
+    const size_t values = !tuned[dimension_] ? 0
+                          : dimension_ == 0  ? settings_.fusion_thresholds.size()
+                          : dimension_ == 1  ? settings_.cycle_times_ms.size()
+                                             : 2;
     if (value_ >= values) {
       ++dimension_;
       value_ = 0;

@@ -31,7 +31,11 @@ struct AutotuneSettings {
   uint32_t warmup_samples = 3;
   uint32_t steps_per_sample = 10;
   uint32_t samples_per_trial = 3;
-  bool tune_cache = true;  // false when the cache is disabled by configuration
+  // A parameter the user set explicitly is held constant (as in Horovod), as is the cache
+  // when configuration disabled it.
+  bool tune_fusion_threshold = true;
+  bool tune_cycle_time = true;
+  bool tune_cache = true;
   std::vector<uint64_t> fusion_thresholds = {1ull << 20, 4ull << 20, 16ull << 20, 32ull << 20,
                                              64ull << 20, 128ull << 20};
   std::vector<double> cycle_times_ms = {0.5, 1.0, 2.5, 5.0, 10.0, 25.0};

@@ -27,7 +27,14 @@ Observability::Observability(const Config& config, int rank, negotiation::Contro
     settings.warmup_samples = config.autotune_warmup_samples;
     settings.steps_per_sample = config.autotune_steps_per_sample;
     settings.samples_per_trial = config.autotune_samples_per_trial;
-    settings.tune_cache = config.cache_capacity > 0;
+    auto explicitly_set = [&](const std::string& name) {
+      return std::any_of(config.sources.begin(), config.sources.end(), [&](const auto& source) {
+        return source.first == name && source.second != "default";
+      });
+    };
+    settings.tune_fusion_threshold = !explicitly_set("FUSION_THRESHOLD");
+    settings.tune_cycle_time = !explicitly_set("CYCLE_TIME");
+    settings.tune_cache = config.cache_capacity > 0 && !explicitly_set("CACHE_CAPACITY");
     tuner_.emplace(settings, tuning_.current, config.autotune_log);
   }
   controller_.set_request_observer([this](const negotiation::Request& request) {

@@ -68,6 +68,7 @@ ResponseList Controller::cycle(std::vector<Request> new_requests, bool shutting_
     remove_answered(answered.responses);
     out.shutdown = answered.shutdown;
     out.shutdown_ranks = answered.shutdown_ranks;
+    out.parameters = answered.parameters;
     for (Response& response : answered.responses) out.responses.push_back(std::move(response));
   } else if (served_from_cache) {
     ++stats_.fast_cycles;

@@ -243,6 +243,7 @@ LaunchOptions finish(const RawOptions& raw, std::vector<std::string> rest, const
       }
     }
     if (!log_level) log_level = file.log_level;
+    options.tuning_environment = std::move(file.environment);
     options.ignored_config_keys = std::move(file.ignored);
   }
   if (log_level) {

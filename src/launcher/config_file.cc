@@ -21,23 +21,29 @@ struct KeyRule {
   std::string_view flag;    // tuning flag it sets; empty: see below
   bool negate = false;      // stall_check.enabled -> --no-stall-check
   bool log_level = false;   // logging.level
+  std::string_view setting;  // no flag: a true/false setting exported as KOLO_/HOROVOD_<setting>
 };
+
+KeyRule flag_rule(std::string_view flag, bool negate = false) { return {flag, negate, false, {}}; }
+KeyRule log_level_rule() { return {{}, false, true, {}}; }
+KeyRule setting_rule(std::string_view setting) { return {{}, false, false, setting}; }
 
 const std::map<std::string, KeyRule, std::less<>>& schema() {
   static const std::map<std::string, KeyRule, std::less<>> rules = {
-      {"params.fusion_threshold_mb", {"--fusion-threshold-mb"}},
-      {"params.cycle_time_ms", {"--cycle-time-ms"}},
-      {"params.cache_capacity", {"--cache-capacity"}},
-      {"autotune.enabled", {"--autotune"}},
-      {"autotune.log_file", {"--autotune-log-file"}},
-      {"autotune.warmup_samples", {"--autotune-warmup-samples"}},
-      {"autotune.steps_per_sample", {"--autotune-steps-per-sample"}},
-      {"timeline.filename", {"--timeline-filename"}},
-      {"timeline.mark_cycles", {"--timeline-mark-cycles"}},
-      {"stall_check.enabled", {"--no-stall-check", true}},
-      {"stall_check.warning_time_seconds", {"--stall-check-warning-time-seconds"}},
-      {"stall_check.shutdown_time_seconds", {"--stall-check-shutdown-time-seconds"}},
-      {"logging.level", {"", false, true}},
+      {"params.fusion_threshold_mb", flag_rule("--fusion-threshold-mb")},
+      {"params.cycle_time_ms", flag_rule("--cycle-time-ms")},
+      {"params.cache_capacity", flag_rule("--cache-capacity")},
+      {"autotune.enabled", flag_rule("--autotune")},
+      {"autotune.log_file", flag_rule("--autotune-log-file")},
+      {"autotune.warmup_samples", flag_rule("--autotune-warmup-samples")},
+      {"autotune.steps_per_sample", flag_rule("--autotune-steps-per-sample")},
+      {"timeline.filename", flag_rule("--timeline-filename")},
+      {"timeline.mark_cycles", flag_rule("--timeline-mark-cycles")},
+      {"stall_check.enabled", flag_rule("--no-stall-check", true)},
+      {"stall_check.warning_time_seconds", flag_rule("--stall-check-warning-time-seconds")},
+      {"stall_check.shutdown_time_seconds", flag_rule("--stall-check-shutdown-time-seconds")},
+      {"logging.level", log_level_rule()},
+      {"params.hierarchical_allreduce", setting_rule("HIERARCHICAL_ALLREDUCE")},
   };
   return rules;
 }
@@ -45,7 +51,7 @@ const std::map<std::string, KeyRule, std::less<>>& schema() {
 // Keys of horovodrun's schema that do not apply to kolo.
 const std::set<std::string, std::less<>>& ignored_keys() {
   static const std::set<std::string, std::less<>> keys = {
-      "params.hierarchical_allreduce",       "params.hierarchical_allgather",
+      "params.hierarchical_allgather",
       "autotune.bayes_opt_max_samples",      "autotune.gaussian_process_noise",
       "library_options.mpi_threads_disable", "library_options.num_nccl_streams",
       "library_options.ccl_bgt_affinity",    "library_options.gloo_timeout_seconds",
@@ -155,6 +161,20 @@ class Parser {
     if (rule == schema().end()) fail(line, fmt::format("unknown setting '{}'", key));
     if (rule->second.log_level) {
       out.log_level = value;
+      return;
+    }
+    if (!rule->second.setting.empty()) {
+      // Validated as a switch; the flag named in an error is the config key.
+      const std::string flag_name = key;
+      const TuningFlag as_switch{flag_name, rule->second.setting, TuningFlag::ValueKind::switch_on,
+                                 ""};
+      try {
+        for (auto& entry : tuning_flag_environment(as_switch, value)) {
+          out.environment.push_back(std::move(entry));
+        }
+      } catch (const InvalidArgument& error) {
+        fail(line, error.what());
+      }
       return;
     }
     const TuningFlag* flag = find_tuning_flag(rule->second.flag);

@@ -19,6 +19,8 @@ struct ConfigFileSettings {
   // (command-line flag, value text) in file order, e.g. ("--fusion-threshold-mb", "32").
   std::vector<std::pair<std::string, std::string>> flags;
   std::optional<std::string> log_level;  // logging.level
+  // Settings kolorun has no flag for, as environment variables (KOLO_* and HOROVOD_*).
+  std::vector<std::pair<std::string, std::string>> environment;
   // "section.key" entries horovodrun knows that kolo has no use for (NCCL, MPI, Bayesian
   // optimisation knobs); kolorun mentions them and goes on.
   std::vector<std::string> ignored;

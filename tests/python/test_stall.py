@@ -45,3 +45,33 @@ def test_stall_times_from_kolorun_flags():
         timeout=60)
     result.assert_ok(3)
     assert "2 seconds (HOROVOD_STALL_SHUTDOWN_TIME_SECONDS)" in result.output
+
+
+@pytest.mark.parametrize("np_", [2, 3])
+def test_config_file_settings_with_a_flag_overriding_it(np_, tmp_path):
+    import json
+    timeline = tmp_path / "timeline.json"
+    config = tmp_path / "horovod.yaml"
+    config.write_text(
+        "params:\n  cache_capacity: 16\n"
+        f"timeline:\n  filename: '{timeline}'\n  mark_cycles: false\n"
+        "stall_check:\n  enabled: true\n  warning_time_seconds: 1\n"
+        "  shutdown_time_seconds: 60   # overridden on the command line\n"
+        "library_options:\n  num_nccl_streams: 2\n")
+    result = run_job(np_, "stall.py", "shutdown", timeout=60, launcher_args=(
+        "--config-file", str(config), "--stall-check-shutdown-time-seconds", "2"))
+    result.assert_ok(np_)
+    assert "2 seconds (HOROVOD_STALL_SHUTDOWN_TIME_SECONDS)" in result.output
+    assert "'library_options.num_nccl_streams' does not apply to kolo" in result.output
+    events = json.loads(timeline.read_text())
+    assert any(e.get("args", {}).get("name") == "stalled" for e in events)
+
+
+def test_config_file_errors_name_the_line():
+    import tempfile
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml") as config:
+        config.write("stall_check:\n  warning_time_seconds: soon\n")
+        config.flush()
+        result = run_job(2, "stall.py", "warn", launcher_args=("--config-file", config.name))
+    assert result.returncode == 2
+    assert "line 2" in result.output and "stall_check.warning_time_seconds" in result.output

@@ -76,8 +76,10 @@ TEST(ConfigFile, HorovodrunSchemaMapsOntoTheTuningFlags) {
                                    {"--stall-check-warning-time-seconds", "120"},
                                    {"--stall-check-shutdown-time-seconds", "240"}}));
   EXPECT_EQ(settings.log_level, "INFO");
-  EXPECT_EQ(settings.ignored.size(), 9u);
-  EXPECT_EQ(settings.ignored.front(), "params.hierarchical_allreduce");
+  EXPECT_EQ(settings.environment,
+            (Flags{{"KOLO_HIERARCHICAL_ALLREDUCE", "1"}, {"HOROVOD_HIERARCHICAL_ALLREDUCE", "1"}}));
+  EXPECT_EQ(settings.ignored.size(), 8u);
+  EXPECT_EQ(settings.ignored.front(), "params.hierarchical_allgather");
 }
 
 TEST(ConfigFile, StallCheckEnabledTurnsTheDisableFlagOff) {
@@ -105,6 +107,8 @@ TEST(ConfigFile, ErrorsNameTheFileLineAndProblem) {
             std::string::npos);
   EXPECT_NE(error_of("  cycle_time_ms: 1\n").find("outside a section"), std::string::npos);
   EXPECT_NE(error_of("autotune:\n  enabled: maybe\n").find("true or false"), std::string::npos);
+  EXPECT_NE(error_of("params:\n  hierarchical_allreduce: 2\n").find("params.hierarchical_allreduce"),
+            std::string::npos);
 }
 
 TEST(ConfigFile, CommentsBlankLinesAndDocumentMarkerAreSkipped) {

@@ -143,7 +143,9 @@ class Parser {
       if (section_indent == 0) section_indent = indent;
       if (indent != section_indent) fail(number, "inconsistent indentation (nesting too deep?)");
       if (value.empty()) fail(number, fmt::format("'{}' has no value", key));
-      const std::string full = section + "." + key;
+      std::string full = section;
+      full += '.';
+      full += key;
       if (!seen.insert(full).second) fail(number, fmt::format("'{}' repeated", full));
       add(number, full, value, out);
     }
@@ -165,8 +167,7 @@ class Parser {
     }
     if (!rule->second.setting.empty()) {
       // Validated as a switch; the flag named in an error is the config key.
-      const std::string flag_name = key;
-      const TuningFlag as_switch{flag_name, rule->second.setting, TuningFlag::ValueKind::switch_on,
+      const TuningFlag as_switch{key, rule->second.setting, TuningFlag::ValueKind::switch_on,
                                  ""};
       try {
         for (auto& entry : tuning_flag_environment(as_switch, value)) {

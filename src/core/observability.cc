@@ -110,7 +110,9 @@ void Observability::agreed(const negotiation::ResponseList& list,
   cycle_bytes_ = 0;
   for (const auto& response : list.responses) {
     if (cycle_timeline_) cycle_timeline_->agreed(response);
-    if (response.op != negotiation::OpType::allreduce || !response.error.empty()) continue;
+    if (!tuner_ || response.op != negotiation::OpType::allreduce || !response.error.empty()) {
+      continue;
+    }
     for (const auto& name : response.names) {
       if (auto it = pending.find(name); it != pending.end()) cycle_bytes_ += it->second.bytes();
     }

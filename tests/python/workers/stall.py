@@ -1,6 +1,6 @@
 """The stall inspector under kolorun: rank 1 holds back a tensor the others submitted.
 
-argv[1] == "warn": rank 1 submits it late (after ~3 s); with a 1 s check time rank 0 warns.
+argv[1] == "warn": rank 1 submits it late (after 4 s); with a 1 s check time rank 0 warns.
 argv[1] == "shutdown": rank 1 submits a different tensor instead; with a 3 s shutdown time both
 tensors are cancelled on every rank that submitted them, each error naming its tensor and the
 missing ranks, and the job carries on.
@@ -32,7 +32,7 @@ def main() -> None:
 
     if mode == "warn":
         if rank == HOLDOUT:
-            time.sleep(3)
+            time.sleep(4)
         roundtrip("stalled", size)
     else:
         name = "other" if rank == HOLDOUT else "stalled"

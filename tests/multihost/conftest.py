@@ -49,7 +49,7 @@ def cluster(request):
 
 
 @pytest.fixture
-def hosts(cluster):
+def fake_hosts(cluster):
     """The cluster, with no process but sshd left in it after the test."""
     yield cluster
     cluster.kill_leftovers()

@@ -1,8 +1,10 @@
 """A small cluster of fake hosts on one machine, for real multi-host tests of kolorun.
 
 Each host is a network namespace (kolo-mh-ns1, ...) joined to a bridge in the root namespace by a
-veth pair: the root namespace (where kolorun and its rendezvous server run) is 10.231.0.1, host
-nsN is 10.231.0.(10+N) on its "eth0". Every host also gets a port-less bridge "docker0" with the same
+veth pair: the root namespace (where kolorun and its rendezvous server run) is 10.231.0.1 on the
+bridge "kolomh0", host nsN is 10.231.0.(10+N) on its own "kolomh0": one interface name on every
+machine of the job, launcher included, as on a real cluster, so --network-interfaces kolomh0 means
+the same network everywhere. Every host also gets a port-less bridge "docker0" with the same
 172.17.0.1/16 address, like machines that all run docker: an interface peers cannot use, which must
 not make the job hang. Each host runs a real sshd (host and user keys generated into a temp dir)
 and the names ns1, ns2, ... resolve through marked lines in /etc/hosts. The ssh client is reached
@@ -24,8 +26,8 @@ import time
 from pathlib import Path
 
 NETNS_PREFIX = "kolo-mh-"
-BRIDGE = "kolomh-br"
-VETH_PREFIX = "kolomh-h"  # root-namespace ends; the other ends live (as eth0) in the namespaces
+BRIDGE = "kolomh0"  # in the root namespace; each host's own end carries the same name
+VETH_PREFIX = "kolomh-h"  # root-namespace ends; the other ends live in the namespaces
 HOSTS_MARK = "# kolo-multihost-test"
 TEMP_PREFIX = "kolo-mh-"
 SUBNET = "10.231.0"
@@ -146,9 +148,9 @@ class Cluster:
         run("ip", "link", "set", outside, "master", BRIDGE)
         run("ip", "link", "set", outside, "up")
         inns = ("ip", "netns", "exec", netns)
-        run(*inns, "ip", "link", "set", inside, "name", "eth0")
-        run(*inns, "ip", "addr", "add", f"{self.address(host)}/24", "dev", "eth0")
-        run(*inns, "ip", "link", "set", "eth0", "up")
+        run(*inns, "ip", "link", "set", inside, "name", BRIDGE)
+        run(*inns, "ip", "addr", "add", f"{self.address(host)}/24", "dev", BRIDGE)
+        run(*inns, "ip", "link", "set", BRIDGE, "up")
         run(*inns, "ip", "link", "set", "lo", "up")
         # A port-less bridge, like docker0 on a host without containers: up, addressed, useless.
         run(*inns, "ip", "link", "add", "docker0", "type", "bridge")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -19,8 +20,8 @@ FASHION = Path("/usr/share/datasets/fashion-mnist")
 
 
 def kolorun() -> str:
-    path = os.environ.get("KOLORUN_PATH") or subprocess.run(
-        ["sh", "-c", "command -v kolorun"], stdout=subprocess.PIPE, text=True).stdout.strip()
+    # KOLORUN_PATH first: a pyenv python puts its own bin (an installed kolorun) first on PATH.
+    path = os.environ.get("KOLORUN_PATH") or shutil.which("kolorun")
     if not path:
         pytest.fail("kolorun is not on PATH (eval \"$(scripts/dev_stage.sh NAME)\" or install)")
     return path
@@ -28,7 +29,8 @@ def kolorun() -> str:
 
 def launch(cluster, np_: int, hostlist: str, *command: str, flags: tuple[str, ...] = (),
            env: dict[str, str] | None = None, timeout: float = 180) -> subprocess.CompletedProcess:
-    cmd = [kolorun(), "-np", str(np_), "-H", hostlist, *flags, *command]
+    # OMP_NUM_THREADS reaches the remote ranks only when forwarded (-x).
+    cmd = [kolorun(), "-np", str(np_), "-H", hostlist, "-x", "OMP_NUM_THREADS", *flags, *command]
     try:
         return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                               timeout=timeout, env=cluster.env(OMP_NUM_THREADS="1", **(env or {})))
@@ -63,10 +65,10 @@ def test_every_address_is_published_and_peers_meet_on_the_shared_network(fake_ho
     lines = listening_lines(result.stdout)
     assert len(lines) == 4, result.stdout
     for line in lines:
-        # The route toward the rendezvous (eth0) first, then the docker0 address every host has.
+        # The route toward the rendezvous (kolomh0) first, then the docker0 address every host has.
         match = re.search(r"listening at (10\.231\.0\.1[12]):(\d+),172\.17\.0\.1:(\d+) ", line)
         assert match and match.group(2) == match.group(3), line
-    # Cross-host peers were reached on eth0 addresses, the first candidate, never on docker0.
+    # Cross-host peers were reached on kolomh0 addresses, the first candidate, never on docker0.
     reached = re.findall(r"reached rank \d+ on host '(ns\d)' at ([\d.]+):\d+ \(address (\d+)",
                          result.stdout)
     assert reached, result.stdout
@@ -76,7 +78,7 @@ def test_every_address_is_published_and_peers_meet_on_the_shared_network(fake_ho
 
 def test_network_interfaces_flag_limits_the_published_addresses(fake_hosts):
     result = launch(fake_hosts, 3, "ns1:1,ns2:1,ns3:1", sys.executable,
-                    str(WORKERS / "allreduce_once.py"), flags=("--network-interfaces", "eth0"),
+                    str(WORKERS / "allreduce_once.py"), flags=("--network-interfaces", "kolomh0"),
                     env={"KOLO_LOG_LEVEL": "debug"})
     assert_ok(result, 3)
     lines = listening_lines(result.stdout)
@@ -86,12 +88,13 @@ def test_network_interfaces_flag_limits_the_published_addresses(fake_hosts):
 
 
 def test_an_unknown_interface_is_an_error_naming_it_and_the_available_ones(fake_hosts):
+    # Through the environment: --network-interfaces eth9 would stop kolorun itself first, since
+    # the launcher machine lacks eth9 too.
     result = launch(fake_hosts, 2, "ns1:1,ns2:1", sys.executable,
-                    str(WORKERS / "allreduce_once.py"), flags=("--network-interfaces", "eth9"),
-                    timeout=120)
+                    str(WORKERS / "allreduce_once.py"), env={"KOLO_IFACE": "eth9"}, timeout=120)
     assert result.returncode != 0, result.stdout
     assert "'eth9'" in result.stdout, result.stdout
-    assert "eth0 (10.231.0.1" in result.stdout and "docker0 (172.17.0.1)" in result.stdout, \
+    assert "kolomh0 (10.231.0.1" in result.stdout and "docker0 (172.17.0.1)" in result.stdout, \
         result.stdout
 
 
@@ -101,7 +104,7 @@ def test_only_unroutable_interfaces_fail_within_the_start_timeout_naming_what_wa
     start = time.monotonic()
     result = launch(fake_hosts, 2, "ns1:1,ns2:1", sys.executable,
                     str(WORKERS / "allreduce_once.py"),
-                    flags=("--network-interfaces", "docker0", "--start-timeout", "8"),
+                    flags=("--start-timeout", "8"), env={"HOROVOD_GLOO_IFACE": "docker0"},
                     timeout=120)
     elapsed = time.monotonic() - start
     assert result.returncode != 0, result.stdout

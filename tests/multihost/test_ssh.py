@@ -8,7 +8,7 @@ import subprocess
 def test_each_host_is_reached_over_ssh_in_its_own_namespace(fake_hosts):
     for host in fake_hosts.names:
         out = fake_hosts.ssh(host, "ip", "-o", "-4", "addr", "show").stdout
-        assert re.search(rf"eth0\s+inet {re.escape(fake_hosts.address(host))}/24", out), out
+        assert re.search(rf"kolomh0\s+inet {re.escape(fake_hosts.address(host))}/24", out), out
         assert "docker0" in out and "172.17.0.1/16" in out, out
         for other in fake_hosts.names:
             if other != host:

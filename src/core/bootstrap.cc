@@ -26,11 +26,16 @@ std::string this_hostname() {
 
 // Every address this rank may be reached at, best first (see transport/tcp/interfaces.h), as
 // "a:port,b:port"; this host's name when it has no usable address at all.
-std::string published_addresses(const Config& config, const std::string& rendezvous_addr,
-                                 uint16_t port) {
-  std::vector<std::string> addresses = transport::candidate_addresses(
-      transport::up_ipv4_interfaces(), config.network_interfaces,
-      transport::address_toward(rendezvous_addr));
+std::string published_addresses(const Config& config, const LaunchInfo& launch,
+                                const std::string& hostname, uint16_t port) {
+  std::vector<std::string> addresses;
+  try {
+    addresses = transport::candidate_addresses(transport::up_ipv4_interfaces(),
+                                               config.network_interfaces,
+                                               transport::address_toward(launch.rendezvous_addr));
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(fmt::format("rank {} on host '{}': {}", launch.rank, hostname, e.what()));
+  }
   if (addresses.empty()) addresses.push_back(this_hostname());
   std::string text;
   for (const auto& address : addresses) {
@@ -79,7 +84,7 @@ Connected bootstrap(const LaunchInfo& launch, const Config& config, uint64_t rou
 
   transport::Socket listener = transport::listen_tcp("", 0);
   const std::string addresses =
-      published_addresses(config, launch.rendezvous_addr, transport::local_port(listener));
+      published_addresses(config, launch, hostname, transport::local_port(listener));
   store.set(key(round, "host", launch.rank), hostname);
   store.set(key(round, "addr", launch.rank), addresses);
   logger.debug("listening at {} (host '{}'), waiting for {} peers at {}", addresses, hostname,

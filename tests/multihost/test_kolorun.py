@@ -93,7 +93,7 @@ def test_an_unknown_interface_is_an_error_naming_it_and_the_available_ones(fake_
     result = launch(fake_hosts, 2, "ns1:1,ns2:1", sys.executable,
                     str(WORKERS / "allreduce_once.py"), env={"KOLO_IFACE": "eth9"}, timeout=120)
     assert result.returncode != 0, result.stdout
-    assert "'eth9'" in result.stdout, result.stdout
+    assert "rank 1 on host 'ns2': network interface 'eth9'" in result.stdout, result.stdout
     assert "kolomh0 (10.231.0.1" in result.stdout and "docker0 (172.17.0.1)" in result.stdout, \
         result.stdout
 

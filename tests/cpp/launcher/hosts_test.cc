@@ -8,19 +8,13 @@
 #include <unistd.h>
 
 #include "base/errors.h"
+#include "launcher/launcher_test_util.h"
 #include "launcher/local_host.h"
 
 namespace kolo::launcher {
 namespace {
 
-std::string error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const InvalidArgument& error) {
-    return error.what();
-  }
-  return "no error";
-}
+using testing::error_of;
 
 TEST(ParseHosts, ListOfHostsAndSlots) {
   EXPECT_EQ(parse_hosts("worker-0:2,worker-1:4,10.0.0.3:1"),

@@ -1,7 +1,6 @@
 #include "launcher/cli.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -265,12 +264,6 @@ LaunchOptions finish(const RawOptions& raw, std::vector<std::string> rest, const
   options.ssh_port = raw.ssh_port;
   options.ssh_identity_file = raw.ssh_identity_file;
   options.network_interfaces = raw.network_interfaces;
-  if (!raw.network_interfaces.empty()) {
-    // The ranks read the interfaces to publish from KOLO_IFACE (Horovod's: HOROVOD_GLOO_IFACE).
-    const std::string names = fmt::format("{}", fmt::join(raw.network_interfaces, ","));
-    options.tuning_environment.emplace_back("KOLO_IFACE", names);
-    options.tuning_environment.emplace_back("HOROVOD_GLOO_IFACE", names);
-  }
 
   const auto flags = tuning_flags();
   for (size_t i = 0; i < flags.size(); ++i) {

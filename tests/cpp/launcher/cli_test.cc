@@ -2,8 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-
 namespace kolo::launcher {
 namespace {
 
@@ -88,13 +86,6 @@ TEST(ParseCommandLine, HorovodrunStyleOptions) {
   EXPECT_EQ(options.log_level, "DEBUG");
   EXPECT_TRUE(options.prefix_output_with_timestamp);
   EXPECT_EQ(options.network_interfaces, (Args{"eth0", "eth1"}));
-  // The ranks learn the interfaces from their environment, under kolo's and Horovod's names.
-  const auto& env = options.tuning_environment;
-  EXPECT_NE(std::find(env.begin(), env.end(), std::pair<std::string, std::string>{"KOLO_IFACE", "eth0,eth1"}),
-            env.end());
-  EXPECT_NE(std::find(env.begin(), env.end(),
-                      std::pair<std::string, std::string>{"HOROVOD_GLOO_IFACE", "eth0,eth1"}),
-            env.end());
   EXPECT_EQ(options.command, (Args{"cmd"}));
 }
 

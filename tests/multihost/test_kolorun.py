@@ -42,8 +42,7 @@ def launch(cluster, np_: int, hostlist: str, *command: str, flags: tuple[str, ..
 def assert_ok(result: subprocess.CompletedProcess, np_: int) -> None:
     assert result.returncode == 0, result.stdout
     for rank in range(np_):
-        assert f"rank {rank} OK" in result.stdout or f"rank {rank} of {np_} OK" in result.stdout, \
-            result.stdout
+        assert f"[{rank}]<stdout>:rank {rank} OK" in result.stdout, result.stdout
 
 
 def listening_lines(out: str) -> list[str]:
@@ -60,7 +59,7 @@ def test_every_collective_across_hosts(fake_hosts, np_, hostlist):
 
 def test_every_address_is_published_and_peers_meet_on_the_shared_network(fake_hosts):
     result = launch(fake_hosts, 4, "ns1:2,ns2:2", sys.executable,
-                    str(WORKERS / "allreduce_once.py"), env={"KOLO_LOG_LEVEL": "debug"})
+                    str(SHARED_WORKERS / "allreduce_once.py"), env={"KOLO_LOG_LEVEL": "debug"})
     assert_ok(result, 4)
     lines = listening_lines(result.stdout)
     assert len(lines) == 4, result.stdout
@@ -78,7 +77,7 @@ def test_every_address_is_published_and_peers_meet_on_the_shared_network(fake_ho
 
 def test_network_interfaces_flag_limits_the_published_addresses(fake_hosts):
     result = launch(fake_hosts, 3, "ns1:1,ns2:1,ns3:1", sys.executable,
-                    str(WORKERS / "allreduce_once.py"), flags=("--network-interfaces", "kolomh0"),
+                    str(SHARED_WORKERS / "allreduce_once.py"), flags=("--network-interfaces", "kolomh0"),
                     env={"KOLO_LOG_LEVEL": "debug"})
     assert_ok(result, 3)
     lines = listening_lines(result.stdout)
@@ -91,7 +90,7 @@ def test_an_unknown_interface_is_an_error_naming_it_and_the_available_ones(fake_
     # Through the environment: --network-interfaces eth9 would stop kolorun itself first, since
     # the launcher machine lacks eth9 too.
     result = launch(fake_hosts, 2, "ns1:1,ns2:1", sys.executable,
-                    str(WORKERS / "allreduce_once.py"), env={"KOLO_IFACE": "eth9"}, timeout=120)
+                    str(SHARED_WORKERS / "allreduce_once.py"), env={"KOLO_IFACE": "eth9"}, timeout=120)
     assert result.returncode != 0, result.stdout
     assert "rank 1 on host 'ns2': network interface 'eth9'" in result.stdout, result.stdout
     assert "kolomh0 (10.231.0.1" in result.stdout and "docker0 (172.17.0.1)" in result.stdout, \
@@ -103,7 +102,7 @@ def test_only_unroutable_interfaces_fail_within_the_start_timeout_naming_what_wa
     # docker0's address exists on every host, so each rank reaches only its own host there.
     start = time.monotonic()
     result = launch(fake_hosts, 2, "ns1:1,ns2:1", sys.executable,
-                    str(WORKERS / "allreduce_once.py"),
+                    str(SHARED_WORKERS / "allreduce_once.py"),
                     flags=("--start-timeout", "8"), env={"HOROVOD_GLOO_IFACE": "docker0"},
                     timeout=120)
     elapsed = time.monotonic() - start

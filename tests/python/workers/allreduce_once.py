@@ -11,7 +11,8 @@ def main() -> None:
     got = kolo.allreduce(np.full(1000, rank + 1, np.float64), op=kolo.Sum, name="sum")
     want = size * (size + 1) / 2
     assert np.all(got == want), (rank, got[:4], want)
-    print(f"rank {rank} of {size} OK sum {want:g}", flush=True)
+    print(f"rank {rank} of {size}: sum {want:g}", flush=True)
+    print(f"rank {rank} OK", flush=True)
     kolo.shutdown()
 
 

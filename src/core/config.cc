@@ -27,7 +27,7 @@ const std::set<std::string>& known_names() {
       "CROSS_RANK",      "CROSS_SIZE",        "FAILURE_GRACE_SECONDS", "CONTROLLER",
       "CPU_OPERATIONS",  "GPU_OPERATIONS",    "TIMELINE",            "LOG_HIDE_TIME",
       "SHM_DISABLE",     "SHM_RING_BYTES",    "HIERARCHICAL_ALLREDUCE", "IFACE",
-      "GLOO_IFACE"};
+      "GLOO_IFACE",      "DYNAMIC_PROCESS_SETS"};
   return names;
 }
 
@@ -131,6 +131,7 @@ Config Config::from_env(const EnvLookup& lookup, const std::vector<std::string>&
   auto interfaces = reader.text("IFACE");
   if (!interfaces) interfaces = reader.text("GLOO_IFACE");
   if (interfaces) config.network_interfaces = transport::parse_interface_list(*interfaces);
+  config.dynamic_process_sets = reader.flag("DYNAMIC_PROCESS_SETS").value_or(false);
 
   for (const auto& name : all_names) {
     if (name.rfind("KOLO_", 0) == 0 && !known_names().contains(name.substr(5))) {

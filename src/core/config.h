@@ -34,6 +34,8 @@ struct Config {
   // KOLO_IFACE, else HOROVOD_GLOO_IFACE ("eth0,eth1"): the interfaces whose addresses this rank
   // publishes to its peers. Empty: every up interface, the route toward the rendezvous first.
   std::vector<std::string> network_interfaces;
+  // DYNAMIC_PROCESS_SETS: add_process_set()/remove_process_set() allowed after init (as Horovod).
+  bool dynamic_process_sets = false;
 
   // Where each value came from ("KOLO_CYCLE_TIME", "HOROVOD_CYCLE_TIME" or "default"), for logs.
   std::vector<std::pair<std::string, std::string>> sources;

@@ -50,7 +50,13 @@ std::optional<int> to_int(std::string_view text) {
 
 std::string encode_agent_environment(const Environment& env) {
   std::string block = std::string(kEnvironmentHeader) + "\n";
-  for (const auto& [name, value] : env) block += to_hex(name + "=" + value) + "\n";
+  for (const auto& [name, value] : env) {
+    std::string entry = name;
+    entry += '=';
+    entry += value;
+    block += to_hex(entry);
+    block += '\n';
+  }
   block += std::string(kEnvironmentEnd) + "\n";
   return block;
 }

@@ -31,6 +31,12 @@ try:
 except Exception as error:
     print("kolo_error=%s: %s" % (type(error).__name__, str(error).replace("\n", " ")))
 try:
+    import ctypes.util
+    for library in ("nccl", "mpi"):
+        print("lib_%s=%s" % (library, ctypes.util.find_library(library) or ""))
+except Exception:
+    pass
+try:
     import torch
     print("torch=" + torch.__version__)
     print("torch_cuda=" + str(torch.cuda.is_available()))
@@ -120,11 +126,20 @@ std::string format_check_build(const BuildFacts& facts, const std::string& kolor
   text += "Available Frameworks:\n";
   text += fmt::format("    [ ] TensorFlow\n    {} PyTorch{}\n    [ ] MXNet\n\n", mark(torch_ok),
                       torch_note);
+  // A library present on the machine that this build cannot use is worth saying: it is the
+  // usual surprise ("NCCL is installed, why is it not used?").
+  auto library_note = [&get](bool built, const std::string& library) {
+    const std::string path = get("lib_" + library);
+    if (built || path.empty()) return std::string();
+    return fmt::format(" ({} found, but this kolo build does not use it)", path);
+  };
   text += "Available Controllers:\n";
-  text += fmt::format("    {} MPI\n    {} Gloo\n\n", mark(mpi), mark(gloo));
+  text += fmt::format("    {} MPI{}\n    {} Gloo\n\n", mark(mpi), library_note(mpi, "mpi"),
+                      mark(gloo));
   text += "Available Tensor Operations:\n";
-  text += fmt::format("    {} NCCL\n    [ ] DDL\n    [ ] CCL\n    {} MPI\n    {} Gloo\n",
-                      mark(nccl), mark(mpi), mark(gloo));
+  text += fmt::format("    {} NCCL{}\n    [ ] DDL\n    [ ] CCL\n    {} MPI{}\n    {} Gloo\n",
+                      mark(nccl), library_note(nccl, "nccl"), mark(mpi),
+                      library_note(mpi, "mpi"), mark(gloo));
   return text;
 }
 

@@ -106,8 +106,11 @@ void configure(CLI::App& app, RawOptions& raw) {
                  "0 characters to ensure lexicographical order.");
   app.add_flag("--verbose", raw.verbose, "If this flag is set, extra messages will be printed.");
   app.add_option("--network-interfaces,--network-interface", raw.network_interfaces,
-                 "Network interfaces that can be used for communication separated by comma "
-                 "(kept for multi-host launching; local ranks use loopback).")
+                 "Network interfaces that can be used for communication separated by comma. With "
+                 "remote hosts the rendezvous server listens on the first of them that has an IPv4 "
+                 "address (otherwise on the address that routes toward the remote hosts), and the "
+                 "ranks publish only these interfaces' addresses to each other (they get the list "
+                 "as KOLO_IFACE and HOROVOD_GLOO_IFACE).")
       ->delimiter(',')
       ->allow_extra_args(false);  // one value per use, so the command is never swallowed
   app.add_flag("--gloo", raw.gloo,

@@ -45,6 +45,8 @@ std::optional<LaunchHosts> from_slurm(const HostSourceOptions& options, const En
 }  // namespace
 
 LaunchHosts hosts_for_launch(const HostSourceOptions& options, const EnvLookup& env) {
+  // --hosts-file-format volcano without --hostfile: the standard worker file, before Slurm.
+  const bool volcano_asked = options.hostfile_format == HostfileFormat::volcano;
   LaunchHosts result;
   if (options.hosts) {
     result.hosts = parse_hosts(*options.hosts, options.slots_per_host);
@@ -56,12 +58,10 @@ LaunchHosts hosts_for_launch(const HostSourceOptions& options, const EnvLookup& 
     result.hosts = parse_hostfile(read_text_file(*options.hostfile, "hostfile"), *options.hostfile,
                                   options.slots_per_host);
     result.source = "hostfile " + *options.hostfile;
-  } else if (options.hostfile_format == HostfileFormat::volcano) {
-    result = from_volcano(options.volcano_path, options);
-  } else if (auto slurm = from_slurm(options, env)) {
+  } else if (auto slurm = volcano_asked ? std::nullopt : from_slurm(options, env)) {
     result = std::move(*slurm);
-  } else if (::access(options.volcano_path.c_str(), F_OK) == 0) {
-    result = from_volcano(options.volcano_path, options);
+  } else if (volcano_asked || ::access(options.volcano_path.c_str(), F_OK) == 0) {
+    result = from_volcano(options.volcano_path, options);  // the flag, or found at its place
   } else {
     if (options.num_proc < 1) {
       throw InvalidArgument("the number of processes is required: kolorun -np N COMMAND...");

@@ -111,7 +111,7 @@ int run_job(const LaunchOptions& options, const Environment& inherited, const Lo
   }
   if (logger.enabled(LogLevel::info)) log_plan(plan, job, options, logger);
 
-  OutputMultiplexer output(OutputOptions{1, 2, options.output_filename, options.num_proc,
+  OutputMultiplexer output(OutputOptions{1, 2, options.output_filename, hosts.num_proc,
                                          options.prefix_output_with_timestamp});
   std::vector<RankProcess> ranks;
   std::optional<int> launch_failure;

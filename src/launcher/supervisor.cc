@@ -82,6 +82,8 @@ void Supervisor::reap_exited() {
 
 ExitStatus Supervisor::remote_outcome(const RankProcess& rank, ExitStatus ssh_status) {
   if (*rank.agent_report) return **rank.agent_report;
+  // Killed on our own escalation: the agent kills the rank when its session ends; nothing to add.
+  if (rank.hard_stopped) return ssh_status;
   logger_.error("rank {} (host {}): the ssh session ended ({}) before kolorun's agent reported how "
                 "the rank ended: connection lost, or the agent could not start (see ssh's "
                 "message above)",
@@ -162,6 +164,7 @@ bool Supervisor::signal_rank(RankProcess& rank, int signal) {
     if (signal == SIGKILL) {
       // Ending the ssh session is the hard stop: the agent kills the rank at end-of-file.
       rank.control.reset();
+      rank.hard_stopped = true;
     } else {
       const std::string request = agent_signal_request(signal);
       if (write_fully(rank.control.get(), request.data(), request.size())) return true;

@@ -253,9 +253,46 @@ def test_check_build_reports_what_python_finds():
                           stderr=subprocess.STDOUT, text=True, timeout=180)
     assert proc.returncode == 0, proc.stdout
     assert "Available Controllers:" in proc.stdout
-    assert "[X] Gloo" in proc.stdout and "[ ] MPI" in proc.stdout, proc.stdout
+    from kolo import _core
+    # The marks follow the module's own build flags, whatever this build has.
+    for name, flag in (("Gloo", _core.GLOO_BUILT), ("MPI", _core.MPI_BUILT),
+                       ("NCCL", _core.NCCL_BUILT)):
+        assert f"{'[X]' if flag else '[ ]'} {name}" in proc.stdout, proc.stdout
     try:
         import torch  # noqa: F401
         assert f"[X] PyTorch (torch {torch.__version__})" in proc.stdout, proc.stdout
     except ImportError:
         assert "[ ] PyTorch" in proc.stdout, proc.stdout
+
+
+def test_network_interfaces_choose_the_rendezvous_address(tmp_path):
+    script = ("import os; e = os.environ; "
+              "print('rendezvous', e['KOLO_RENDEZVOUS_ADDR'], e.get('HOROVOD_GLOO_IFACE'))")
+    result = run(["-np", "2", "-H", TWO_HOSTS[2], "--network-interfaces", "lo", sys.executable,
+                  "-c", script], ssh_env(tmp_path))
+    assert result.returncode == 0, result.output
+    for rank in (0, 1):
+        assert "rendezvous 127.0.0.1 lo" in result.lines_of(rank), result.output
+    result = run(["-np", "2", "-H", TWO_HOSTS[2], "--network-interfaces", "nosuch0", "true"],
+                 ssh_env(tmp_path))
+    assert result.returncode == 2, result.output
+    assert "none of the --network-interfaces (nosuch0) has an IPv4 address" in result.output
+
+
+def test_remote_rank_ignoring_sigterm_is_killed_after_the_grace(tmp_path):
+    script = ("import os, signal, sys, time\n"
+              "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+              f"open(os.path.join({str(tmp_path)!r}, 'pid' + os.environ['KOLO_RANK']), 'w')"
+              ".write(str(os.getpid()))\n"
+              "if os.environ['KOLO_RANK'] == '1': time.sleep(1); sys.exit(3)\n"
+              "time.sleep(120)\n")
+    result = run(["-np", "2", "-H", TWO_HOSTS[2], "--failure-grace-seconds", "1", sys.executable,
+                  "-c", script], ssh_env(tmp_path), timeout=90)
+    assert result.returncode == 3, result.output
+    assert "sending SIGKILL to the remaining rank(s): 0" in result.output, result.output
+    assert "before kolorun's agent reported" not in result.output, result.output
+    survivor = int((tmp_path / "pid0").read_text())
+    deadline = time.monotonic() + 20
+    while alive(survivor) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not alive(survivor), "the remote rank outlived its ssh session"

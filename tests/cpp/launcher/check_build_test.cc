@@ -23,6 +23,13 @@ TEST(CheckBuild, TableFollowsTheFacts) {
   EXPECT_NE(table.find("    [X] MPI\n    [X] Gloo\n\nAvailable Tensor"), std::string::npos) << table;
   EXPECT_NE(table.find("    [X] NCCL\n"), std::string::npos) << table;
 
+  BuildFacts libraries = found;
+  libraries["lib_nccl"] = "libnccl.so.2";
+  table = format_check_build(libraries, "0.1.0");
+  EXPECT_NE(table.find("    [ ] NCCL (libnccl.so.2 found, but this kolo build does not use it)\n"),
+            std::string::npos)
+      << table;
+
   const BuildFacts no_torch{{"python", "/usr/bin/python3"}, {"kolo", "0.1.0"},
                             {"gloo_built", "True"},
                             {"torch_error", "ModuleNotFoundError: No module named 'torch'"}};

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "base/errors.h"
+#include "transport/tcp/interfaces.h"
 
 extern char** environ;
 
@@ -25,10 +26,10 @@ const std::set<std::string>& known_names() {
       "RENDEZVOUS_PORT", "SECRET",            "LOCAL_RANK",          "LOCAL_SIZE",
       "CROSS_RANK",      "CROSS_SIZE",        "FAILURE_GRACE_SECONDS", "CONTROLLER",
       "CPU_OPERATIONS",  "GPU_OPERATIONS",    "TIMELINE",            "LOG_HIDE_TIME",
-      "SHM_DISABLE",     "SHM_RING_BYTES",    "HIERARCHICAL_ALLREDUCE",
-      "DYNAMIC_PROCESS_SETS", "TIMELINE_MARK_CYCLES", "STALL_CHECK_DISABLE", "STALL_CHECK_TIME_SECONDS",
-      "STALL_SHUTDOWN_TIME_SECONDS", "AUTOTUNE", "AUTOTUNE_LOG", "AUTOTUNE_WARMUP_SAMPLES",
-      "AUTOTUNE_STEPS_PER_SAMPLE", "AUTOTUNE_SAMPLES_PER_TRIAL"};
+      "SHM_DISABLE",     "SHM_RING_BYTES",    "HIERARCHICAL_ALLREDUCE", "IFACE",
+      "GLOO_IFACE",      "DYNAMIC_PROCESS_SETS", "TIMELINE_MARK_CYCLES", "STALL_CHECK_DISABLE",
+      "STALL_CHECK_TIME_SECONDS", "STALL_SHUTDOWN_TIME_SECONDS", "AUTOTUNE", "AUTOTUNE_LOG",
+      "AUTOTUNE_WARMUP_SAMPLES", "AUTOTUNE_STEPS_PER_SAMPLE", "AUTOTUNE_SAMPLES_PER_TRIAL"};
   return names;
 }
 
@@ -149,6 +150,10 @@ Config Config::from_env(const EnvLookup& lookup, const std::vector<std::string>&
     throw InvalidArgument(fmt::format("KOLO_SHM_RING_BYTES={} is not a power of two", ring_bytes));
   }
   config.hierarchical_allreduce = reader.flag("HIERARCHICAL_ALLREDUCE");
+  // Horovod's gloo controller names it HOROVOD_GLOO_IFACE; kolo's own name is KOLO_IFACE.
+  auto interfaces = reader.text("IFACE");
+  if (!interfaces) interfaces = reader.text("GLOO_IFACE");
+  if (interfaces) config.network_interfaces = transport::parse_interface_list(*interfaces);
   config.dynamic_process_sets = reader.flag("DYNAMIC_PROCESS_SETS").value_or(false);
   read_observability(reader, config);
 

@@ -31,6 +31,9 @@ struct Config {
   uint64_t shm_ring_bytes = 1ull << 20;            // SHM_RING_BYTES: per direction, power of two
   // HIERARCHICAL_ALLREDUCE: unset = automatic (on when hosts > 1 and some host runs > 1 rank).
   std::optional<bool> hierarchical_allreduce;
+  // KOLO_IFACE, else HOROVOD_GLOO_IFACE ("eth0,eth1"): the interfaces whose addresses this rank
+  // publishes to its peers. Empty: every up interface, the route toward the rendezvous first.
+  std::vector<std::string> network_interfaces;
   // DYNAMIC_PROCESS_SETS: add_process_set()/remove_process_set() allowed after init (as Horovod).
   bool dynamic_process_sets = false;
 

@@ -108,7 +108,8 @@ void configure(CLI::App& app, RawOptions& raw) {
                  "Network interfaces that can be used for communication separated by comma. With "
                  "remote hosts the rendezvous server listens on the first of them that has an IPv4 "
                  "address (otherwise on the address that routes toward the remote hosts), and the "
-                 "ranks get the first as HOROVOD_GLOO_IFACE.")
+                 "ranks publish only these interfaces' addresses to each other (they get the list "
+                 "as KOLO_IFACE and HOROVOD_GLOO_IFACE).")
       ->delimiter(',')
       ->allow_extra_args(false);  // one value per use, so the command is never swallowed
   app.add_flag("--gloo", raw.gloo,

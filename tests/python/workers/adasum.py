@@ -102,8 +102,13 @@ def check_optimizer(rank: int, size: int) -> None:
                                    named_parameters=model.named_parameters(), op=hvd.Adasum)
     torch.manual_seed(100 + rank)
     x = torch.randn(8, 5)
+    # This rank's own gradients, from a copy without hooks: the optimizer's hooks reduce p.grad
+    # in place in the background as soon as backward produced it.
+    plain = torch.nn.Linear(5, 3)
+    plain.load_state_dict(model.state_dict())
+    plain(x).pow(2).sum().backward()
+    local = [p.grad.detach().clone() for p in plain.parameters()]
     model(x).pow(2).sum().backward()
-    local = [p.grad.detach().clone() for p in model.parameters()]
     opt.step()
     for p, p0, g in zip(model.parameters(), start, local):
         gathered = hvd.allgather(g.unsqueeze(0)).numpy()

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "backends/kolo_backend.h"
+#include "backends/backend_choice.h"
 #include "base/errors.h"
 #include "comm/collectives.h"
 #include "core/bootstrap.h"
@@ -38,7 +38,8 @@ Session::Session(const Config& config, const LaunchInfo& launch, uint64_t round,
     allreduce_options.hierarchical =
         *config.hierarchical_allreduce ? comm::Hierarchical::on : comm::Hierarchical::off;
   }
-  backend_ = std::make_unique<backends::KoloBackend>(*comm_, allreduce_options);
+  backend_ = backends::make_backend(config.cpu_operations, *comm_, allreduce_options, world_.rank,
+                                    world_.size);
   executor_ = std::make_unique<Executor>(
       *backend_, handles_, ExecutorOptions{world_.rank, world_.size, config.fusion_threshold});
 

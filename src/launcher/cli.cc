@@ -36,8 +36,8 @@ constexpr std::string_view kUnsupportedHorovodFlags[] = {
     "--min-num-proc", "--max-np", "--max-num-proc", "--slots-per-host", "--elastic-timeout",
     "--reset-limit", "--blacklist-cooldown-range", "--host-discovery-script",
     "--timeline-filename", "--timeline-mark-cycles", "--no-stall-check",
-    "--stall-check-warning-time-seconds", "--stall-check-shutdown-time-seconds", "--mpi",
-    "--jsrun", "--mpi-args", "--num-nccl-streams", "--thread-affinity"};
+    "--stall-check-warning-time-seconds", "--stall-check-shutdown-time-seconds",
+    "--jsrun", "--num-nccl-streams", "--thread-affinity"};
 
 // Values as CLI11 stores them; turned into LaunchOptions after parsing, where the environment
 // defaults and cross-option checks apply.
@@ -55,6 +55,8 @@ struct RawOptions {
   std::optional<std::string> ssh_identity_file;
   std::vector<std::string> network_interfaces;
   bool gloo = false;
+  bool mpi = false;
+  std::optional<std::string> mpi_args;
   bool disable_cache = false;
   std::vector<std::optional<std::string>> tuning = std::vector<std::optional<std::string>>(
       tuning_flags().size());
@@ -107,6 +109,13 @@ void configure(CLI::App& app, RawOptions& raw) {
       ->allow_extra_args(false);  // one value per use, so the command is never swallowed
   app.add_flag("--gloo", raw.gloo,
                "Accepted for compatibility: kolo always runs its own (gloo-style) controller.");
+  auto* mpi = app.add_flag("--mpi", raw.mpi,
+                           "Launch through Open MPI's mpirun and run the collectives on MPI "
+                           "(HOROVOD_CPU_OPERATIONS=mpi).");
+  mpi->excludes(app.get_option("--gloo"));
+  app.add_option("--mpi-args", raw.mpi_args,
+                 "Extra arguments for mpirun (with --mpi), e.g. \"--oversubscribe -mca btl tcp,self\".")
+      ->allow_extra_args(false);
   app.add_flag("--disable-cache", raw.disable_cache,
                "Accepted for compatibility: kolorun keeps no cache of host checks.");
 
@@ -224,6 +233,13 @@ LaunchOptions finish(const RawOptions& raw, std::vector<std::string> rest, const
   options.ssh_port = raw.ssh_port;
   options.ssh_identity_file = raw.ssh_identity_file;
   options.network_interfaces = raw.network_interfaces;
+
+  options.use_mpi = raw.mpi;
+  options.mpi_args = raw.mpi_args;
+  if (options.mpi_args && !options.use_mpi) {
+    throw InvalidArgument("--mpi-args only applies with --mpi (kolorun launches the ranks itself "
+                          "otherwise)");
+  }
 
   const auto flags = tuning_flags();
   for (size_t i = 0; i < flags.size(); ++i) {

@@ -9,6 +9,7 @@
 #include "launcher/cli.h"
 #include "launcher/env.h"
 #include "launcher/job.h"
+#include "launcher/mpirun_launch.h"
 
 int main(int argc, char** argv) {
   using namespace kolo::launcher;
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
                                                     : kolo::LogLevel::warning,
                             "[kolorun]");
   try {
+    if (parsed.options->use_mpi) exec_mpirun(*parsed.options, current_environment(), logger);
     return run_job(*parsed.options, current_environment(), logger);
   } catch (const kolo::InvalidArgument& error) {
     std::fprintf(stderr, "kolorun: error: %s\n", error.what());

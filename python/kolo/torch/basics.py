@@ -17,18 +17,44 @@ Adasum = kolo.Adasum
 
 
 def init(comm=None, process_sets=None) -> None:
-    """Joins the job started by kolorun/horovodrun (alone: a job of size 1).
+    """Joins the job started by kolorun/horovodrun or mpirun (alone: a job of size 1).
 
-    ``comm`` (an MPI communicator) and ``process_sets`` are accepted for Horovod compatibility;
-    kolo does not use MPI and runs the global process set only, so they must be left unset.
+    ``comm``, as in Horovod: an mpi4py communicator or a list of ranks. kolo runs the global
+    process set only, so it must span the whole job (``MPI.COMM_WORLD`` or a duplicate of it,
+    or every rank); a smaller one is refused with a pointer to process sets.
     """
-    if comm is not None:
-        raise NotImplementedError("kolo does not use MPI: hvd.init(comm=...) is not supported")
     if process_sets:
         from kolo.torch.process_sets import _unsupported
 
         raise _unsupported()
+    if comm is not None and not isinstance(comm, (list, tuple)):
+        _check_mpi_comm(comm)
     kolo.init()
+    if isinstance(comm, (list, tuple)) and sorted(comm) != list(range(size())):
+        ranks = list(comm)
+        kolo.shutdown()
+        raise ValueError(
+            f"hvd.init(comm={ranks}): kolo runs every rank of the job ({size()}) as one set; "
+            "a subset of ranks needs process sets (hvd.ProcessSet), which kolo does not run yet")
+
+
+def _check_mpi_comm(comm) -> None:
+    """Accepts an mpi4py communicator congruent to MPI.COMM_WORLD; refuses anything else."""
+    try:
+        from mpi4py import MPI
+    except ImportError as error:
+        raise ValueError(
+            "hvd.init(comm=...) takes an mpi4py communicator (or a list of ranks), but mpi4py is "
+            "not importable") from error
+    if not isinstance(comm, MPI.Comm):
+        raise ValueError(f"hvd.init(comm=...): {type(comm).__name__} is not an mpi4py communicator "
+                         "or a list of ranks")
+    if MPI.Comm.Compare(comm, MPI.COMM_WORLD) not in (MPI.IDENT, MPI.CONGRUENT):
+        raise ValueError(
+            f"hvd.init(comm=...): the communicator has {comm.Get_size()} of the "
+            f"{MPI.COMM_WORLD.Get_size()} ranks of MPI.COMM_WORLD; kolo runs the whole job as one "
+            "set, and a sub-communicator needs process sets (hvd.ProcessSet), which kolo does not "
+            "run yet")
 
 
 def shutdown() -> None:
@@ -77,19 +103,20 @@ def is_homogeneous() -> bool:
 
 
 def mpi_built() -> bool:
-    """False: kolo is built without MPI."""
-    return bool(_core.MPI_BUILT)
+    """Whether kolo's MPI plugin (libkolo_mpi.so, beside libkolo.so) exists and loads."""
+    return bool(_core.mpi_built())
 
 
 def mpi_enabled() -> bool:
-    """False: collectives never run on MPI in this build."""
-    return False
+    """Whether collectives run on MPI: initialized with HOROVOD_CPU_OPERATIONS=mpi (or
+    KOLO_CPU_OPERATIONS=mpi, or under ``kolorun --mpi``)."""
+    return _core.is_initialized() and _core.config()["cpu_operations"] == "mpi"
 
 
 def mpi_threads_supported() -> bool:
-    """False: there is no MPI to share with libraries such as mpi4py (Horovod raises ValueError
-    when MPI is not enabled; kolo answers the question instead)."""
-    return False
+    """With MPI enabled: whether MPI provides MPI_THREAD_MULTIPLE (so mpi4py may be used beside
+    kolo). Without it False (Horovod raises ValueError there; kolo answers the question)."""
+    return mpi_enabled() and _core.mpi_thread_level() == 3
 
 
 def gloo_built() -> bool:
@@ -98,8 +125,9 @@ def gloo_built() -> bool:
 
 
 def gloo_enabled() -> bool:
-    """True once initialized: every collective runs on kolo's own (Gloo-equivalent) transports."""
-    return _core.is_initialized() and gloo_built()
+    """True once initialized unless MPI runs the collectives: kolo's own (Gloo-equivalent)
+    transports do."""
+    return _core.is_initialized() and gloo_built() and not mpi_enabled()
 
 
 def nccl_built() -> bool:

@@ -57,7 +57,7 @@ int initialize_once(MpiState& state, KoloMpiError* error) {
   if (int code = MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN); code != MPI_SUCCESS) {
     return fail(error, "MPI_Comm_set_errhandler", code);
   }
-  if (int failed = create_half_operands(error)) return failed;
+  if (int failed = create_user_operands(error)) return failed;
   state.initialized = true;
   return 0;
 }
@@ -126,7 +126,11 @@ std::optional<MpiOperands> operands_for(int dtype, int op, KoloMpiError* error) 
     return MpiOperands{*type, mpi_state().half_ops[op]};
   }
   switch (reduce) {
-    case comm::ReduceOp::sum: return MpiOperands{*type, MPI_SUM};
+    case comm::ReduceOp::sum: {
+      const bool small = kind == comm::DataType::uint8 || kind == comm::DataType::int8 ||
+                         kind == comm::DataType::int16;
+      return MpiOperands{*type, small ? mpi_state().small_int_sum : MPI_SUM};
+    }
     case comm::ReduceOp::min: return MpiOperands{*type, MPI_MIN};
     case comm::ReduceOp::max: return MpiOperands{*type, MPI_MAX};
     case comm::ReduceOp::product: return MpiOperands{*type, MPI_PROD};

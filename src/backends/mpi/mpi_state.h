@@ -25,6 +25,7 @@ struct MpiState {
   MPI_Datatype float16 = MPI_DATATYPE_NULL;
   MPI_Datatype bfloat16 = MPI_DATATYPE_NULL;
   MPI_Op half_ops[4] = {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL};  // sum min max prod
+  MPI_Op small_int_sum = MPI_OP_NULL;  // wrapping sum of int8/uint8/int16 (user_ops.cc)
 };
 MpiState& mpi_state();
 
@@ -39,7 +40,8 @@ std::optional<MpiOperands> operands_for(int dtype, int op, KoloMpiError* error);
 // MPI datatype of one element, for counts and sizes.
 std::optional<MPI_Datatype> datatype_for(int dtype, KoloMpiError* error);
 
-// Creates the float16/bfloat16 datatypes and their ops; called once from initialize().
-int create_half_operands(KoloMpiError* error);
+// Creates the float16/bfloat16 datatypes and the user-defined ops (user_ops.cc); called once
+// from initialize().
+int create_user_operands(KoloMpiError* error);
 
 }  // namespace kolo::backends::mpi_plugin

@@ -31,10 +31,10 @@ def init(comm=None, process_sets=None) -> None:
         _check_mpi_comm(comm)
     kolo.init()
     if isinstance(comm, (list, tuple)) and sorted(comm) != list(range(size())):
-        ranks = list(comm)
+        job_size = size()
         kolo.shutdown()
         raise ValueError(
-            f"hvd.init(comm={ranks}): kolo runs every rank of the job ({size()}) as one set; "
+            f"hvd.init(comm={list(comm)}): kolo runs all {job_size} ranks of the job as one set; "
             "a subset of ranks needs process sets (hvd.ProcessSet), which kolo does not run yet")
 
 

@@ -1,0 +1,142 @@
+"""Jobs started by Open MPI's mpirun (no kolorun): rendezvous over MPI, kolo's transports or the
+MPI backend (HOROVOD_CPU_OPERATIONS=mpi), `kolorun --mpi`, the MNIST example, and failures."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import WORKERS, JobResult, kolorun_path
+
+import kolo
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+FASHION = Path("/usr/share/datasets/fashion-mnist")
+_TAGGED = re.compile(r"^\[\d+,(\d+)\]<(stdout|stderr)>:(.*)$")
+# mpirun tags each write, so an unbuffered print's own newline gets a tag of its own.
+_TAG = re.compile(r"\[\d+,\d+\]<(stdout|stderr)>:")
+
+pytestmark = pytest.mark.skipif(shutil.which("mpirun") is None,
+                                reason="Open MPI's mpirun is not installed (openmpi-bin)")
+
+
+class MpiJob(JobResult):
+    """mpirun --tag-output lines are "[jobid,rank]<stdout>:text"."""
+
+    def lines_of(self, rank: int, stream: str = "stdout") -> list[str]:
+        found = []
+        for line in self.output.splitlines():
+            match = _TAGGED.match(line)
+            if match and int(match.group(1)) == rank and match.group(2) == stream:
+                found.append(_TAG.sub("", match.group(3)))
+        return found
+
+
+def mpirun(np: int, *command: str, mpi_flags: tuple[str, ...] = (), env: dict | None = None,
+           timeout: float = 150) -> MpiJob:
+    """The issue's command line: mpirun --allow-run-as-root -np N -bind-to none -map-by slot
+    -x ... -mca pml ob1 -mca btl ^openib (plus --oversubscribe: the test machine has 2 cores)."""
+    full_env = dict(os.environ, OMP_NUM_THREADS="1")
+    full_env.update(env or {})
+    cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--tag-output", "-np", str(np),
+           "-bind-to", "none", "-map-by", "slot", "-x", "NCCL_DEBUG=INFO", "-x", "PATH",
+           "-x", "PYTHONPATH", "-mca", "pml", "ob1", "-mca", "btl", "^openib", *mpi_flags,
+           *command]
+    try:
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              timeout=timeout, env=full_env)
+    except subprocess.TimeoutExpired as expired:
+        out = expired.stdout.decode() if isinstance(expired.stdout, bytes) else expired.stdout
+        pytest.fail(f"mpirun did not finish within {timeout} s (hang?):\n{out}")
+    return MpiJob(proc.returncode, proc.stdout)
+
+
+def plugin_built() -> bool:
+    return kolo._core.mpi_built()
+
+
+needs_plugin = pytest.mark.skipif(not plugin_built(),
+                                  reason="kolo's MPI plugin is not built (libopenmpi-dev)")
+
+
+@needs_plugin
+@pytest.mark.parametrize("np", [2, 3])
+@pytest.mark.parametrize("backend", ["gloo", "mpi"])
+def test_every_collective_and_dtype_under_mpirun(np, backend):
+    job = mpirun(np, sys.executable, str(WORKERS / "mpi_collectives.py"), str(np), backend,
+                 mpi_flags=("-x", f"HOROVOD_CPU_OPERATIONS={backend}"))
+    job.assert_ok(np)
+
+
+@needs_plugin
+@pytest.mark.parametrize("np, backend", [(2, "gloo"), (3, "mpi")])
+def test_collectives_worker_under_mpirun(np, backend):
+    job = mpirun(np, sys.executable, str(WORKERS / "collectives.py"), str(np),
+                 mpi_flags=("-x", f"KOLO_CPU_OPERATIONS={backend}"))
+    job.assert_ok(np)
+
+
+@needs_plugin
+def test_kolorun_mpi_launches_through_mpirun():
+    # KOLORUN_PATH first: a pyenv python puts its own bin (an installed kolorun) first on PATH.
+    kolorun = os.environ.get("KOLORUN_PATH") or kolorun_path()
+    cmd = [kolorun, "--mpi", "-np", "3", "--mpi-args", "--oversubscribe",
+           sys.executable, str(WORKERS / "mpi_collectives.py"), "3", "mpi"]
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          timeout=150, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    MpiJob(proc.returncode, proc.stdout).assert_ok(3)
+
+
+@needs_plugin
+@pytest.mark.skipif(not FASHION.is_dir(), reason="Debian's dataset-fashion-mnist is not installed")
+def test_mnist_example_under_mpirun_with_a_hostfile(tmp_path):
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("localhost slots=8\n")
+    job = mpirun(2, sys.executable, str(EXAMPLES / "pytorch_mnist.py"), "--epochs", "1",
+                 "--max-steps", "30", "--checkpoint-dir", str(tmp_path),
+                 mpi_flags=("--hostfile", str(hostfile), "-x", "LD_LIBRARY_PATH"), timeout=240)
+    assert job.returncode == 0, job.output
+    out = "\n".join(job.lines_of(0))
+    assert "Test set: Average loss" in out and "test accuracy" in out, job.output
+    assert (tmp_path / "checkpoint-1.pt").exists()
+    assert not any(line.startswith("Train Epoch") for line in job.lines_of(1)), job.output
+
+
+def test_without_the_plugin_the_error_says_what_to_install():
+    job = mpirun(2, sys.executable, "-c", "import kolo; kolo.init()",
+                 mpi_flags=("-x", "KOLO_MPI_PLUGIN=/nonexistent/libkolo_mpi.so"), timeout=60)
+    assert job.returncode != 0, job.output
+    for rank in range(2):
+        err = "\n".join(job.lines_of(rank, "stderr"))
+        assert "OMPI_COMM_WORLD_SIZE=2" in err and "libopenmpi-dev" in err, job.output
+        assert "/nonexistent/libkolo_mpi.so: no such file" in err, job.output
+
+
+@needs_plugin
+@pytest.mark.parametrize("backend", ["gloo", "mpi"])
+def test_a_killed_rank_ends_the_job_instead_of_hanging(backend):
+    # dead_peer.py: rank 1 SIGKILLs itself after a first allreduce. mpirun notices and ends the
+    # job; survivors on kolo's transports also see the dead peer themselves within seconds.
+    job = mpirun(3, sys.executable, str(WORKERS / "dead_peer.py"), "1",
+                 mpi_flags=("-x", f"KOLO_CPU_OPERATIONS={backend}", "-x", "KOLO_PEER_TIMEOUT=5"),
+                 timeout=90)
+    assert job.returncode != 0, job.output
+    assert "signal 9" in job.output or "Killed" in job.output, job.output
+
+
+@needs_plugin
+def test_init_comm_takes_every_rank_and_refuses_a_subset():
+    args = [sys.executable, str(WORKERS / "mpi_init_comm.py"), "2"]
+    try:
+        import mpi4py  # noqa: F401
+
+        args.append("mpi4py")
+    except ImportError:
+        pass  # the mpi4py half is skipped; lists of ranks are still checked
+    mpirun(2, *args).assert_ok(2)

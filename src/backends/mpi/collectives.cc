@@ -19,6 +19,16 @@ namespace {
 
 MPI_Comm resolve(KoloMpiComm* comm) { return comm == nullptr ? MPI_COMM_WORLD : comm->comm; }
 
+// MPI calls after MPI_Finalize abort the process in Open MPI. A C++ program that exits without
+// kolo's shutdown() finalizes MPI (atexit) before kolo's runtime is destroyed; its last calls must
+// fail politely instead.
+bool after_finalize(KoloMpiError* error) {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) fail_text(error, "MPI has already been finalized (the process is exiting)");
+  return finalized != 0;
+}
+
 int comm_size(MPI_Comm comm) {
   int size = 0;
   MPI_Comm_size(comm, &size);
@@ -49,6 +59,7 @@ bool to_int_layout(const size_t* bytes, int size, std::vector<int>& counts,
 }  // namespace
 
 int comm_create(KoloMpiComm** comm, KoloMpiError* error) {
+  if (after_finalize(error)) return 1;
   auto* created = new KoloMpiComm{MPI_COMM_NULL};
   if (int code = MPI_Comm_dup(MPI_COMM_WORLD, &created->comm); code != MPI_SUCCESS) {
     delete created;
@@ -60,12 +71,17 @@ int comm_create(KoloMpiComm** comm, KoloMpiError* error) {
 
 int comm_free(KoloMpiComm* comm, KoloMpiError* error) {
   if (comm == nullptr) return 0;
+  if (after_finalize(error)) {
+    delete comm;  // MPI_Finalize has released the communicator itself
+    return 1;
+  }
   const int code = MPI_Comm_free(&comm->comm);
   delete comm;
   return code == MPI_SUCCESS ? 0 : fail(error, "MPI_Comm_free", code);
 }
 
 int broadcast(KoloMpiComm* comm, void* data, size_t bytes, int root, KoloMpiError* error) {
+  if (after_finalize(error)) return 1;
   auto* cursor = static_cast<char*>(data);
   do {
     const int chunk = static_cast<int>(bytes < INT_MAX ? bytes : INT_MAX);
@@ -79,12 +95,14 @@ int broadcast(KoloMpiComm* comm, void* data, size_t bytes, int root, KoloMpiErro
 }
 
 int barrier(KoloMpiComm* comm, KoloMpiError* error) {
+  if (after_finalize(error)) return 1;
   const int code = MPI_Barrier(resolve(comm));
   return code == MPI_SUCCESS ? 0 : fail(error, "MPI_Barrier", code);
 }
 
 int allreduce(KoloMpiComm* comm, void* data, size_t count, int dtype, int op,
               KoloMpiError* error) {
+  if (after_finalize(error)) return 1;
   auto operands = operands_for(dtype, op, error);
   if (!operands) return 1;
   int element_bytes = 0;
@@ -105,6 +123,7 @@ int allreduce(KoloMpiComm* comm, void* data, size_t count, int dtype, int op,
 
 int allgatherv(KoloMpiComm* comm, const void* mine, void* out, const size_t* bytes_per_rank,
                KoloMpiError* error) {
+  if (after_finalize(error)) return 1;
   MPI_Comm mpi_comm = resolve(comm);
   int rank = 0;
   MPI_Comm_rank(mpi_comm, &rank);
@@ -118,6 +137,7 @@ int allgatherv(KoloMpiComm* comm, const void* mine, void* out, const size_t* byt
 
 int reducescatter(KoloMpiComm* comm, const void* data, const size_t* counts, int dtype, int op,
                   void* out, KoloMpiError* error) {
+  if (after_finalize(error)) return 1;
   auto operands = operands_for(dtype, op, error);
   if (!operands) return 1;
   MPI_Comm mpi_comm = resolve(comm);
@@ -139,6 +159,7 @@ int reducescatter(KoloMpiComm* comm, const void* data, const size_t* counts, int
 
 int alltoallv(KoloMpiComm* comm, const void* in, const size_t* send_bytes, void* out,
               const size_t* recv_bytes, KoloMpiError* error) {
+  if (after_finalize(error)) return 1;
   MPI_Comm mpi_comm = resolve(comm);
   const int size = comm_size(mpi_comm);
   std::vector<int> send_counts;
@@ -155,6 +176,7 @@ int alltoallv(KoloMpiComm* comm, const void* in, const size_t* send_bytes, void*
 }
 
 int world(int* rank, int* size, KoloMpiError* error) {
+  if (after_finalize(error)) return 1;
   if (int code = MPI_Comm_rank(MPI_COMM_WORLD, rank); code != MPI_SUCCESS) {
     return fail(error, "MPI_Comm_rank", code);
   }

@@ -26,6 +26,8 @@ void exec_mpirun(const LaunchOptions& options, const Environment& inherited,
   std::vector<std::string> envp = to_envp_strings(environment);
   std::vector<char*> argv_pointers;
   std::vector<char*> envp_pointers;
+  argv_pointers.reserve(argv.size() + 1);
+  envp_pointers.reserve(envp.size() + 1);
   for (const auto& arg : argv) argv_pointers.push_back(const_cast<char*>(arg.c_str()));
   for (const auto& entry : envp) envp_pointers.push_back(const_cast<char*>(entry.c_str()));
   argv_pointers.push_back(nullptr);

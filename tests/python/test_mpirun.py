@@ -6,13 +6,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import WORKERS, JobResult, kolorun_path
+from conftest import WORKERS, JobResult, kolorun_path, run_command
 
 import kolo
 
@@ -42,19 +41,12 @@ def mpirun(np: int, *command: str, mpi_flags: tuple[str, ...] = (), env: dict | 
            timeout: float = 150) -> MpiJob:
     """The issue's command line: mpirun --allow-run-as-root -np N -bind-to none -map-by slot
     -x ... -mca pml ob1 -mca btl ^openib (plus --oversubscribe: the test machine has 2 cores)."""
-    full_env = dict(os.environ, OMP_NUM_THREADS="1")
-    full_env.update(env or {})
     cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--tag-output", "-np", str(np),
            "-bind-to", "none", "-map-by", "slot", "-x", "NCCL_DEBUG=INFO", "-x", "PATH",
            "-x", "PYTHONPATH", "-mca", "pml", "ob1", "-mca", "btl", "^openib", *mpi_flags,
            *command]
-    try:
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              timeout=timeout, env=full_env)
-    except subprocess.TimeoutExpired as expired:
-        out = expired.stdout.decode() if isinstance(expired.stdout, bytes) else expired.stdout
-        pytest.fail(f"mpirun did not finish within {timeout} s (hang?):\n{out}")
-    return MpiJob(proc.returncode, proc.stdout)
+    job = run_command(cmd, {"OMP_NUM_THREADS": "1", **(env or {})}, timeout)
+    return MpiJob(job.returncode, job.output)
 
 
 def plugin_built() -> bool:
@@ -88,9 +80,8 @@ def test_kolorun_mpi_launches_through_mpirun():
     kolorun = os.environ.get("KOLORUN_PATH") or kolorun_path()
     cmd = [kolorun, "--mpi", "-np", "3", "--mpi-args", "--oversubscribe",
            sys.executable, str(WORKERS / "mpi_collectives.py"), "3", "mpi"]
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          timeout=150, env=dict(os.environ, OMP_NUM_THREADS="1"))
-    MpiJob(proc.returncode, proc.stdout).assert_ok(3)
+    job = run_command(cmd, {"OMP_NUM_THREADS": "1"}, timeout=150)
+    MpiJob(job.returncode, job.output).assert_ok(3)
 
 
 @needs_plugin

@@ -94,6 +94,7 @@ def main() -> None:
     assert hvd.mpi_built() is True
     assert hvd.mpi_enabled() is (backend == "mpi"), hvd.mpi_enabled()
     assert hvd.gloo_enabled() is (backend != "mpi")
+    assert hvd.mpi_threads_supported() is (backend == "mpi")  # Open MPI 4.1 gives MULTIPLE
     check_allreduce(rank, size)
     check_allgather_broadcast_barrier(rank, size)
     # init() again after shutdown(): a fresh rendezvous over MPI; MPI itself stays initialized.

@@ -64,8 +64,9 @@ std::unique_ptr<rendezvous::TcpStoreServer> exchange_rendezvous_over_mpi(LaunchI
   const auto [mpi_rank, mpi_size] = plugin.world();
   if (mpi_rank != launch.rank || mpi_size != launch.size) {
     throw Error(fmt::format(
-        "the launcher says rank {} of {} ({}), but MPI_COMM_WORLD has rank {} of {}: kolo's MPI "
-        "plugin ({}, {}) is probably built against another MPI than the launcher's",
+        "the launcher says rank {} of {} ({}), but MPI_COMM_WORLD has rank {} of {}: either "
+        "kolo's MPI plugin ({}, {}) is built against another MPI than the launcher's, or the "
+        "launcher gave MPI no job to join (with Slurm: srun --mpi=pmix)",
         launch.rank, launch.size, launch.mpi_size_variable, mpi_rank, mpi_size, plugin.path(),
         plugin.library_version()));
   }

@@ -38,10 +38,12 @@ class MpiJob(JobResult):
 
 
 def mpirun(np: int, *command: str, mpi_flags: tuple[str, ...] = (), env: dict | None = None,
-           timeout: float = 150) -> MpiJob:
+           timeout: float = 150, oversubscribe: bool = True) -> MpiJob:
     """The issue's command line: mpirun --allow-run-as-root -np N -bind-to none -map-by slot
-    -x ... -mca pml ob1 -mca btl ^openib (plus --oversubscribe: the test machine has 2 cores)."""
-    cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--tag-output", "-np", str(np),
+    -x ... -mca pml ob1 -mca btl ^openib (plus --oversubscribe unless a hostfile gives the slots:
+    the test machine may have fewer cores than ranks)."""
+    extra = ("--oversubscribe",) if oversubscribe else ()
+    cmd = ["mpirun", "--allow-run-as-root", *extra, "--tag-output", "-np", str(np),
            "-bind-to", "none", "-map-by", "slot", "-x", "NCCL_DEBUG=INFO", "-x", "PATH",
            "-x", "PYTHONPATH", "-mca", "pml", "ob1", "-mca", "btl", "^openib", *mpi_flags,
            *command]
@@ -91,7 +93,8 @@ def test_mnist_example_under_mpirun_with_a_hostfile(tmp_path):
     hostfile.write_text("localhost slots=8\n")
     job = mpirun(2, sys.executable, str(EXAMPLES / "pytorch_mnist.py"), "--epochs", "1",
                  "--max-steps", "30", "--checkpoint-dir", str(tmp_path),
-                 mpi_flags=("--hostfile", str(hostfile), "-x", "LD_LIBRARY_PATH"), timeout=240)
+                 mpi_flags=("--hostfile", str(hostfile), "-x", "LD_LIBRARY_PATH"), timeout=240,
+                 oversubscribe=False)
     assert job.returncode == 0, job.output
     out = "\n".join(job.lines_of(0))
     assert "Test set: Average loss" in out and "test accuracy" in out, job.output
@@ -131,3 +134,17 @@ def test_init_comm_takes_every_rank_and_refuses_a_subset():
     except ImportError:
         pass  # the mpi4py half is skipped; lists of ranks are still checked
     mpirun(2, *args).assert_ok(2)
+
+
+@needs_plugin
+@pytest.mark.parametrize("launcher_env, size_variable", [
+    ({"SLURM_PROCID": "1", "SLURM_NTASKS": "2", "SLURM_LOCALID": "1"}, "SLURM_NTASKS"),
+    ({"PMI_RANK": "1", "PMI_SIZE": "2"}, "PMI_SIZE"),
+])
+def test_a_launcher_that_gave_mpi_no_job_is_an_error_not_a_world_of_one(launcher_env,
+                                                                        size_variable):
+    # srun/hydra variables but no MPI job behind them (here: no launcher at all): MPI comes up as
+    # a world of one, and init() must say so instead of running alone or waiting for peers.
+    job = run_command([sys.executable, "-c", "import kolo; kolo.init()"], launcher_env, timeout=60)
+    assert job.returncode != 0, job.output
+    assert f"rank 1 of 2 ({size_variable})" in job.output and "rank 0 of 1" in job.output, job.output

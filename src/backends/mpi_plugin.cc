@@ -79,7 +79,8 @@ const MpiPlugin& MpiPlugin::get() {
         "kolo's MPI plugin ({}) is not available ({}). It is built when MPI's development files "
         "are found at build time: install them (Debian: apt-get install libopenmpi-dev "
         "openmpi-bin) and rebuild kolo, or point KOLO_MPI_PLUGIN at the plugin",
-        kMpiPluginFile, reasons.empty() ? "nowhere to look" : fmt::format("{}", fmt::join(reasons, "; ")));
+        kMpiPluginFile,
+        reasons.empty() ? "nowhere to look" : fmt::format("{}", fmt::join(reasons, "; ")));
     return result;
   }();
   if (!loaded.plugin) throw Error(loaded.failure);

@@ -57,7 +57,7 @@ struct LaunchInfo {
   // the rendezvous address and secret must come over MPI (mpi_bootstrap.h) before bootstrap().
   bool rendezvous_over_mpi = false;
   std::string mpi_size_variable;  // e.g. "OMPI_COMM_WORLD_SIZE", for messages
-  int launcher_local_rank = -1;   // what an MPI launcher said (-1: nothing), checked after bootstrap
+  int launcher_local_rank = -1;   // what an MPI launcher said (-1: nothing); checked at init
   static LaunchInfo from_env(const EnvLookup& lookup);
 };
 

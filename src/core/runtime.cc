@@ -25,7 +25,8 @@ void Runtime::init() {
   }
   if (launch.rendezvous_over_mpi) mpi_store_server_ = exchange_rendezvous_over_mpi(launch, logger_);
   session_ = std::make_unique<Session>(config_, launch, rounds_++, handles_, logger_);
-  if (launch.launcher_local_rank >= 0 && launch.launcher_local_rank != session_->world().local_rank) {
+  if (launch.launcher_local_rank >= 0 &&
+      launch.launcher_local_rank != session_->world().local_rank) {
     logger_.warn("the launcher's local rank {} differs from kolo's {} (ranks of one host are "
                  "numbered by rank order)",
                  launch.launcher_local_rank, session_->world().local_rank);

@@ -114,7 +114,8 @@ void configure(CLI::App& app, RawOptions& raw) {
                            "(HOROVOD_CPU_OPERATIONS=mpi).");
   mpi->excludes(app.get_option("--gloo"));
   app.add_option("--mpi-args", raw.mpi_args,
-                 "Extra arguments for mpirun (with --mpi), e.g. \"--oversubscribe -mca btl tcp,self\".")
+                 "Extra arguments for mpirun (with --mpi), e.g. "
+                 "\"--oversubscribe -mca btl tcp,self\".")
       ->allow_extra_args(false);
   app.add_flag("--disable-cache", raw.disable_cache,
                "Accepted for compatibility: kolorun keeps no cache of host checks.");

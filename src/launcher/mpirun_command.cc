@@ -78,7 +78,9 @@ std::vector<std::string> mpirun_command(const LaunchOptions& options,
     argv.insert(argv.end(), {"-mca", "btl_tcp_if_include", interfaces, "-mca",
                              "oob_tcp_if_include", interfaces});
   }
-  if (options.output_filename) argv.insert(argv.end(), {"--output-filename", *options.output_filename});
+  if (options.output_filename) {
+    argv.insert(argv.end(), {"--output-filename", *options.output_filename});
+  }
   if (options.prefix_output_with_timestamp) argv.emplace_back("--timestamp-output");
   for (const auto& [name, value] : environment) {
     if (forwardable(name)) argv.insert(argv.end(), {"-x", name});

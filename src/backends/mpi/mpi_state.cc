@@ -109,7 +109,8 @@ std::optional<MpiOperands> operands_for(int dtype, int op, KoloMpiError* error) 
   if (!type) return std::nullopt;
   const auto kind = static_cast<comm::DataType>(dtype);
   const auto reduce = static_cast<comm::ReduceOp>(op);
-  const bool bitwise = reduce == comm::ReduceOp::bitwise_and || reduce == comm::ReduceOp::bitwise_or;
+  const bool bitwise =
+      reduce == comm::ReduceOp::bitwise_and || reduce == comm::ReduceOp::bitwise_or;
   auto unsupported = [&]() -> std::optional<MpiOperands> {
     // libkolo names the type and the op (the plugin links no kolo code to name them).
     std::snprintf(error->text, sizeof(error->text), "no MPI reduction for this element type");

@@ -71,7 +71,8 @@ int create_user_operands(KoloMpiError* error) {
                                      &reduce_half<comm::ReduceOp::max>,
                                      &reduce_half<comm::ReduceOp::product>};
   for (int i = 0; i < 4; ++i) {
-    if (int code = MPI_Op_create(functions[i], /*commute=*/1, &state.half_ops[i]); code != MPI_SUCCESS) {
+    if (int code = MPI_Op_create(functions[i], /*commute=*/1, &state.half_ops[i]);
+        code != MPI_SUCCESS) {
       return fail(error, "MPI_Op_create for a 16-bit float reduction", code);
     }
   }

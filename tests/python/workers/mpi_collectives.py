@@ -71,7 +71,8 @@ def check_allgather_broadcast_barrier(rank: int, size: int) -> None:
         got = hvd.allgather(mine, name=f"ag.{dtype}")
         want = np.concatenate([np.full((r + 1, 3), r % 2 if dtype == torch.bool else r + 1)
                                for r in range(size)])
-        assert got.dtype == dtype and np.array_equal(as_numpy(got), want.astype(as_numpy(got).dtype))
+        assert got.dtype == dtype
+        assert np.array_equal(as_numpy(got), want.astype(as_numpy(got).dtype)), (dtype, got)
         for root in range(size):
             data = as_torch(np.full(777, root % 2 if dtype == torch.bool else root + 5), dtype)
             if rank != root:

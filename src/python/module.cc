@@ -147,9 +147,9 @@ NB_MODULE(_core, m) {
   // What this build contains, for hvd.mpi_built() / nccl_built() / gloo_built(): collectives run
   // on kolo's own transports (the role Horovod's Gloo plays) or, when chosen, on MPI through the
   // plugin; there is no NCCL and no CUDA support in this version, and Adasum is not implemented
-  // by the core. MPI is a function: whether the plugin exists and loads is found out (dlopen)
-  // when first asked, not at every import.
-  m.def("mpi_built", [] { return kolo::backends::MpiPlugin::available(); });
+  // by the core. MPI_BUILT: the plugin exists and loads (a dlopen of about 2 ms; MPI itself is
+  // only initialized when a job needs it).
+  m.attr("MPI_BUILT") = kolo::backends::MpiPlugin::available();
   // MPI's thread support, 0 (single) to 3 (multiple); initializes MPI when it is not yet.
   m.def("mpi_thread_level", [] { return kolo::backends::MpiPlugin::get().initialize(); },
         nb::call_guard<nb::gil_scoped_release>());

@@ -52,7 +52,7 @@ def mpirun(np: int, *command: str, mpi_flags: tuple[str, ...] = (), env: dict | 
 
 
 def plugin_built() -> bool:
-    return kolo._core.mpi_built()
+    return bool(kolo._core.MPI_BUILT)
 
 
 needs_plugin = pytest.mark.skipif(not plugin_built(),

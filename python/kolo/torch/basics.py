@@ -104,7 +104,7 @@ def is_homogeneous() -> bool:
 
 def mpi_built() -> bool:
     """Whether kolo's MPI plugin (libkolo_mpi.so, beside libkolo.so) exists and loads."""
-    return bool(_core.mpi_built())
+    return bool(_core.MPI_BUILT)
 
 
 def mpi_enabled() -> bool:

@@ -29,9 +29,9 @@ std::string_view cpu_operations_name(CpuOperations choice) {
 }
 
 std::unique_ptr<Backend> make_backend(CpuOperations choice, comm::Communicator& comm,
-                                      const comm::AllreduceOptions& options, int rank, int size) {
-  if (choice == CpuOperations::mpi) {
-    return std::make_unique<MpiBackend>(MpiPlugin::get(), rank, size);
+                                      const comm::AllreduceOptions& options, int world_size) {
+  if (choice == CpuOperations::mpi && comm.size() == world_size) {
+    return std::make_unique<MpiBackend>(MpiPlugin::get(), comm.rank(), comm.size());
   }
   return std::make_unique<KoloBackend>(comm, options);
 }

@@ -17,9 +17,11 @@ enum class CpuOperations { kolo, mpi };
 CpuOperations parse_cpu_operations(std::string_view text, std::string_view variable);
 std::string_view cpu_operations_name(CpuOperations choice);
 
-// The session's backend. The MPI one loads the plugin and initializes MPI (throws Error saying
-// what is missing when it cannot).
+// The backend of one process set (`comm`, its communicator) in a job of `world_size` ranks. MPI
+// runs the global set (collective over MPI_COMM_WORLD; it loads the plugin and initializes MPI,
+// throwing Error saying what is missing when it cannot); smaller sets run on kolo's transports,
+// as MPI sub-communicators per set are not made yet.
 std::unique_ptr<Backend> make_backend(CpuOperations choice, comm::Communicator& comm,
-                                      const comm::AllreduceOptions& options, int rank, int size);
+                                      const comm::AllreduceOptions& options, int world_size);
 
 }  // namespace kolo::backends

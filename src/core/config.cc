@@ -26,7 +26,8 @@ const std::set<std::string>& known_names() {
       "RENDEZVOUS_PORT", "SECRET",            "LOCAL_RANK",          "LOCAL_SIZE",
       "CROSS_RANK",      "CROSS_SIZE",        "FAILURE_GRACE_SECONDS", "CONTROLLER",
       "CPU_OPERATIONS",  "GPU_OPERATIONS",    "TIMELINE",            "LOG_HIDE_TIME",
-      "SHM_DISABLE",     "SHM_RING_BYTES",    "HIERARCHICAL_ALLREDUCE"};
+      "SHM_DISABLE",     "SHM_RING_BYTES",    "HIERARCHICAL_ALLREDUCE",
+      "DYNAMIC_PROCESS_SETS"};
   return names;
 }
 
@@ -129,6 +130,7 @@ Config Config::from_env(const EnvLookup& lookup, const std::vector<std::string>&
   if (auto found = reader.find("CPU_OPERATIONS")) {
     config.cpu_operations = backends::parse_cpu_operations(found->second, found->first);
   }
+  config.dynamic_process_sets = reader.flag("DYNAMIC_PROCESS_SETS").value_or(false);
 
   for (const auto& name : all_names) {
     if (name.rfind("KOLO_", 0) == 0 && !known_names().contains(name.substr(5))) {

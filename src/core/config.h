@@ -34,6 +34,8 @@ struct Config {
   std::optional<bool> hierarchical_allreduce;
   // CPU_OPERATIONS: "gloo" (kolo's transports, default) or "mpi" (the MPI plugin).
   backends::CpuOperations cpu_operations = backends::CpuOperations::kolo;
+  // DYNAMIC_PROCESS_SETS: add_process_set()/remove_process_set() allowed after init (as Horovod).
+  bool dynamic_process_sets = false;
 
   // Where each value came from ("KOLO_CYCLE_TIME", "HOROVOD_CYCLE_TIME" or "default"), for logs.
   std::vector<std::pair<std::string, std::string>> sources;

@@ -19,23 +19,29 @@ Adasum = kolo.Adasum
 def init(comm=None, process_sets=None) -> None:
     """Joins the job started by kolorun/horovodrun or mpirun (alone: a job of size 1).
 
-    ``comm``, as in Horovod: an mpi4py communicator or a list of ranks. kolo runs the global
-    process set only, so it must span the whole job (``MPI.COMM_WORLD`` or a duplicate of it,
-    or every rank); a smaller one is refused with a pointer to process sets.
+    ``comm``, as in Horovod: an mpi4py communicator or a list of ranks; it must span the whole
+    job (``MPI.COMM_WORLD`` or a duplicate of it, or every rank), a smaller one is refused with a
+    pointer to process sets. ``process_sets``: a list of ``hvd.ProcessSet`` to register now (ids
+    1, 2, ... in list order; every rank passes the same list), or ``"dynamic"`` to allow
+    ``hvd.add_process_set()`` and ``hvd.remove_process_set()`` later (as
+    HOROVOD_DYNAMIC_PROCESS_SETS=1 does).
     """
-    if process_sets:
-        from kolo.torch.process_sets import _unsupported
+    from kolo.torch import process_sets as sets
 
-        raise _unsupported()
     if comm is not None and not isinstance(comm, (list, tuple)):
         _check_mpi_comm(comm)
+    wanted = sets._enable_dynamic_from_init(process_sets)
+    already = _core.is_initialized()
     kolo.init()
     if isinstance(comm, (list, tuple)) and sorted(comm) != list(range(size())):
         job_size = size()
         kolo.shutdown()
         raise ValueError(
-            f"hvd.init(comm={list(comm)}): kolo runs all {job_size} ranks of the job as one set; "
-            "a subset of ranks needs process sets (hvd.ProcessSet), which kolo does not run yet")
+            f"hvd.init(comm={list(comm)}): kolo's global set is all {job_size} ranks of the job; "
+            f"for a subset use process sets: hvd.init(process_sets=[hvd.ProcessSet({list(comm)})]) "
+            "and process_set= on the operations")
+    if not already:
+        sets._init_process_sets(wanted)
 
 
 def _check_mpi_comm(comm) -> None:
@@ -52,9 +58,9 @@ def _check_mpi_comm(comm) -> None:
     if MPI.Comm.Compare(comm, MPI.COMM_WORLD) not in (MPI.IDENT, MPI.CONGRUENT):
         raise ValueError(
             f"hvd.init(comm=...): the communicator has {comm.Get_size()} of the "
-            f"{MPI.COMM_WORLD.Get_size()} ranks of MPI.COMM_WORLD; kolo runs the whole job as one "
-            "set, and a sub-communicator needs process sets (hvd.ProcessSet), which kolo does not "
-            "run yet")
+            f"{MPI.COMM_WORLD.Get_size()} ranks of MPI.COMM_WORLD, but kolo's global set is the "
+            "whole job; for a subset use process sets (hvd.init(process_sets=[hvd.ProcessSet("
+            "ranks)]) and process_set= on the operations)")
 
 
 def shutdown() -> None:

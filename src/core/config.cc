@@ -9,6 +9,7 @@
 
 #include "base/errors.h"
 #include "core/mpi_launch_env.h"
+#include "transport/tcp/interfaces.h"
 
 extern char** environ;
 
@@ -26,8 +27,10 @@ const std::set<std::string>& known_names() {
       "RENDEZVOUS_PORT", "SECRET",            "LOCAL_RANK",          "LOCAL_SIZE",
       "CROSS_RANK",      "CROSS_SIZE",        "FAILURE_GRACE_SECONDS", "CONTROLLER",
       "CPU_OPERATIONS",  "GPU_OPERATIONS",    "TIMELINE",            "LOG_HIDE_TIME",
-      "SHM_DISABLE",     "SHM_RING_BYTES",    "HIERARCHICAL_ALLREDUCE",
-      "DYNAMIC_PROCESS_SETS"};
+      "SHM_DISABLE",     "SHM_RING_BYTES",    "HIERARCHICAL_ALLREDUCE", "IFACE",
+      "GLOO_IFACE",      "DYNAMIC_PROCESS_SETS", "TIMELINE_MARK_CYCLES", "STALL_CHECK_DISABLE",
+      "STALL_CHECK_TIME_SECONDS", "STALL_SHUTDOWN_TIME_SECONDS", "AUTOTUNE", "AUTOTUNE_LOG",
+      "AUTOTUNE_WARMUP_SAMPLES", "AUTOTUNE_STEPS_PER_SAMPLE", "AUTOTUNE_SAMPLES_PER_TRIAL"};
   return names;
 }
 
@@ -92,6 +95,27 @@ Duration from_units(double value, double units_per_second) {
       (units_per_second * static_cast<double>(Duration::period::num))));
 }
 
+// Timeline, stall inspector and autotune settings.
+void read_observability(SettingReader& reader, Config& config) {
+  // Horovod's HOROVOD_TIMELINE=DYNAMIC means "no file until start_timeline() is called".
+  const std::string timeline = reader.text("TIMELINE").value_or("");
+  config.timeline_path = timeline == "DYNAMIC" ? "" : timeline;
+  config.timeline_mark_cycles = reader.flag("TIMELINE_MARK_CYCLES").value_or(false);
+  config.stall_check = !reader.flag("STALL_CHECK_DISABLE").value_or(false);
+  config.stall_warning_time = from_units<std::chrono::milliseconds>(
+      reader.number("STALL_CHECK_TIME_SECONDS", 60.0, 0.001), 1.0);
+  config.stall_shutdown_time = from_units<std::chrono::milliseconds>(
+      reader.number("STALL_SHUTDOWN_TIME_SECONDS", 0.0, 0.0), 1.0);
+  config.autotune = reader.flag("AUTOTUNE").value_or(false);
+  config.autotune_log = reader.text("AUTOTUNE_LOG").value_or("");
+  config.autotune_warmup_samples =
+      static_cast<uint32_t>(reader.number("AUTOTUNE_WARMUP_SAMPLES", 3, 0));
+  config.autotune_steps_per_sample =
+      static_cast<uint32_t>(reader.number("AUTOTUNE_STEPS_PER_SAMPLE", 10, 1));
+  config.autotune_samples_per_trial =
+      static_cast<uint32_t>(reader.number("AUTOTUNE_SAMPLES_PER_TRIAL", 3, 1));
+}
+
 }  // namespace
 
 EnvLookup process_environment() {
@@ -130,7 +154,12 @@ Config Config::from_env(const EnvLookup& lookup, const std::vector<std::string>&
   if (auto found = reader.find("CPU_OPERATIONS")) {
     config.cpu_operations = backends::parse_cpu_operations(found->second, found->first);
   }
+  // Horovod's gloo controller names it HOROVOD_GLOO_IFACE; kolo's own name is KOLO_IFACE.
+  auto interfaces = reader.text("IFACE");
+  if (!interfaces) interfaces = reader.text("GLOO_IFACE");
+  if (interfaces) config.network_interfaces = transport::parse_interface_list(*interfaces);
   config.dynamic_process_sets = reader.flag("DYNAMIC_PROCESS_SETS").value_or(false);
+  read_observability(reader, config);
 
   for (const auto& name : all_names) {
     if (name.rfind("KOLO_", 0) == 0 && !known_names().contains(name.substr(5))) {

@@ -34,8 +34,23 @@ struct Config {
   std::optional<bool> hierarchical_allreduce;
   // CPU_OPERATIONS: "gloo" (kolo's transports, default) or "mpi" (the MPI plugin).
   backends::CpuOperations cpu_operations = backends::CpuOperations::kolo;
+  // KOLO_IFACE, else HOROVOD_GLOO_IFACE ("eth0,eth1"): the interfaces whose addresses this rank
+  // publishes to its peers. Empty: every up interface, the route toward the rendezvous first.
+  std::vector<std::string> network_interfaces;
   // DYNAMIC_PROCESS_SETS: add_process_set()/remove_process_set() allowed after init (as Horovod).
   bool dynamic_process_sets = false;
+
+  // Observability (timeline, stall inspector) and autotuning; see README's table.
+  std::string timeline_path;        // TIMELINE: Chrome-trace file rank 0 writes; "" or DYNAMIC: none
+  bool timeline_mark_cycles = false;                     // TIMELINE_MARK_CYCLES
+  bool stall_check = true;                               // !STALL_CHECK_DISABLE
+  std::chrono::milliseconds stall_warning_time{60000};   // STALL_CHECK_TIME_SECONDS
+  std::chrono::milliseconds stall_shutdown_time{0};      // STALL_SHUTDOWN_TIME_SECONDS; 0: never
+  bool autotune = false;                                 // AUTOTUNE
+  std::string autotune_log;                              // AUTOTUNE_LOG: CSV of every trial
+  uint32_t autotune_warmup_samples = 3;                  // AUTOTUNE_WARMUP_SAMPLES
+  uint32_t autotune_steps_per_sample = 10;               // AUTOTUNE_STEPS_PER_SAMPLE
+  uint32_t autotune_samples_per_trial = 3;               // AUTOTUNE_SAMPLES_PER_TRIAL
 
   // Where each value came from ("KOLO_CYCLE_TIME", "HOROVOD_CYCLE_TIME" or "default"), for logs.
   std::vector<std::pair<std::string, std::string>> sources;

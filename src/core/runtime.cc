@@ -151,6 +151,16 @@ int Runtime::join() {
   return static_cast<int>(wait_for_number(handle));
 }
 
+void Runtime::start_timeline(const std::string& path, bool mark_cycles) {
+  std::lock_guard lock(mutex_);
+  session().start_timeline(path, mark_cycles);
+}
+
+void Runtime::stop_timeline() {
+  std::lock_guard lock(mutex_);
+  session().stop_timeline();
+}
+
 Runtime& runtime() {
   static Runtime instance;
   return instance;

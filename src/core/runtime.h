@@ -47,6 +47,9 @@ class Runtime {
   [[nodiscard]] bool poll(HandleId handle) const { return handles_.poll(handle); }
   void wait(HandleId handle) const { handles_.wait(handle); }
   OwnedBuffer release(HandleId handle) { return handles_.release(handle); }
+  // hvd.start_timeline / stop_timeline; throw when not initialized.
+  void start_timeline(const std::string& path, bool mark_cycles);
+  void stop_timeline();
 
  private:
   Session& session() const;  // requires mutex_ held

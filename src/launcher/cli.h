@@ -44,7 +44,10 @@ struct LaunchOptions {
   std::optional<std::string> mpi_args;
 
   // From the tuning-flag table (tuning_flags.h): variables to export to every rank.
+  // --config-file values come first; a flag given on the command line replaces its file value.
   std::vector<std::pair<std::string, std::string>> tuning_environment;
+  // Config-file keys kolo does not use, for kolorun to mention.
+  std::vector<std::string> ignored_config_keys;
 };
 
 struct ParseResult {

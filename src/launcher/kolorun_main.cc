@@ -29,6 +29,9 @@ int main(int argc, char** argv) {
   const kolo::Logger logger(parsed.options->verbose ? kolo::LogLevel::info
                                                     : kolo::LogLevel::warning,
                             "[kolorun]");
+  for (const auto& key : parsed.options->ignored_config_keys) {
+    logger.warn("--config-file: '{}' does not apply to kolo; ignored", key);
+  }
   try {
     if (parsed.options->use_mpi) exec_mpirun(*parsed.options, current_environment(), logger);
     return run_job(*parsed.options, current_environment(), logger);

@@ -146,8 +146,19 @@ NB_MODULE(_core, m) {
     d["cache_hits"] = s.cache_hits;
     d["fused_groups"] = s.fused_groups;
     d["fused_tensors"] = s.fused_tensors;
+    d["autotuning"] = s.tuning.autotuning;
+    d["fusion_threshold"] = s.tuning.current.fusion_threshold;
+    d["cycle_time_ms"] = s.tuning.current.cycle_time_ms;
+    d["cache_enabled"] = s.tuning.current.cache_enabled;
     return d;
   });
+  m.def("start_timeline",
+        [](const std::string& path, bool mark_cycles) {
+          kolo::core::runtime().start_timeline(path, mark_cycles);
+        },
+        nb::arg("file_path"), nb::arg("mark_cycles") = false);
+  m.def("stop_timeline", [] { kolo::core::runtime().stop_timeline(); },
+        nb::call_guard<nb::gil_scoped_release>());
   m.def("config", [] {
     auto c = kolo::core::runtime().config();
     nb::dict d;

@@ -162,12 +162,17 @@ def ccl_built() -> bool:
 
 
 def start_timeline(file_path: str, mark_cycles: bool = False) -> None:
-    """Not supported by this version; warns and does nothing (training goes on)."""
-    warnings.warn("kolo: start_timeline() is not supported by this version; ignored")
+    """Starts writing a Chrome-trace timeline to file_path (replacing one being written).
+
+    As in Horovod, rank 0 (the coordinator) writes the job's timeline; on other ranks this
+    does nothing. mark_cycles adds a CYCLE_START instant event for every background cycle.
+    """
+    _core.start_timeline(str(file_path), bool(mark_cycles))
 
 
 def stop_timeline() -> None:
-    """Counterpart of start_timeline(); does nothing."""
+    """Stops the timeline; the file is a complete JSON array when this returns."""
+    _core.stop_timeline()
 
 
 def handle_average_backwards_compatibility(op: Optional[int], average: Optional[bool]) -> int:

@@ -19,6 +19,11 @@ void Backend::reducescatter(Bytes, std::span<const size_t>, comm::DataType, comm
 void Backend::alltoallv(ConstBytes, std::span<const size_t>, Bytes, std::span<const size_t>) {
   unsupported("alltoall");
 }
-void Backend::adasum(Bytes, size_t, comm::DataType) { unsupported("adasum"); }
+void Backend::adasum(Bytes, size_t, comm::DataType) {
+  // Every rank runs the same backend and fails here before any byte moved, so only the tensor
+  // fails (InvalidArgument) and the session goes on.
+  throw InvalidArgument("backend '" + name() +
+                        "' does not support Adasum; use kolo's own transports (no --mpi)");
+}
 
 }  // namespace kolo::backends

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "base/errors.h"
+#include "core/mpi_launch_env.h"
 #include "transport/tcp/interfaces.h"
 
 extern char** environ;
@@ -150,6 +151,9 @@ Config Config::from_env(const EnvLookup& lookup, const std::vector<std::string>&
     throw InvalidArgument(fmt::format("KOLO_SHM_RING_BYTES={} is not a power of two", ring_bytes));
   }
   config.hierarchical_allreduce = reader.flag("HIERARCHICAL_ALLREDUCE");
+  if (auto found = reader.find("CPU_OPERATIONS")) {
+    config.cpu_operations = backends::parse_cpu_operations(found->second, found->first);
+  }
   // Horovod's gloo controller names it HOROVOD_GLOO_IFACE; kolo's own name is KOLO_IFACE.
   auto interfaces = reader.text("IFACE");
   if (!interfaces) interfaces = reader.text("GLOO_IFACE");
@@ -193,6 +197,18 @@ LaunchInfo LaunchInfo::from_env(const EnvLookup& lookup) {
     return static_cast<int>(value);
   };
   LaunchInfo info;
+  // No kolorun variables but an MPI launcher's (mpirun, srun): rank and size come from those.
+  if (!get("RANK") && !get("SIZE")) {
+    if (auto mpi = detect_mpi_launch_env(lookup); mpi && mpi->size > 1) {
+      info.rank = mpi->rank;
+      info.size = mpi->size;
+      info.rendezvous_over_mpi = true;
+      info.mpi_size_variable = mpi->size_variable;
+      info.launcher_local_rank = mpi->local_rank;
+      info.hostname = get("HOSTNAME").value_or("");
+      return info;
+    }
+  }
   info.rank = get_int("RANK", 0);
   info.size = get_int("SIZE", 1);
   if (info.size < 1 || info.rank >= info.size) {

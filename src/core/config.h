@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/backend_choice.h"
 #include "base/logger.h"
 
 namespace kolo::core {
@@ -31,6 +32,8 @@ struct Config {
   uint64_t shm_ring_bytes = 1ull << 20;            // SHM_RING_BYTES: per direction, power of two
   // HIERARCHICAL_ALLREDUCE: unset = automatic (on when hosts > 1 and some host runs > 1 rank).
   std::optional<bool> hierarchical_allreduce;
+  // CPU_OPERATIONS: "gloo" (kolo's transports, default) or "mpi" (the MPI plugin).
+  backends::CpuOperations cpu_operations = backends::CpuOperations::kolo;
   // KOLO_IFACE, else HOROVOD_GLOO_IFACE ("eth0,eth1"): the interfaces whose addresses this rank
   // publishes to its peers. Empty: every up interface, the route toward the rendezvous first.
   std::vector<std::string> network_interfaces;
@@ -67,6 +70,11 @@ struct LaunchInfo {
   std::string rendezvous_addr;     // empty: single process, no rendezvous
   uint16_t rendezvous_port = 0;
   std::string secret_hex;
+  // Started by mpirun/srun rather than kolorun: the launcher's variables gave rank and size, and
+  // the rendezvous address and secret must come over MPI (mpi_bootstrap.h) before bootstrap().
+  bool rendezvous_over_mpi = false;
+  std::string mpi_size_variable;  // e.g. "OMPI_COMM_WORLD_SIZE", for messages
+  int launcher_local_rank = -1;   // what an MPI launcher said (-1: nothing); checked at init
   static LaunchInfo from_env(const EnvLookup& lookup);
 };
 

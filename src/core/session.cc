@@ -6,7 +6,7 @@
 #include <cstring>
 #include <numeric>
 
-#include "backends/kolo_backend.h"
+#include "backends/backend_choice.h"
 #include "base/errors.h"
 #include "comm/collectives.h"
 #include "core/bootstrap.h"
@@ -37,7 +37,8 @@ Session::Session(const Config& config, const LaunchInfo& launch, uint64_t round,
       allreduce_options.hierarchical =
           *config_.hierarchical_allreduce ? comm::Hierarchical::on : comm::Hierarchical::off;
     }
-    return std::make_unique<backends::KoloBackend>(set_comm, allreduce_options);
+    return backends::make_backend(config_.cpu_operations, set_comm, allreduce_options,
+                                  world_.size);
   };
   std::vector<int> everyone(static_cast<size_t>(world_.size));
   std::iota(everyone.begin(), everyone.end(), 0);

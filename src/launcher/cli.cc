@@ -35,8 +35,7 @@ constexpr std::string_view kUnsupportedHorovodFlags[] = {
     "--no-hierarchical-allgather", "--no-autotune", "--autotune-bayes-opt-max-samples",
     "--autotune-gaussian-process-noise", "--min-np", "--min-num-proc", "--max-np",
     "--max-num-proc", "--elastic-timeout", "--reset-limit", "--blacklist-cooldown-range",
-    "--host-discovery-script", "--mpi",
-    "--jsrun", "--mpi-args", "--num-nccl-streams", "--thread-affinity"};
+    "--host-discovery-script", "--jsrun", "--num-nccl-streams", "--thread-affinity"};
 
 // Values as CLI11 stores them; turned into LaunchOptions after parsing, where the environment
 // defaults and cross-option checks apply.
@@ -58,6 +57,8 @@ struct RawOptions {
   std::vector<std::string> forwarded_env;
   bool check_build = false;
   bool gloo = false;
+  bool mpi = false;
+  std::optional<std::string> mpi_args;
   bool disable_cache = false;
   std::optional<std::string> config_file;
   std::vector<std::optional<std::string>> tuning = std::vector<std::optional<std::string>>(
@@ -114,6 +115,14 @@ void configure(CLI::App& app, RawOptions& raw) {
       ->allow_extra_args(false);  // one value per use, so the command is never swallowed
   app.add_flag("--gloo", raw.gloo,
                "Accepted for compatibility: kolo always runs its own (gloo-style) controller.");
+  auto* mpi = app.add_flag("--mpi", raw.mpi,
+                           "Launch through Open MPI's mpirun and run the collectives on MPI "
+                           "(HOROVOD_CPU_OPERATIONS=mpi).");
+  mpi->excludes(app.get_option("--gloo"));
+  app.add_option("--mpi-args", raw.mpi_args,
+                 "Extra arguments for mpirun (with --mpi), e.g. "
+                 "\"--oversubscribe -mca btl tcp,self\".")
+      ->allow_extra_args(false);
   app.add_flag("--disable-cache", raw.disable_cache,
                "Accepted for compatibility: kolorun keeps no cache of host checks.");
 
@@ -299,6 +308,13 @@ LaunchOptions finish(const RawOptions& raw, std::vector<std::string> rest, const
   options.ssh_port = raw.ssh_port;
   options.ssh_identity_file = raw.ssh_identity_file;
   options.network_interfaces = raw.network_interfaces;
+
+  options.use_mpi = raw.mpi;
+  options.mpi_args = raw.mpi_args;
+  if (options.mpi_args && !options.use_mpi) {
+    throw InvalidArgument("--mpi-args only applies with --mpi (kolorun launches the ranks itself "
+                          "otherwise)");
+  }
 
   const auto flags = tuning_flags();
   for (size_t i = 0; i < flags.size(); ++i) {

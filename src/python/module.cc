@@ -8,6 +8,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "backends/mpi_plugin.h"
 #include "base/errors.h"
 #include "core/runtime.h"
 #include "python/dlpack_types.h"
@@ -191,14 +192,20 @@ NB_MODULE(_core, m) {
     d["fusion_threshold"] = c.fusion_threshold;
     d["cache_capacity"] = c.cache_capacity;
     d["peer_timeout_s"] = static_cast<double>(c.peer_timeout.count()) / 1000.0;
+    d["cpu_operations"] = std::string(kolo::backends::cpu_operations_name(c.cpu_operations));
     d["dynamic_process_sets"] = c.dynamic_process_sets;
     return d;
   });
 
   // What this build contains, for hvd.mpi_built() / nccl_built() / gloo_built(): collectives run
-  // on kolo's own transports (the role Horovod's Gloo plays); there is no MPI plugin, no NCCL and
-  // no CUDA support in this version. Adasum runs on CPU (comm/adasum.cc).
-  m.attr("MPI_BUILT") = false;
+  // on kolo's own transports (the role Horovod's Gloo plays) or, when chosen, on MPI through the
+  // plugin; there is no NCCL and no CUDA support in this version. Adasum runs on kolo's
+  // transports (comm/adasum.cc). MPI_BUILT: the plugin exists and loads (a dlopen of about 2 ms; MPI itself is
+  // only initialized when a job needs it).
+  m.attr("MPI_BUILT") = kolo::backends::MpiPlugin::available();
+  // MPI's thread support, 0 (single) to 3 (multiple); initializes MPI when it is not yet.
+  m.def("mpi_thread_level", [] { return kolo::backends::MpiPlugin::get().initialize(); },
+        nb::call_guard<nb::gil_scoped_release>());
   m.attr("NCCL_BUILT") = false;
   m.attr("CUDA_BUILT") = false;
   m.attr("GLOO_BUILT") = true;

@@ -94,7 +94,6 @@ def check_optimizer(rank: int, size: int) -> None:
     import torch
     import horovod.torch as hvd
 
-    assert hvd.mpi_built() is False
     torch.manual_seed(0)
     model = torch.nn.Linear(5, 3)
     start = [p.detach().clone() for p in model.parameters()]

@@ -25,7 +25,8 @@ const std::set<std::string>& known_names() {
       "RENDEZVOUS_PORT", "SECRET",            "LOCAL_RANK",          "LOCAL_SIZE",
       "CROSS_RANK",      "CROSS_SIZE",        "FAILURE_GRACE_SECONDS", "CONTROLLER",
       "CPU_OPERATIONS",  "GPU_OPERATIONS",    "TIMELINE",            "LOG_HIDE_TIME",
-      "SHM_DISABLE",     "SHM_RING_BYTES",    "HIERARCHICAL_ALLREDUCE"};
+      "SHM_DISABLE",     "SHM_RING_BYTES",    "HIERARCHICAL_ALLREDUCE",
+      "SHM_ALLREDUCE_BYTES"};
   return names;
 }
 
@@ -124,6 +125,8 @@ Config Config::from_env(const EnvLookup& lookup, const std::vector<std::string>&
       static_cast<double>(config.shm_ring_bytes) != ring_bytes) {
     throw InvalidArgument(fmt::format("KOLO_SHM_RING_BYTES={} is not a power of two", ring_bytes));
   }
+  config.shm_allreduce_bytes =
+      static_cast<uint64_t>(reader.number("SHM_ALLREDUCE_BYTES", 1024.0 * 1024 * 1024 * 1024, 0));
   config.hierarchical_allreduce = reader.flag("HIERARCHICAL_ALLREDUCE");
 
   for (const auto& name : all_names) {

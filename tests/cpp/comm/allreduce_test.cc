@@ -29,6 +29,8 @@ const char* algorithm_name(AllreduceAlgorithm algorithm) {
       return "recursive_doubling";
     case AllreduceAlgorithm::hierarchical:
       return "hierarchical";
+    case AllreduceAlgorithm::shared_memory:
+      return "shared_memory";
   }
   return "?";
 }

@@ -32,7 +32,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 TEST(Topology, HostsAndRanks) {
-  Topology t{{0, 0, 1, 2, 1}};
+  Topology t{{0, 0, 1, 2, 1}, nullptr};
   EXPECT_EQ(t.num_hosts(), 3);
   EXPECT_EQ(t.ranks_on_host(1), (std::vector<int>{2, 4}));
   EXPECT_TRUE(t.ranks_on_host(7).empty());

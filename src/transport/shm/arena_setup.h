@@ -20,7 +20,9 @@ struct ArenaOptions {
   int rank = 0;
   uint64_t round = 0;
   std::string job_tag;
-  size_t chunk_bytes = 256 * 1024;  // per slot half; a multiple of 4096
+  // Per slot half; a multiple of 4096. Each step of an arena allreduce moves one chunk per rank:
+  // 1 MiB measured best against 64 and 256 KiB (fewer barriers per byte; still in L2/L3).
+  size_t chunk_bytes = 1 << 20;
   std::vector<bool> same_host;      // per rank: shares this rank's host
   Deadline deadline = Deadline::never();
 };

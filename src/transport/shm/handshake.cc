@@ -25,8 +25,7 @@ void wait_for(Link& link, short events, const Deadline& deadline, const char* wh
 }  // namespace
 
 void send_all(Link& link, ConstBytes data, const Deadline& deadline) {
-  size_t done = 0;
-  while (done < data.size()) {
+  for (size_t done = 0; done < data.size();) {
     const size_t n = link.send_some(data.subspan(done));
     done += n;
     if (n == 0) wait_for(link, POLLOUT, deadline, "sending to");
@@ -34,8 +33,7 @@ void send_all(Link& link, ConstBytes data, const Deadline& deadline) {
 }
 
 void recv_all(Link& link, Bytes data, const Deadline& deadline) {
-  size_t done = 0;
-  while (done < data.size()) {
+  for (size_t done = 0; done < data.size();) {
     const size_t n = link.recv_some(data.subspan(done));
     done += n;
     if (n == 0) wait_for(link, POLLIN, deadline, "waiting for");

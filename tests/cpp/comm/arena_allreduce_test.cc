@@ -39,19 +39,13 @@ class ArenaAllreduce : public ::testing::TestWithParam<std::tuple<int, size_t>> 
 TEST_P(ArenaAllreduce, EveryTypeAndOpMatchesReference) {
   const auto [size, count] = GetParam();
   auto group = arena_group(size);
-  for (DataType type : testing::all_dtypes()) {
-    for (ReduceOp op : testing::all_ops()) {
-      if (!testing::op_defined(type, op)) continue;
-      std::vector<std::vector<std::byte>> inputs;
-      for (int r = 0; r < size; ++r) inputs.push_back(testing::make_input(type, op, r, count));
-      const auto expected = testing::reference_reduce(inputs, type, op);
-      group.run([&](Communicator& comm) {
-        auto data = inputs[comm.rank()];
-        allreduce(comm, data, count, type, op, {AllreduceAlgorithm::shared_memory});
-        EXPECT_EQ(testing::first_difference(data, expected, type), "")
-            << "rank " << comm.rank() << " " << dtype_name(type) << " " << reduce_op_name(op);
-      });
-    }
+  for (const auto& [type, op, inputs, expected] : testing::every_reference_case(size, count)) {
+    group.run([&](Communicator& comm) {
+      auto data = inputs[comm.rank()];
+      allreduce(comm, data, count, type, op, {AllreduceAlgorithm::shared_memory});
+      EXPECT_EQ(testing::first_difference(data, expected, type), "")
+          << "rank " << comm.rank() << " " << dtype_name(type) << " " << reduce_op_name(op);
+    });
   }
 }
 
@@ -184,20 +178,6 @@ TEST(ArenaAllreduceChoice, WholeHostSubgroupSharesTheArena) {
   });
 }
 
-int peer_of(const std::exception_ptr& error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const PeerError& e) {
-    return e.peer_rank();
-  } catch (...) {
-    return -2;
-  }
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 // Rank 0 closes its links (what the kernel does for a killed process) while the others wait for
 // it on the arena's flags: they sleep on the futex and must notice through the links, long before
 // the peer timeout.
@@ -220,7 +200,7 @@ TEST(ArenaPeerFailure, RankThatLeavesIsNamedByEverySurvivor) {
         try {
           allreduce(comm, bytes, data.size(), DataType::float32, ReduceOp::sum);
         } catch (...) {
-          failed_after[static_cast<size_t>(comm.rank())] = seconds_since(start);
+          failed_after[static_cast<size_t>(comm.rank())] = testing::seconds_since(start);
           throw;
         }
       },
@@ -228,7 +208,7 @@ TEST(ArenaPeerFailure, RankThatLeavesIsNamedByEverySurvivor) {
   EXPECT_FALSE(errors[0]);
   for (int r = 1; r < 4; ++r) {
     ASSERT_TRUE(errors[r]) << "rank " << r << " did not fail";
-    EXPECT_EQ(peer_of(errors[r]), 0) << "rank " << r << ": " << testing::describe(errors[r]);
+    EXPECT_EQ(testing::peer_of(errors[r]), 0) << "rank " << r << ": " << testing::describe(errors[r]);
     EXPECT_NE(testing::describe(errors[r]).find("closed the connection"), std::string::npos)
         << testing::describe(errors[r]);
     EXPECT_LT(failed_after[static_cast<size_t>(r)], 10.0) << "rank " << r;  // timeout: 20 s
@@ -259,7 +239,7 @@ TEST(ArenaPeerFailure, SilentRankIsNamedAfterPeerTimeout) {
       /*abort_on_error=*/false);
   for (int r : {0, 2}) {
     ASSERT_TRUE(errors[r]) << "rank " << r << " did not fail";
-    EXPECT_EQ(peer_of(errors[r]), 1) << testing::describe(errors[r]);
+    EXPECT_EQ(testing::peer_of(errors[r]), 1) << testing::describe(errors[r]);
     EXPECT_NE(testing::describe(errors[r]).find("no progress from rank 1"), std::string::npos)
         << testing::describe(errors[r]);
   }

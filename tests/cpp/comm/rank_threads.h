@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/errors.h"
 #include "comm/collective_arena.h"
 #include "comm/communicator.h"
 #include "transport/shm/shm_link.h"
@@ -40,6 +41,21 @@ inline std::string describe(const std::exception_ptr& error) {
   } catch (...) {
     return "unknown exception";
   }
+}
+
+// The rank a PeerError names (-2 for any other exception).
+inline int peer_of(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const PeerError& e) {
+    return e.peer_rank();
+  } catch (...) {
+    return -2;
+  }
+}
+
+inline double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 enum class LinkKind { socket, shm };

@@ -1,7 +1,6 @@
 // The host's collective arena: set up over socket pairs by the ranks of one host only (members in
 // rank order, one shared mapping, no name left in /dev/shm), its flags and futex wake-up across
 // mappings, and the launcher's removal of a job's leftover objects.
-#include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
@@ -17,36 +16,17 @@
 #include "base/errors.h"
 #include "transport/shm/arena_setup.h"
 #include "transport/shm/job_names.h"
-#include "transport/socket_link.h"
+#include "transport/shm_test_support.h"
 
 namespace kolo::transport::shm {
 namespace {
 
 using namespace std::chrono_literals;
 
-std::vector<std::string> dev_shm_entries_with(const std::string& tag) {
-  std::vector<std::string> found;
-  if (DIR* dir = ::opendir("/dev/shm")) {
-    while (dirent* entry = ::readdir(dir)) {
-      if (std::string(entry->d_name).find(tag) != std::string::npos) found.push_back(entry->d_name);
-    }
-    ::closedir(dir);
-  }
-  return found;
-}
-
 TEST(HostArena, RanksOfOneHostShareOneArenaAndLeaveNothingBehind) {
   const int n = 4;
   const std::string tag = "arenatest" + std::to_string(::getpid());
-  std::vector<std::vector<std::unique_ptr<Link>>> links(n);
-  for (auto& row : links) row.resize(n);
-  for (int a = 0; a < n; ++a) {
-    for (int b = a + 1; b < n; ++b) {
-      auto [sa, sb] = socket_pair();
-      links[a][b] = make_socket_link(std::move(sa), b, "rank " + std::to_string(b));
-      links[b][a] = make_socket_link(std::move(sb), a, "rank " + std::to_string(a));
-    }
-  }
+  auto links = testing::socket_mesh(n);
   // Ranks 0, 1 and 3 share a host; rank 2 is alone on another.
   const std::vector<int> host = {0, 0, 1, 0};
   std::vector<std::optional<HostArena>> arenas(n);
@@ -64,7 +44,7 @@ TEST(HostArena, RanksOfOneHostShareOneArenaAndLeaveNothingBehind) {
     });
   }
   for (auto& thread : threads) thread.join();
-  EXPECT_TRUE(dev_shm_entries_with(tag).empty());
+  EXPECT_TRUE(testing::dev_shm_entries_with(tag).empty());
   EXPECT_FALSE(arenas[2].has_value());  // alone on its host
   for (int r : {0, 1, 3}) {
     ASSERT_TRUE(arenas[r].has_value()) << "rank " << r;
@@ -133,8 +113,8 @@ TEST(JobNames, RemoveJobLeftoversRemovesOnlyThatJobsObjects) {
     ::close(fd);
   }
   EXPECT_EQ(remove_job_leftovers(tag), 2);
-  EXPECT_TRUE(dev_shm_entries_with(tag).empty());
-  EXPECT_EQ(dev_shm_entries_with(other).size(), 1u);
+  EXPECT_TRUE(testing::dev_shm_entries_with(tag).empty());
+  EXPECT_EQ(testing::dev_shm_entries_with(other).size(), 1u);
   EXPECT_EQ(remove_job_leftovers(other), 1);
   EXPECT_EQ(remove_job_leftovers(tag), 0);
 }

@@ -29,7 +29,7 @@ using transport::shm::Arena;
 
 // Up to this size a piece is folded whole by every rank: the second barrier of the sliced path
 // costs more than folding a few extra cache lines.
-constexpr size_t kFoldWholeBytes = 16 * 1024;
+constexpr size_t kFoldWholeBytes = size_t{16} * 1024;
 
 struct Slice {
   size_t begin;  // elements

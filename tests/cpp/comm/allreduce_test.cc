@@ -44,14 +44,14 @@ class AllreduceExact : public ::testing::TestWithParam<std::tuple<int, size_t>> 
 TEST_P(AllreduceExact, EveryTypeAndOpMatchesReference) {
   const auto [size, count] = GetParam();
   RankThreads group(size);
-  for (const auto& [type, op, inputs, expected] : testing::every_reference_case(size, count)) {
+  for (const testing::ReferenceCase& c : testing::every_reference_case(size, count)) {
     group.run([&](Communicator& comm) {
       for (AllreduceAlgorithm algorithm : kAlgorithms) {
-        auto data = inputs[comm.rank()];
-        allreduce(comm, data, count, type, op, {algorithm, 64 * 1024});
-        const std::string difference = testing::first_difference(data, expected, type);
+        auto data = c.inputs[comm.rank()];
+        allreduce(comm, data, count, c.type, c.op, {algorithm, size_t{64} * 1024});
+        const std::string difference = testing::first_difference(data, c.expected, c.type);
         EXPECT_EQ(difference, "") << "rank " << comm.rank() << " " << algorithm_name(algorithm)
-                                  << " " << dtype_name(type) << " " << reduce_op_name(op);
+                                  << " " << dtype_name(c.type) << " " << reduce_op_name(c.op);
       }
     });
   }

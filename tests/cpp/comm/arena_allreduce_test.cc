@@ -26,12 +26,12 @@ using namespace std::chrono_literals;
 using testing::LinkKind;
 using testing::RankThreads;
 
-constexpr size_t kChunk = 16 * 1024;  // per slot half: 100003 floats take 25 steps
+constexpr size_t kChunk = size_t{16} * 1024;  // per slot half: 100003 floats take 25 steps
 
 RankThreads arena_group(int size, size_t max_bytes = SIZE_MAX,
                         CommunicatorOptions options = testing::default_test_options()) {
   return RankThreads(std::vector<CommunicatorOptions>(static_cast<size_t>(size), options),
-                     LinkKind::socket, 64 * 1024, std::nullopt, kChunk, max_bytes);
+                     LinkKind::socket, size_t{64} * 1024, std::nullopt, kChunk, max_bytes);
 }
 
 class ArenaAllreduce : public ::testing::TestWithParam<std::tuple<int, size_t>> {};
@@ -39,12 +39,12 @@ class ArenaAllreduce : public ::testing::TestWithParam<std::tuple<int, size_t>> 
 TEST_P(ArenaAllreduce, EveryTypeAndOpMatchesReference) {
   const auto [size, count] = GetParam();
   auto group = arena_group(size);
-  for (const auto& [type, op, inputs, expected] : testing::every_reference_case(size, count)) {
+  for (const testing::ReferenceCase& c : testing::every_reference_case(size, count)) {
     group.run([&](Communicator& comm) {
-      auto data = inputs[comm.rank()];
-      allreduce(comm, data, count, type, op, {AllreduceAlgorithm::shared_memory});
-      EXPECT_EQ(testing::first_difference(data, expected, type), "")
-          << "rank " << comm.rank() << " " << dtype_name(type) << " " << reduce_op_name(op);
+      auto data = c.inputs[comm.rank()];
+      allreduce(comm, data, count, c.type, c.op, {AllreduceAlgorithm::shared_memory});
+      EXPECT_EQ(testing::first_difference(data, c.expected, c.type), "")
+          << "rank " << comm.rank() << " " << dtype_name(c.type) << " " << reduce_op_name(c.op);
     });
   }
 }
@@ -82,6 +82,7 @@ TEST_P(ArenaRounding, IdenticalBitsOnEveryRank) {
               ReduceOp::sum, {AllreduceAlgorithm::shared_memory});
   });
   for (int r = 1; r < size; ++r) {
+    // NOLINTNEXTLINE(bugprone-suspicious-memory-comparison): identical bits are the point
     EXPECT_EQ(std::memcmp(results[0].data(), results[static_cast<size_t>(r)].data(),
                           count * sizeof(float)),
               0)

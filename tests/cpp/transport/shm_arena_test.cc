@@ -31,6 +31,7 @@ TEST(HostArena, RanksOfOneHostShareOneArenaAndLeaveNothingBehind) {
   const std::vector<int> host = {0, 0, 1, 0};
   std::vector<std::optional<HostArena>> arenas(n);
   std::vector<std::thread> threads;
+  threads.reserve(n);
   const Logger logger(LogLevel::off);
   for (int r = 0; r < n; ++r) {
     threads.emplace_back([&, r] {

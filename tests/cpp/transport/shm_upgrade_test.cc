@@ -19,6 +19,7 @@ TEST(ShmUpgrade, SameHostPairsUpgradeAndLeaveNothingInDevShm) {
   auto links = testing::socket_mesh(n);
   std::vector<int> upgraded(n, -1);
   std::vector<std::thread> threads;
+  threads.reserve(n);
   const Logger logger(LogLevel::off);
   for (int r = 0; r < n; ++r) {
     threads.emplace_back([&, r] {

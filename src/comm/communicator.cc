@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 #include <poll.h>
-#include <sched.h>
+#include <unistd.h>
 
 #include <array>
 #include <cerrno>
@@ -45,11 +45,12 @@ Communicator::Communicator(int rank, std::vector<Link*> links, Topology topology
       arena_usable_ = r == rank_ || links_[static_cast<size_t>(r)]->peer_rank() == members[r];
     }
   }
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
+  // The host's CPUs, not this process's affinity: ranks pinned one per core (taskset, mpirun's
+  // binding) each see one CPU but do not compete, and must keep spinning.
   const int my_host = topology_.host_of_rank[static_cast<size_t>(rank_)];
-  const auto local = static_cast<int>(topology_.ranks_on_host(my_host).size());
-  oversubscribed_ = ::sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && local > CPU_COUNT(&cpus);
+  const auto local = static_cast<long>(topology_.ranks_on_host(my_host).size());
+  const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+  oversubscribed_ = cpus > 0 && local > cpus;
 }
 
 Bytes Communicator::scratch(size_t bytes) {

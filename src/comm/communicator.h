@@ -69,7 +69,7 @@ class Communicator {
 
   // The host arena when this communicator's ranks are exactly its members (null otherwise).
   [[nodiscard]] CollectiveArena* arena() const { return arena_usable_ ? topology_.host_arena.get() : nullptr; }
-  // More ranks on this host than CPUs this process may run on: waits yield the CPU at once.
+  // More ranks on this host than it has CPUs: waits yield the CPU at once.
   [[nodiscard]] bool oversubscribed() const { return oversubscribed_; }
   // A work buffer of at least `bytes`, owned by the communicator (and shared with its
   // subgroups) and reused by every call: valid until the next scratch() call.

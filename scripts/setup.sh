@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 packages=(build-essential cmake ninja-build python3-dev libgtest-dev libgmock-dev libcli11-dev libfmt-dev
-          libspdlog-dev libssl-dev libbenchmark-dev dataset-fashion-mnist)
+          libspdlog-dev libssl-dev libbenchmark-dev dataset-fashion-mnist
+          openssh-client)  # kolorun starts ranks on other hosts with the system ssh
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

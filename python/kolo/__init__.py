@@ -23,7 +23,7 @@ __all__ = [
     "init", "shutdown", "is_initialized", "rank", "size", "local_rank", "local_size",
     "cross_rank", "cross_size", "allreduce", "allreduce_async", "allreduce_", "allreduce_async_",
     "allgather", "allgather_async", "broadcast", "broadcast_async", "broadcast_",
-    "broadcast_async_", "barrier", "poll", "synchronize",
+    "broadcast_async_", "barrier", "join", "poll", "synchronize",
 ]
 
 # Horovod's name for a failed collective; scripts catch it to recover (elastic training).
@@ -39,8 +39,9 @@ Adasum = _core.REDUCE_ADASUM
 # Arrays referenced by in-flight handles: the C++ side reads and writes their memory until the
 # handle completes, so Python must not free them before synchronize().
 _in_flight: dict[int, tuple[Any, Any, int]] = {}
-_unnamed_counters = {op: itertools.count() for op in ("allreduce", "allgather", "broadcast",
-                                                       "barrier", "grouped_allreduce")}
+# Keyed by (kind, process set id): a rank outside a set never calls its ops, so one counter per
+# kind would drift between ranks as soon as sets are used.
+_unnamed_counters: dict[tuple[str, int], Any] = {}
 
 
 def init() -> None:
@@ -81,15 +82,19 @@ def cross_size() -> int:
     return _core.cross_size()
 
 
-def _name(kind: str, name: Optional[str]) -> str:
-    # Unnamed ops get names from a per-kind counter: identical on every rank of an SPMD program.
-    return name if name is not None else f"{kind}.noname.{next(_unnamed_counters[kind])}"
+def _name(kind: str, name: Optional[str], process_set: int = 0) -> str:
+    # Unnamed ops get names from a per-kind, per-set counter: identical on every rank of an SPMD
+    # program that takes part.
+    if name is not None:
+        return name
+    counter = _unnamed_counters.setdefault((kind, process_set), itertools.count())
+    return f"{kind}.noname.{next(counter)}"
 
 
 def _submit(op: int, kind: str, array: Any, output: Any, name: Optional[str], reduce_op: int = 0,
             root: int = 0, prescale: float = 1.0, postscale: float = 1.0,
             process_set: int = 0) -> int:
-    handle = _core.enqueue(op, _name(kind, name), array, output, reduce_op, root,
+    handle = _core.enqueue(op, _name(kind, name, process_set), array, output, reduce_op, root,
                            float(prescale), float(postscale), process_set)
     _in_flight[handle] = (array, output, op)
     return handle
@@ -149,11 +154,19 @@ def broadcast_(array: Any, root_rank: int, name: Optional[str] = None) -> Any:
     return synchronize(broadcast_async_(array, root_rank, name))
 
 
-def barrier() -> None:
-    """Returns once every rank has called barrier()."""
+def barrier(process_set: int = 0) -> None:
+    """Returns once every rank (of the process set with that id) has called barrier()."""
     import numpy as np
 
-    synchronize(_submit(_core.OP_BARRIER, "barrier", np.zeros(0, np.uint8), None, None))
+    synchronize(_submit(_core.OP_BARRIER, "barrier", np.zeros(0, np.uint8), None, None,
+                        process_set=process_set))
+
+
+def join() -> int:
+    """Declares that this rank has no more data (Horovod's hvd.join()): until every rank joined,
+    it takes part with zeros in the allreduces the others still run. Blocks until all ranks
+    joined; returns the rank that joined last."""
+    return _core.join()
 
 
 def poll(handle: int) -> bool:

@@ -26,7 +26,7 @@ const std::set<std::string>& known_names() {
       "CROSS_RANK",      "CROSS_SIZE",        "FAILURE_GRACE_SECONDS", "CONTROLLER",
       "CPU_OPERATIONS",  "GPU_OPERATIONS",    "TIMELINE",            "LOG_HIDE_TIME",
       "SHM_DISABLE",     "SHM_RING_BYTES",    "HIERARCHICAL_ALLREDUCE",
-      "SHM_ALLREDUCE_BYTES"};
+      "SHM_ALLREDUCE_BYTES", "DYNAMIC_PROCESS_SETS"};
   return names;
 }
 
@@ -128,6 +128,7 @@ Config Config::from_env(const EnvLookup& lookup, const std::vector<std::string>&
   config.shm_allreduce_bytes =
       static_cast<uint64_t>(reader.number("SHM_ALLREDUCE_BYTES", 1024.0 * 1024 * 1024 * 1024, 0));
   config.hierarchical_allreduce = reader.flag("HIERARCHICAL_ALLREDUCE");
+  config.dynamic_process_sets = reader.flag("DYNAMIC_PROCESS_SETS").value_or(false);
 
   for (const auto& name : all_names) {
     if (name.rfind("KOLO_", 0) == 0 && !known_names().contains(name.substr(5))) {

@@ -1,5 +1,8 @@
 #include "core/runtime.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include "base/errors.h"
 
 namespace kolo::core {
@@ -68,6 +71,76 @@ Config Runtime::config() const {
 HandleId Runtime::enqueue(TensorEntry entry) {
   std::lock_guard lock(mutex_);
   return session().enqueue(std::move(entry));
+}
+
+int64_t Runtime::wait_for_number(HandleId handle) {
+  try {
+    handles_.wait(handle);
+  } catch (const Error&) {
+    (void)handles_.release(handle);
+    throw;
+  }
+  OwnedBuffer out = handles_.release(handle);
+  int64_t value = 0;
+  if (!out.data || out.bytes != sizeof value) {
+    throw Error("internal error: a process-set or join handle completed without its result");
+  }
+  std::memcpy(&value, out.data.get(), sizeof value);
+  return value;
+}
+
+int32_t Runtime::add_process_set(std::vector<int> ranks, bool during_init) {
+  HandleId handle = 0;
+  {
+    std::lock_guard lock(mutex_);
+    Session& current = session();
+    if (!during_init && !config_.dynamic_process_sets) {
+      throw InvalidArgument(
+          "Set HOROVOD_DYNAMIC_PROCESS_SETS=1 (or KOLO_DYNAMIC_PROCESS_SETS=1, or "
+          "hvd.init(process_sets=\"dynamic\")) to allow adding process sets after initialization");
+    }
+    handle = current.request_add_process_set(std::move(ranks));
+  }
+  return static_cast<int32_t>(wait_for_number(handle));
+}
+
+bool Runtime::remove_process_set(int32_t id) {
+  HandleId handle = 0;
+  {
+    std::lock_guard lock(mutex_);
+    Session& current = session();
+    if (!config_.dynamic_process_sets) {
+      throw InvalidArgument(
+          "Set HOROVOD_DYNAMIC_PROCESS_SETS=1 (or KOLO_DYNAMIC_PROCESS_SETS=1, or "
+          "hvd.init(process_sets=\"dynamic\")) to allow removing process sets after "
+          "initialization");
+    }
+    const auto ids = current.process_set_ids();
+    if (id == kGlobalProcessSet || std::find(ids.begin(), ids.end(), id) == ids.end()) {
+      return false;  // the same answer on every rank: registries change only by agreed cycles
+    }
+    handle = current.request_remove_process_set(id);
+  }
+  return wait_for_number(handle) != 0;
+}
+
+std::vector<int> Runtime::process_set_ranks(int32_t id) const {
+  std::lock_guard lock(mutex_);
+  return session().process_set_ranks(id);
+}
+
+std::vector<int32_t> Runtime::process_set_ids() const {
+  std::lock_guard lock(mutex_);
+  return session().process_set_ids();
+}
+
+int Runtime::join() {
+  HandleId handle = 0;
+  {
+    std::lock_guard lock(mutex_);
+    handle = session().request_join();
+  }
+  return static_cast<int>(wait_for_number(handle));
 }
 
 Runtime& runtime() {

@@ -32,12 +32,25 @@ class Runtime {
   [[nodiscard]] Config config() const;
 
   HandleId enqueue(TensorEntry entry);
+
+  // Process sets (collective over all ranks, blocking; see Session). During init() the sets
+  // given to hvd.init(process_sets=...) are added whatever DYNAMIC_PROCESS_SETS says; later
+  // additions and removals need it (as Horovod).
+  int32_t add_process_set(std::vector<int> ranks, bool during_init);
+  // False for the global set or an unknown id; throws if a member has operations pending on it.
+  bool remove_process_set(int32_t id);
+  [[nodiscard]] std::vector<int> process_set_ranks(int32_t id) const;
+  [[nodiscard]] std::vector<int32_t> process_set_ids() const;
+  // hvd.join(): blocks until every rank joined; returns the last rank that joined.
+  int join();
   [[nodiscard]] bool poll(HandleId handle) const { return handles_.poll(handle); }
   void wait(HandleId handle) const { handles_.wait(handle); }
   OwnedBuffer release(HandleId handle) { return handles_.release(handle); }
 
  private:
   Session& session() const;  // requires mutex_ held
+  // Waits (without the lock) for a handle whose output is one int64, and returns it.
+  int64_t wait_for_number(HandleId handle);
 
   mutable std::mutex mutex_;
   Logger logger_;

@@ -3,6 +3,8 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstring>
+#include <numeric>
 
 #include "backends/kolo_backend.h"
 #include "base/errors.h"
@@ -28,19 +30,21 @@ Session::Session(const Config& config, const LaunchInfo& launch, uint64_t round,
   comm_ = std::make_unique<comm::Communicator>(world_.rank, std::move(borrowed), world_.topology,
                                                comm_options);
 
-  negotiation::ControllerOptions controller_options;
-  controller_options.cache_capacity = config.cache_capacity;
-  controller_ = std::make_unique<negotiation::Controller>(*comm_, controller_options, logger);
-
-  comm::AllreduceOptions allreduce_options;
-  allreduce_options.small_message_bytes = config.small_allreduce_bytes;
-  if (config.hierarchical_allreduce) {
-    allreduce_options.hierarchical =
-        *config.hierarchical_allreduce ? comm::Hierarchical::on : comm::Hierarchical::off;
-  }
-  backend_ = std::make_unique<backends::KoloBackend>(*comm_, allreduce_options);
-  executor_ = std::make_unique<Executor>(
-      *backend_, handles_, ExecutorOptions{world_.rank, world_.size, config.fusion_threshold});
+  make_backend_ = [this](comm::Communicator& set_comm) -> std::unique_ptr<backends::Backend> {
+    comm::AllreduceOptions allreduce_options;
+    allreduce_options.small_message_bytes = config_.small_allreduce_bytes;
+    if (config_.hierarchical_allreduce) {
+      allreduce_options.hierarchical =
+          *config_.hierarchical_allreduce ? comm::Hierarchical::on : comm::Hierarchical::off;
+    }
+    return std::make_unique<backends::KoloBackend>(set_comm, allreduce_options);
+  };
+  std::vector<int> everyone(static_cast<size_t>(world_.size));
+  std::iota(everyone.begin(), everyone.end(), 0);
+  set_ranks_.emplace(kGlobalProcessSet, everyone);
+  sets_.emplace(kGlobalProcessSet,
+                std::make_unique<ProcessSet>(kGlobalProcessSet, everyone, *comm_, config_,
+                                             make_backend_, handles_, logger_));
 
   thread_ = std::thread([this] { run_loop(); });
 }
@@ -49,24 +53,123 @@ Session::~Session() { shutdown(); }
 
 HandleId Session::enqueue(TensorEntry entry) {
   const std::string& name = entry.request.name;
+  const int32_t set_id = entry.request.process_set;
   {
     std::lock_guard lock(mutex_);
     if (failure_) throw Error(fmt::format("tensor '{}' not submitted: {}", name, *failure_));
     if (shutdown_requested_) throw Error("kolo is shutting down: no new operations are accepted");
-    if (names_in_flight_.contains(name)) {
+    auto set = set_ranks_.find(set_id);
+    if (set == set_ranks_.end()) {
+      throw InvalidArgument(fmt::format(
+          "rank {}: tensor '{}' names process set {}, which is not registered (never added with "
+          "hvd.add_process_set(), or removed)",
+          world_.rank, name, set_id));
+    }
+    auto member = std::find(set->second.begin(), set->second.end(), world_.rank);
+    if (member == set->second.end()) {
+      throw InvalidArgument(fmt::format(
+          "rank {} is not a member of process set {} (ranks {}): tensor '{}' cannot be submitted "
+          "on it from this rank",
+          world_.rank, set_id, set->second, name));
+    }
+    if (names_in_flight_.contains({set_id, name})) {
       throw InvalidArgument(fmt::format(
           "rank {}: tensor name '{}' is already in flight; each pending operation needs a unique "
           "name (wait for the earlier one first)",
           world_.rank, name));
     }
-    names_in_flight_.insert(name);
-    entry.request.rank = world_.rank;
+    if (entry.request.op == negotiation::OpType::broadcast && set_id != kGlobalProcessSet) {
+      // Horovod names the root by its job rank; the set's communicator numbers members 0..k-1.
+      auto root = std::find(set->second.begin(), set->second.end(), entry.request.root);
+      if (root == set->second.end()) {
+        throw InvalidArgument(fmt::format(
+            "rank {}: broadcast of tensor '{}' names root rank {}, which is not a member of "
+            "process set {} (ranks {})",
+            world_.rank, name, entry.request.root, set_id, set->second));
+      }
+      entry.request.root = static_cast<int32_t>(root - set->second.begin());
+    }
+    names_in_flight_.insert({set_id, name});
+    entry.request.rank = static_cast<int32_t>(member - set->second.begin());
     entry.handle = handles_.create();
     // Pushed under the lock so fail_everything() can never miss an entry queued concurrently.
     const HandleId handle = entry.handle;
     queue_.push(std::move(entry));
     return handle;
   }
+}
+
+HandleId Session::enqueue_control(negotiation::OpType op, std::string name,
+                                  std::vector<int64_t> payload, int32_t flag) {
+  TensorEntry entry;
+  entry.request.name = std::move(name);
+  entry.request.op = op;
+  entry.request.dtype = comm::DataType::int64;
+  entry.request.shape = std::move(payload);
+  entry.request.root = flag;
+  entry.request.process_set = kGlobalProcessSet;
+  // No data: the executor never sees these (apply_control answers them).
+  return enqueue(std::move(entry));
+}
+
+HandleId Session::request_add_process_set(std::vector<int> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  if (ranks.empty()) throw InvalidArgument("a process set needs at least one rank");
+  if (std::adjacent_find(ranks.begin(), ranks.end()) != ranks.end()) {
+    throw InvalidArgument(fmt::format("process set ranks {} list a rank twice", ranks));
+  }
+  if (ranks.front() < 0 || ranks.back() >= world_.size) {
+    throw InvalidArgument(fmt::format("process set ranks {} are not all in 0..{} (the job has {} "
+                                      "ranks)",
+                                      ranks, world_.size - 1, world_.size));
+  }
+  std::string name;
+  {
+    std::lock_guard lock(mutex_);
+    name = fmt::format("kolo.add_process_set.{}", control_calls_++);
+  }
+  return enqueue_control(negotiation::OpType::process_set_add, std::move(name),
+                         {ranks.begin(), ranks.end()}, 0);
+}
+
+HandleId Session::request_remove_process_set(int32_t id) {
+  std::string name;
+  int32_t busy = 0;
+  {
+    std::lock_guard lock(mutex_);
+    name = fmt::format("kolo.remove_process_set.{}", control_calls_++);
+    for (const auto& [set_id, tensor] : names_in_flight_) {
+      if (set_id == id) busy = 1;
+    }
+  }
+  // `busy` goes along in the request's root: the coordinator refuses the removal on every rank
+  // when any member still has operations pending on the set.
+  return enqueue_control(negotiation::OpType::process_set_remove, std::move(name), {id}, busy);
+}
+
+HandleId Session::request_join() {
+  std::string name;
+  {
+    std::lock_guard lock(mutex_);
+    name = fmt::format("kolo.join.{}", control_calls_++);
+  }
+  return enqueue_control(negotiation::OpType::join, std::move(name), {}, 0);
+}
+
+std::vector<int> Session::process_set_ranks(int32_t id) const {
+  std::lock_guard lock(mutex_);
+  auto it = set_ranks_.find(id);
+  if (it == set_ranks_.end()) {
+    throw InvalidArgument(fmt::format("process set {} is not registered", id));
+  }
+  return it->second;
+}
+
+std::vector<int32_t> Session::process_set_ids() const {
+  std::lock_guard lock(mutex_);
+  std::vector<int32_t> ids;
+  for (const auto& [id, ranks] : set_ranks_) ids.push_back(id);
+  return ids;
 }
 
 void Session::shutdown() {
@@ -80,41 +183,47 @@ SessionStats Session::stats() const {
   return stats_;
 }
 
+std::map<int32_t, std::vector<negotiation::Request>> Session::take_new_entries() {
+  std::map<int32_t, std::vector<negotiation::Request>> fresh;
+  for (TensorEntry& entry : queue_.take_all()) {
+    auto set = sets_.find(entry.request.process_set);
+    if (set == sets_.end()) {
+      // Removed between enqueue() and now.
+      {
+        std::lock_guard lock(mutex_);
+        names_in_flight_.erase({entry.request.process_set, entry.request.name});
+      }
+      handles_.fail(entry.handle,
+                    fmt::format("tensor '{}' on rank {}: process set {} was removed before it ran",
+                                entry.request.name, world_.rank, entry.request.process_set));
+      continue;
+    }
+    fresh[set->first].push_back(entry.request);
+    std::string name = entry.request.name;
+    set->second->pending().emplace(std::move(name), std::move(entry));
+  }
+  return fresh;
+}
+
 void Session::run_loop() {
   try {
     for (;;) {
-      std::vector<negotiation::Request> fresh;
-      for (TensorEntry& entry : queue_.take_all()) {
-        fresh.push_back(entry.request);
-        std::string name = entry.request.name;
-        pending_.emplace(std::move(name), std::move(entry));
-      }
-      negotiation::ResponseList agreed = controller_->cycle(std::move(fresh), shutdown_requested_);
-
-      // Counters and names are settled before any handle completes, so a caller that wakes up
-      // sees this cycle's figures and may at once resubmit the same name (every step does).
-      {
-        std::lock_guard lock(mutex_);
-        const auto& counters = controller_->stats();
-        stats_.cycles = counters.cycles;
-        stats_.fast_cycles = counters.fast_cycles;
-        stats_.full_exchanges = counters.full_exchanges;
-        stats_.cache_hits = counters.cache_hits;
-        for (const auto& response : agreed.responses) {
-          for (const auto& name : response.names) names_in_flight_.erase(name);
-        }
-      }
-      executor_->run(agreed.responses, pending_);
-      {
-        std::lock_guard lock(mutex_);
-        stats_.fused_groups = executor_->stats().fused_groups;
-        stats_.fused_tensors = executor_->stats().fused_tensors;
-      }
+      auto fresh = take_new_entries();
+      negotiation::ResponseList agreed = run_cycle(*sets_.at(kGlobalProcessSet),
+                                                   std::move(fresh[kGlobalProcessSet]),
+                                                   shutdown_requested_);
       if (agreed.shutdown) {
+        publish_stats();
         shutdown_by_ = agreed.shutdown_ranks;
         leave_together();
         break;
       }
+      // Ascending id on every rank; the global cycle may just have added or removed sets, which
+      // it did in the same cycle everywhere.
+      for (auto& [id, set] : sets_) {
+        if (id != kGlobalProcessSet) (void)run_cycle(*set, std::move(fresh[id]), false);
+      }
+      publish_stats();
       // Sleep out the cycle unless new work (or shutdown) arrives; a dead peer ends the wait.
       comm_->wait_idle(queue_.wake_fd(), config_.cycle_time);
     }
@@ -134,6 +243,125 @@ void Session::run_loop() {
     logger_.error("{}", message);
     comm_->abort();
     fail_everything(message);
+  }
+}
+
+negotiation::ResponseList Session::run_cycle(ProcessSet& set,
+                                             std::vector<negotiation::Request> fresh,
+                                             bool shutting_down) {
+  using negotiation::OpType;
+  bool joined = set.controller().joined();
+  for (const auto& request : fresh) joined = joined || request.op == OpType::join;
+  negotiation::ResponseList agreed = set.controller().cycle(std::move(fresh), shutting_down);
+
+  // Names are settled before any handle completes, so a caller that wakes up may at once
+  // resubmit the same name (every step does).
+  std::vector<negotiation::Response> data, control;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& response : agreed.responses) {
+      for (const auto& name : response.names) names_in_flight_.erase({set.id(), name});
+    }
+  }
+  publish_stats();
+  for (auto& response : agreed.responses) {
+    const bool is_control = response.op == OpType::join || response.op == OpType::process_set_add ||
+                            response.op == OpType::process_set_remove;
+    (is_control ? control : data).push_back(std::move(response));
+  }
+  set.execute(data, joined);
+  for (const auto& response : control) apply_control(set, response);
+  agreed.responses.clear();
+  return agreed;
+}
+
+void Session::apply_control(ProcessSet& set, const negotiation::Response& response) {
+  using negotiation::OpType;
+  for (const std::string& name : response.names) {
+    auto it = set.pending().find(name);
+    if (it == set.pending().end()) continue;  // a joined rank's share of a join it never sent
+    const HandleId handle = it->second.handle;
+    set.pending().erase(it);
+    if (!response.error.empty()) {
+      handles_.fail(handle, response.error);
+      continue;
+    }
+    int64_t result = 0;
+    try {
+      if (response.op == OpType::join) result = response.root;
+      if (response.op == OpType::process_set_add) result = add_set(response.shape);
+      if (response.op == OpType::process_set_remove) {
+        result = remove_set(static_cast<int32_t>(response.shape.at(0)));
+      }
+    } catch (const InvalidArgument& error) {
+      // Decided from agreed state, so every rank fails the same way.
+      handles_.fail(handle, error.what());
+      continue;
+    }
+    OwnedBuffer out;
+    out.data = std::shared_ptr<std::byte[]>(new std::byte[sizeof result]);
+    std::memcpy(out.data.get(), &result, sizeof result);
+    out.bytes = sizeof result;
+    out.shape = {1};
+    out.dtype = comm::DataType::int64;
+    handles_.complete(handle, std::move(out));
+  }
+}
+
+int64_t Session::add_set(const std::vector<int64_t>& payload) {
+  const std::vector<int> ranks(payload.begin(), payload.end());
+  int32_t id = 0;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [existing, members] : set_ranks_) {
+      if (members == ranks) {
+        throw InvalidArgument(
+            fmt::format("process set with ranks {} already exists (id {})", ranks, existing));
+      }
+    }
+    id = next_set_id_++;
+    set_ranks_.emplace(id, ranks);
+  }
+  if (std::binary_search(ranks.begin(), ranks.end(), world_.rank)) {
+    sets_.emplace(id, std::make_unique<ProcessSet>(id, ranks, *comm_, config_, make_backend_,
+                                                   handles_, logger_));
+  }
+  logger_.debug("process set {} added: ranks {}", id, ranks);
+  return id;
+}
+
+int64_t Session::remove_set(int32_t id) {
+  {
+    std::lock_guard lock(mutex_);
+    if (id == kGlobalProcessSet || set_ranks_.erase(id) == 0) return 0;
+  }
+  auto it = sets_.find(id);
+  if (it == sets_.end()) return 1;  // not a member: nothing to tear down here
+  for (auto& [name, entry] : it->second->pending()) {
+    {
+      std::lock_guard lock(mutex_);
+      names_in_flight_.erase({id, name});
+    }
+    handles_.fail(entry.handle, fmt::format("tensor '{}' on rank {}: process set {} was removed "
+                                            "while the operation was pending",
+                                            name, world_.rank, id));
+  }
+  sets_.erase(it);
+  logger_.debug("process set {} removed", id);
+  return 1;
+}
+
+void Session::publish_stats() {
+  std::lock_guard lock(mutex_);
+  stats_ = SessionStats{};
+  stats_.cycles = sets_.at(kGlobalProcessSet)->controller().stats().cycles;
+  for (const auto& [id, set] : sets_) {
+    const auto& counters = set->controller().stats();
+    stats_.fast_cycles += counters.fast_cycles;
+    stats_.full_exchanges += counters.full_exchanges;
+    stats_.cache_hits += counters.cache_hits;
+    stats_.fused_groups += set->executor().stats().fused_groups;
+    stats_.fused_tensors += set->executor().stats().fused_tensors;
   }
 }
 
@@ -212,8 +440,10 @@ void Session::fail_everything(const std::string& message) {
     handles_.fail(entry.handle, fmt::format("tensor '{}' on rank {}: {}", entry.request.name,
                                             world_.rank, message));
   };
-  for (auto& [name, entry] : pending_) fail(entry);
-  pending_.clear();
+  for (auto& [id, set] : sets_) {
+    for (auto& [name, entry] : set->pending()) fail(entry);
+    set->pending().clear();
+  }
   for (TensorEntry& entry : queued) fail(entry);
 }
 

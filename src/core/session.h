@@ -1,7 +1,13 @@
 // Everything one init() creates and shutdown() tears down: the connected world, the communicator,
-// the controller, the backend, and the background thread that runs the cycle loop:
-//   take new entries -> negotiate (controller, a collective every cycle: also the heartbeat)
-//   -> execute agreed responses -> sleep until the next cycle or until an enqueue wakes it.
+// the process sets (each with its controller, backend and executor), and the background thread
+// that runs the cycle loop:
+//   take new entries -> the global set's cycle (negotiate, a collective over all ranks every
+//   cycle: also the heartbeat; execute) -> the cycle of every other set this rank belongs to, in
+//   ascending set id -> sleep until the next cycle or until an enqueue wakes it.
+// Every rank runs the global cycle first and the sets in one order, so the members of a set run
+// its cycle in the same iteration, and a set's negotiation never waits on another set's tensors.
+// Adding or removing a set is negotiated on the global set, so it takes effect in the same cycle
+// on every rank and the new set's id is the same everywhere.
 // A transport failure is fatal for the session: every pending and later op fails with the
 // message naming the peer, and the links are closed so the other ranks notice too.
 #pragma once
@@ -22,6 +28,7 @@
 #include "core/config.h"
 #include "core/executor.h"
 #include "core/handle_table.h"
+#include "core/process_set.h"
 #include "core/tensor_queue.h"
 #include "core/world.h"
 #include "negotiation/controller.h"
@@ -48,15 +55,35 @@ class Session {
 
   [[nodiscard]] const WorldInfo& world() const { return world_; }
 
-  // Validates and queues; throws (on the caller's thread) for a duplicate name in flight or when
-  // the session already failed.
+  // Validates and queues; throws (on the caller's thread) for a duplicate name in flight, a
+  // process set that is unknown or does not include this rank, or when the session failed.
+  // Stamps request.rank with this rank's index in the process set.
   HandleId enqueue(TensorEntry entry);
+
+  // Collectives over all ranks whose handle's output is one int64 (see Runtime): the new set's
+  // id; 1 if the set was removed; the last rank that joined.
+  HandleId request_add_process_set(std::vector<int> ranks);
+  HandleId request_remove_process_set(int32_t id);
+  HandleId request_join();
+
+  // Ranks (ascending world ranks) of a registered set; throws InvalidArgument for an unknown id.
+  [[nodiscard]] std::vector<int> process_set_ranks(int32_t id) const;
+  [[nodiscard]] std::vector<int32_t> process_set_ids() const;
   // Negotiates shutdown with the other ranks and joins the background thread.
   void shutdown();
   [[nodiscard]] SessionStats stats() const;
 
  private:
   void run_loop();
+  HandleId enqueue_control(negotiation::OpType op, std::string name, std::vector<int64_t> payload,
+                           int32_t flag);
+  std::map<int32_t, std::vector<negotiation::Request>> take_new_entries();
+  negotiation::ResponseList run_cycle(ProcessSet& set, std::vector<negotiation::Request> fresh,
+                                      bool shutting_down);
+  void apply_control(ProcessSet& set, const negotiation::Response& response);
+  int64_t add_set(const std::vector<int64_t>& ranks);
+  int64_t remove_set(int32_t id);
+  void publish_stats();
   void leave_together();
   std::string with_root_cause(const PeerError& error) const;
   std::string trace_wait_chain(int awaited) const;
@@ -70,16 +97,17 @@ class Session {
   std::vector<std::unique_ptr<transport::Link>> links_;
   std::unique_ptr<rendezvous::Store> store_;
   std::unique_ptr<comm::Communicator> comm_;
-  std::unique_ptr<negotiation::Controller> controller_;
-  std::unique_ptr<backends::Backend> backend_;
-  std::unique_ptr<Executor> executor_;
+  BackendFactory make_backend_;
   TensorQueue queue_;
 
-  // Owned by the background thread.
-  std::map<std::string, TensorEntry> pending_;
+  // Owned by the background thread: the sets this rank belongs to, by id (ascending).
+  std::map<int32_t, std::unique_ptr<ProcessSet>> sets_;
+  int32_t next_set_id_ = 1;  // advances identically on every rank (agreed responses only)
 
-  mutable std::mutex mutex_;  // guards names_in_flight_, failure_, stats_
-  std::set<std::string> names_in_flight_;
+  mutable std::mutex mutex_;  // guards everything below up to stats_
+  std::map<int32_t, std::vector<int>> set_ranks_;  // every registered set, member or not
+  std::set<std::pair<int32_t, std::string>> names_in_flight_;  // (process set, name)
+  uint64_t control_calls_ = 0;  // names add/remove/join requests identically on every rank
   std::optional<std::string> failure_;
   SessionStats stats_;
 

@@ -11,6 +11,8 @@
 namespace kolo::core {
 
 using HandleId = int64_t;
+// Handles start at 1: an entry with no handle (a joined rank's stand-in) completes silently.
+inline constexpr HandleId kNoHandle = 0;
 
 // Memory the runtime allocated for an output whose size is only known after negotiation
 // (allgather). 64-byte aligned; handed to the caller after completion.

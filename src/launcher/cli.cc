@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
@@ -29,11 +30,11 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 4> kSingleDa
 // horovodrun flags kolorun does not implement yet: named in the error so the user knows the flag
 // is recognised but unsupported, not mistyped.
 constexpr std::string_view kUnsupportedHorovodFlags[] = {
-    "--check-build", "--config-file", "--hierarchical-allreduce", "--no-hierarchical-allreduce",
+    "--config-file", "--hierarchical-allreduce", "--no-hierarchical-allreduce",
     "--hierarchical-allgather", "--no-hierarchical-allgather", "--autotune", "--no-autotune",
     "--autotune-log-file", "--autotune-warmup-samples", "--autotune-steps-per-sample",
     "--autotune-bayes-opt-max-samples", "--autotune-gaussian-process-noise", "--min-np",
-    "--min-num-proc", "--max-np", "--max-num-proc", "--slots-per-host", "--elastic-timeout",
+    "--min-num-proc", "--max-np", "--max-num-proc", "--elastic-timeout",
     "--reset-limit", "--blacklist-cooldown-range", "--host-discovery-script",
     "--timeline-filename", "--timeline-mark-cycles", "--no-stall-check",
     "--stall-check-warning-time-seconds", "--stall-check-shutdown-time-seconds", "--mpi",
@@ -54,6 +55,10 @@ struct RawOptions {
   std::optional<int> ssh_port;
   std::optional<std::string> ssh_identity_file;
   std::vector<std::string> network_interfaces;
+  std::optional<int> slots_per_host;
+  std::optional<std::string> hosts_file_format;
+  std::vector<std::string> forwarded_env;
+  bool check_build = false;
   bool gloo = false;
   bool disable_cache = false;
   std::vector<std::optional<std::string>> tuning = std::vector<std::optional<std::string>>(
@@ -101,8 +106,10 @@ void configure(CLI::App& app, RawOptions& raw) {
                  "0 characters to ensure lexicographical order.");
   app.add_flag("--verbose", raw.verbose, "If this flag is set, extra messages will be printed.");
   app.add_option("--network-interfaces,--network-interface", raw.network_interfaces,
-                 "Network interfaces that can be used for communication separated by comma "
-                 "(kept for multi-host launching; local ranks use loopback).")
+                 "Network interfaces that can be used for communication separated by comma. With "
+                 "remote hosts the rendezvous server listens on the first of them that has an IPv4 "
+                 "address (otherwise on the address that routes toward the remote hosts), and the "
+                 "ranks get the first as HOROVOD_GLOO_IFACE.")
       ->delimiter(',')
       ->allow_extra_args(false);  // one value per use, so the command is never swallowed
   app.add_flag("--gloo", raw.gloo,
@@ -121,6 +128,24 @@ void configure(CLI::App& app, RawOptions& raw) {
                                   "must be of the form: <hostname> slots=<slots>");
   hosts->excludes(hostfile)->group("host arguments");
   hostfile->group("host arguments");
+  app.add_option("--slots-per-host", raw.slots_per_host,
+                 "Slots of a host given without a count: -H/--hostfile entries without one, every "
+                 "Volcano worker (default 1), every Slurm node (default: SLURM_TASKS_PER_NODE).")
+      ->group("host arguments");
+  app.add_option("--hosts-file-format", raw.hosts_file_format,
+                 "Format of --hostfile: 'mpi' (<hostname> slots=<slots> or <hostname>:<slots>, the "
+                 "default) or 'volcano' (one worker per line, as in /etc/volcano/worker.host, "
+                 "which is read without this flag when it exists).")
+      ->check(CLI::IsMember({"mpi", "volcano"}))
+      ->group("host arguments");
+  app.add_option("-x,--env", raw.forwarded_env,
+                 "NAME or NAME=VALUE, repeatable (as mpirun -x): forward the launcher's NAME to "
+                 "every rank, or set it to VALUE. Remote ranks otherwise get only kolo's variables, "
+                 "PATH, PYTHONPATH and LD_LIBRARY_PATH from the launcher.")
+      ->allow_extra_args(false);
+  app.add_flag("--check-build", raw.check_build,
+               "Shows which frameworks, controllers and tensor operations this kolo offers, and "
+               "exits.");
 
   app.add_option("-p,--ssh-port", raw.ssh_port, "SSH port on all the hosts.")
       ->group("SSH arguments");
@@ -180,19 +205,36 @@ LaunchOptions finish(const RawOptions& raw, std::vector<std::string> rest, const
   } else if (!rest.empty() && rest.front().size() > 1 && rest.front()[0] == '-') {
     throw InvalidArgument(unknown_option_message(rest.front()));
   }
-  if (!raw.num_proc) {
-    throw InvalidArgument("the number of processes is required: kolorun -np N COMMAND...");
-  }
-  if (rest.empty()) {
+  options.check_build = raw.check_build;
+  if (rest.empty() && !raw.check_build) {
     throw InvalidArgument("no command to run: kolorun -np N COMMAND [ARGS...]");
   }
-  if (*raw.num_proc < 1) {
+  if (raw.num_proc && *raw.num_proc < 1) {
     throw InvalidArgument(fmt::format("-np must be at least 1, got {}", *raw.num_proc));
   }
-  options.num_proc = *raw.num_proc;
+  options.num_proc = raw.num_proc.value_or(0);  // resolved with the hosts (Slurm implies it)
   options.command = std::move(rest);
   options.hosts = raw.hosts;
   options.hostfile = raw.hostfile;
+  if (raw.slots_per_host && *raw.slots_per_host < 1) {
+    throw InvalidArgument(fmt::format("--slots-per-host must be at least 1, got {}",
+                                      *raw.slots_per_host));
+  }
+  options.slots_per_host = raw.slots_per_host;
+  if (raw.hosts_file_format) {
+    options.hostfile_format =
+        *raw.hosts_file_format == "volcano" ? HostfileFormat::volcano : HostfileFormat::mpi;
+  }
+  for (const auto& entry : raw.forwarded_env) {
+    const std::string name = entry.substr(0, entry.find('='));
+    if (name.empty() || name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                               "0123456789_") != std::string::npos ||
+        std::isdigit(static_cast<unsigned char>(name[0]))) {
+      throw InvalidArgument(fmt::format("-x '{}': '{}' is not an environment variable name",
+                                        entry, name));
+    }
+  }
+  options.forwarded_env = raw.forwarded_env;
 
   // Flag, then KOLO_* (kolo's own name wins, as everywhere), then the Horovod variable, then 30.
   auto start = raw.start_timeout;

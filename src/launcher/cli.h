@@ -10,16 +10,22 @@
 #include <vector>
 
 #include "launcher/env.h"
+#include "launcher/host_sources.h"
 
 namespace kolo::launcher {
 
 inline constexpr const char* kKolorunVersion = "0.1.0";
 
 struct LaunchOptions {
-  int num_proc = 0;
+  int num_proc = 0;                     // 0 when -np was not given (a Slurm allocation implies it)
   std::optional<std::string> hosts;     // -H host:slots,...
   std::optional<std::string> hostfile;  // --hostfile FILE
-  std::vector<std::string> command;     // never empty after a successful parse
+  std::optional<HostfileFormat> hostfile_format;  // --hosts-file-format mpi|volcano
+  std::optional<int> slots_per_host;              // --slots-per-host N
+  std::vector<std::string> command;     // never empty after a successful parse, unless check_build
+  bool check_build = false;             // --check-build: print what this build offers, run nothing
+  // -x NAME / -x NAME=VALUE (mpirun's): variables forwarded to (or set on) every rank.
+  std::vector<std::string> forwarded_env;
 
   double start_timeout_seconds = 30;   // --start-timeout, else KOLO_/HOROVOD_START_TIMEOUT
   double failure_grace_seconds = 5;    // --failure-grace-seconds, else KOLO_FAILURE_GRACE_SECONDS

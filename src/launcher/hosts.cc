@@ -27,18 +27,6 @@ std::string_view trim(std::string_view text) {
   return text;
 }
 
-// Host names as horovodrun accepts them (letters, digits, '_', '.', '-'): no IPv6 literals, no
-// user@host, nothing a shell would interpret once ssh launching arrives.
-bool valid_host_name(std::string_view name) {
-  if (name.empty()) return false;
-  for (char c : name) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '-') {
-      return false;
-    }
-  }
-  return true;
-}
-
 // A positive slot count, or an error message describing why not (empty when fine).
 std::string parse_slots(std::string_view text, int& slots) {
   if (text.empty()) return "missing slot count";
@@ -66,7 +54,17 @@ void check_unique(const std::vector<HostSlots>& hosts, const std::string& where)
 
 }  // namespace
 
-std::vector<HostSlots> parse_hosts(std::string_view text) {
+bool valid_host_name(std::string_view name) {
+  if (name.empty() || name.front() == '-') return false;  // ssh would read "-x" as an option
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '-') {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::vector<HostSlots> parse_hosts(std::string_view text, std::optional<int> default_slots) {
   std::vector<HostSlots> hosts;
   size_t start = 0;
   while (start <= text.size()) {
@@ -78,8 +76,11 @@ std::vector<HostSlots> parse_hosts(std::string_view text) {
     std::string problem;
     if (entry.empty()) {
       problem = "empty entry";
+    } else if (colon == std::string_view::npos && default_slots) {
+      host = HostSlots{std::string(entry), *default_slots};
+      if (!valid_host_name(host.host)) problem = fmt::format("invalid host name '{}'", host.host);
     } else if (colon == std::string_view::npos) {
-      problem = "missing ':<slots>'";
+      problem = "missing ':<slots>' (or give --slots-per-host N for entries without one)";
     } else if (host.host = std::string(entry.substr(0, colon)); !valid_host_name(host.host)) {
       problem = fmt::format("invalid host name '{}'", host.host);
     } else {
@@ -98,7 +99,8 @@ std::vector<HostSlots> parse_hosts(std::string_view text) {
   return hosts;
 }
 
-std::vector<HostSlots> parse_hostfile(std::string_view text, const std::string& source) {
+std::vector<HostSlots> parse_hostfile(std::string_view text, const std::string& source,
+                                      std::optional<int> default_slots) {
   std::vector<HostSlots> hosts;
   std::istringstream lines{std::string(text)};
   std::string raw;
@@ -143,7 +145,11 @@ std::vector<HostSlots> parse_hostfile(std::string_view text, const std::string& 
       if (!problem.empty()) throw fail(problem);
       have_slots = true;
     }
-    if (!have_slots) throw fail("missing slot count");
+    if (!have_slots && default_slots) {
+      host.slots = *default_slots;
+      have_slots = true;
+    }
+    if (!have_slots) throw fail("missing slot count (or give --slots-per-host N)");
     hosts.push_back(std::move(host));
   }
   if (hosts.empty()) throw InvalidArgument(fmt::format("hostfile {} lists no hosts", source));
@@ -151,19 +157,12 @@ std::vector<HostSlots> parse_hostfile(std::string_view text, const std::string& 
   return hosts;
 }
 
-std::vector<HostSlots> read_hostfile(const std::string& path) {
+std::string read_text_file(const std::string& path, const std::string& what) {
   std::ifstream file(path);
-  if (!file) throw SystemError("open", errno, "hostfile " + path);
+  if (!file) throw SystemError("open", errno, what + " " + path);
   std::ostringstream text;
   text << file.rdbuf();
-  return parse_hostfile(text.str(), path);
-}
-
-std::vector<HostSlots> hosts_for_launch(const std::optional<std::string>& hosts,
-                                        const std::optional<std::string>& hostfile, int num_proc) {
-  if (hosts) return parse_hosts(*hosts);
-  if (hostfile) return read_hostfile(*hostfile);
-  return {HostSlots{"localhost", std::max(num_proc, 1)}};
+  return text.str();
 }
 
 std::vector<SlotAssignment> assign_slots(const std::vector<HostSlots>& hosts, int num_proc) {

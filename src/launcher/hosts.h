@@ -16,21 +16,25 @@ struct HostSlots {
   bool operator==(const HostSlots&) const = default;
 };
 
-// Parses "host1:2,host2:4". Throws InvalidArgument naming the bad entry (missing or non-numeric
-// slots, empty or invalid host name, zero slots, a host listed twice).
-std::vector<HostSlots> parse_hosts(std::string_view text);
+// Parses "host1:2,host2:4". An entry without ":<slots>" gets `default_slots` (--slots-per-host)
+// when given. Throws InvalidArgument naming the bad entry (missing or non-numeric slots, empty or
+// invalid host name, zero slots, a host listed twice).
+std::vector<HostSlots> parse_hosts(std::string_view text,
+                                   std::optional<int> default_slots = std::nullopt);
 
 // Parses hostfile text: one host per line as "host slots=N" (max_slots=M is accepted and
-// ignored, as in Open MPI hostfiles) or "host:N"; '#' starts a comment; blank lines are skipped.
-// `source` names the file in error messages, which also give the line number.
-std::vector<HostSlots> parse_hostfile(std::string_view text, const std::string& source);
-// Reads and parses a hostfile; throws SystemError when it cannot be read.
-std::vector<HostSlots> read_hostfile(const std::string& path);
+// ignored, as in Open MPI hostfiles) or "host:N", or a bare "host" when `default_slots` is given;
+// '#' starts a comment; blank lines are skipped. `source` names the file in error messages, which
+// also give the line number.
+std::vector<HostSlots> parse_hostfile(std::string_view text, const std::string& source,
+                                      std::optional<int> default_slots = std::nullopt);
 
-// The hosts a launch uses: the -H list, else the hostfile, else localhost with num_proc slots
-// (horovodrun's default).
-std::vector<HostSlots> hosts_for_launch(const std::optional<std::string>& hosts,
-                                        const std::optional<std::string>& hostfile, int num_proc);
+// Reads a whole text file (hostfile, worker.host); throws SystemError naming `what` and the path.
+std::string read_text_file(const std::string& path, const std::string& what);
+
+// Host names as horovodrun accepts them (letters, digits, '_', '.', '-'): no IPv6 literals, no
+// user@host, nothing a remote shell would interpret.
+bool valid_host_name(std::string_view name);
 
 // One rank's place in the job, as horovodrun's SlotInfo.
 struct SlotAssignment {

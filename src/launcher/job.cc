@@ -1,13 +1,26 @@
 #include "launcher/job.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <memory>
 
 #include "base/errors.h"
+#include "launcher/agent_protocol.h"
+#include "launcher/env_forwarding.h"
 #include "launcher/failure_policy.h"
+#include "launcher/host_network.h"
+#include "launcher/host_sources.h"
 #include "launcher/local_host.h"
+#include "launcher/local_spawner.h"
 #include "launcher/output.h"
+#include "launcher/remote_check.h"
 #include "launcher/signals.h"
 #include "launcher/spawner.h"
+#include "launcher/ssh_command.h"
+#include "launcher/ssh_spawner.h"
 #include "launcher/supervisor.h"
 #include "rendezvous/keys.h"
 #include "rendezvous/tcp_store.h"
@@ -50,36 +63,73 @@ int run_job(const LaunchOptions& options, const Environment& inherited, const Lo
   // First, before the rendezvous server's thread exists (it must inherit the blocked mask).
   SignalWatcher signals;
 
-  const auto plan =
-      assign_slots(hosts_for_launch(options.hosts, options.hostfile, options.num_proc),
-                   options.num_proc);
-  SpawnerSelector spawners(machine_hostname(),
-                           RemoteOptions{options.ssh_port, options.ssh_identity_file});
-  spawners.check_hosts(plan);  // refuse before anything starts
+  const std::string machine = machine_hostname();
+  HostSourceOptions sources{options.hosts,          options.hostfile, options.hostfile_format,
+                            options.slots_per_host, options.num_proc,
+                            HostSourceOptions::kDefaultVolcanoPath, machine};
+  const LaunchHosts hosts = hosts_for_launch(sources, lookup_in(inherited));
+  const auto plan = plan_launch(hosts);
+  logger.info("hosts from {}", hosts.source);
+
+  Environment base_env = inherited;
+  apply_env_options(options.forwarded_env, base_env);
+  char cwd[4096] = {};
+  if (::getcwd(cwd, sizeof(cwd) - 1) == nullptr) throw SystemError("getcwd", errno, "kolorun");
+  const std::string kolorun = own_executable_path();
+  const SshOptions ssh{options.ssh_port, options.ssh_identity_file, std::nullopt};
+  SpawnerSelector spawners(machine, std::make_unique<LocalSpawner>(),
+                           std::make_unique<SshSpawner>(ssh, kolorun, cwd, options.forwarded_env));
+
+  // Refuse before anything starts: unknown hosts, unreachable ones, another kolo version.
+  std::vector<std::string> remote_hosts;
+  for (const auto& host : hosts_in_plan(plan)) {
+    if (spawners.is_remote(host)) remote_hosts.push_back(host);
+  }
+  check_hosts_resolve(remote_hosts, resolve_with_getaddrinfo);
+  check_remote_hosts(remote_hosts,
+                     RemoteCheckSettings{ssh, kolorun, fmt::format("kolorun {}", kKolorunVersion),
+                                         options.start_timeout_seconds},
+                     logger);
 
   const auto secret = transport::Secret::generate();
-  // Loopback is enough while every rank is local; the ssh spawner will bind a routable address.
-  rendezvous::TcpStoreServer server("127.0.0.1", 0, secret, logger);
+  // Loopback while every rank is local; otherwise an address the remote hosts can reach.
+  const std::string address = rendezvous_bind_address(remote_hosts, options.network_interfaces);
+  rendezvous::TcpStoreServer server(address, 0, secret, logger);
 
   JobSettings job;
-  job.rendezvous_addr = "127.0.0.1";
+  job.rendezvous_addr = address;
   job.rendezvous_port = server.port();
   job.secret_hex = secret.to_hex();
   job.start_timeout_seconds = options.start_timeout_seconds;
   job.log_level = options.log_level;
   job.extra = options.tuning_environment;
+  if (!options.network_interfaces.empty()) {
+    // Horovod's name for the interface the ranks should use among themselves.
+    job.extra.emplace_back("HOROVOD_GLOO_IFACE", options.network_interfaces.front());
+  }
   if (logger.enabled(LogLevel::info)) log_plan(plan, job, options, logger);
 
-  OutputMultiplexer output(OutputOptions{1, 2, options.output_filename, options.num_proc,
+  OutputMultiplexer output(OutputOptions{1, 2, options.output_filename, hosts.num_proc,
                                          options.prefix_output_with_timestamp});
   std::vector<RankProcess> ranks;
   std::optional<int> launch_failure;
   for (const auto& slot : plan) {
     try {
-      SpawnRequest request{slot, options.command, build_rank_environment(inherited, job, slot)};
+      SpawnRequest request{slot, options.command, build_rank_environment(base_env, job, slot)};
       SpawnedProcess process = spawners.for_host(slot.host).spawn(request);
-      output.add_rank(slot.rank, std::move(process.stdout_read), std::move(process.stderr_read));
-      ranks.push_back(RankProcess{slot, process.pid, std::nullopt});
+      RankProcess rank{slot, process.pid, std::nullopt, std::move(process.control), nullptr};
+      OutputMultiplexer::LineFilter filter;
+      if (rank.control.valid()) {
+        rank.agent_report = std::make_shared<std::optional<ExitStatus>>();
+        filter = [report = rank.agent_report](std::string_view line) {
+          auto status = parse_agent_status_line(line);
+          if (status) *report = status;
+          return status.has_value();
+        };
+      }
+      output.add_rank(slot.rank, std::move(process.stdout_read), std::move(process.stderr_read),
+                      std::move(filter));
+      ranks.push_back(std::move(rank));
     } catch (const Error& error) {
       logger.error("cannot start rank {} on host {}: {}", slot.rank, slot.host, error.what());
       launch_failure = launch_failure_code(error);

@@ -1,4 +1,5 @@
 // kolorun (installed also as horovodrun): parse the command line, run the job, exit with its code.
+// `kolorun --remote-agent ...` is the hidden mode ssh runs on remote hosts (remote_agent.h).
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -6,18 +7,24 @@
 
 #include "base/errors.h"
 #include "base/logger.h"
+#include "launcher/check_build.h"
 #include "launcher/cli.h"
 #include "launcher/env.h"
 #include "launcher/job.h"
+#include "launcher/remote_agent.h"
 
 int main(int argc, char** argv) {
   using namespace kolo::launcher;
   const std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args.front() == kRemoteAgentFlag) {
+    return run_remote_agent(std::vector<std::string>(args.begin() + 1, args.end()));
+  }
   const ParseResult parsed = parse_command_line(args, process_env_lookup());
   if (!parsed.options) {
     std::fputs(parsed.message.c_str(), parsed.exit_code == 0 ? stdout : stderr);
     return parsed.exit_code;
   }
+  if (parsed.options->check_build) return run_check_build(kKolorunVersion);
   const kolo::Logger logger(parsed.options->verbose ? kolo::LogLevel::info
                                                     : kolo::LogLevel::warning,
                             "[kolorun]");

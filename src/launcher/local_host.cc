@@ -28,7 +28,10 @@ std::string machine_hostname() {
 bool is_local_host(const std::string& host, const std::string& machine) {
   const std::string name = lowercase(host);  // host names are case-insensitive
   if (name == "localhost" || name == "localhost.localdomain" || name == "::1") return true;
-  if (name.rfind("127.", 0) == 0) return true;  // the whole 127/8 block is loopback
+  // 127.0.1.1 is Debian's /etc/hosts address for the machine's own name. Other loopback addresses
+  // (127.0.0.2, ...) count as hosts of their own, reached over ssh like any other: on one machine
+  // they stand for separate hosts (each its own ssh login), which is how the ssh path is tested.
+  if (name == "127.0.0.1" || name == "127.0.1.1") return true;
   const std::string self = lowercase(machine);
   if (self.empty()) return false;
   // "node1" matches "node1.cluster.example" and the other way round: the same machine whether the

@@ -1,6 +1,7 @@
 // Deciding whether a host in the plan is this machine (spawn directly) or another one (ssh).
-// Deliberately no DNS: a name is local when it is a loopback name or address, or this machine's
-// own hostname (full or short). Anything else is treated as remote.
+// Deliberately no DNS: a name is local when it is "localhost", 127.0.0.1, 127.0.1.1 (Debian's name
+// for the machine itself), ::1, or this machine's own hostname (full or short). Anything else,
+// other loopback addresses such as 127.0.0.2 included, is remote and started over ssh.
 #pragma once
 
 #include <string>

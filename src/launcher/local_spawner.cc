@@ -1,96 +1,15 @@
 #include "launcher/local_spawner.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <signal.h>
-#include <spawn.h>
 
-#include "base/errors.h"
+#include "launcher/process_spawn.h"
 
 namespace kolo::launcher {
 
-namespace {
-
-// posix_spawn's attribute and file-action objects, released on every path.
-class SpawnSetup {
- public:
-  SpawnSetup() {
-    ::posix_spawn_file_actions_init(&actions_);
-    ::posix_spawnattr_init(&attributes_);
-  }
-  ~SpawnSetup() {
-    ::posix_spawn_file_actions_destroy(&actions_);
-    ::posix_spawnattr_destroy(&attributes_);
-  }
-  SpawnSetup(const SpawnSetup&) = delete;
-  SpawnSetup& operator=(const SpawnSetup&) = delete;
-
-  posix_spawn_file_actions_t actions_;
-  posix_spawnattr_t attributes_;
-};
-
-void check(int result, const char* call, const std::string& context) {
-  if (result != 0) throw SystemError(call, result, context);
-}
-
-std::vector<char*> pointers(std::vector<std::string>& strings) {
-  std::vector<char*> result;
-  result.reserve(strings.size() + 1);
-  for (auto& text : strings) result.push_back(text.data());
-  result.push_back(nullptr);
-  return result;
-}
-
-}  // namespace
-
 SpawnedProcess LocalSpawner::spawn(const SpawnRequest& request) {
-  const std::string who = fmt::format("rank {} on host {}", request.slot.rank, request.slot.host);
-  if (request.argv.empty()) throw InvalidArgument("no command to start for " + who);
-  Pipe out = Pipe::create("stdout pipe for a rank");
-  Pipe err = Pipe::create("stderr pipe for a rank");
-
-  SpawnSetup setup;
-  check(::posix_spawn_file_actions_addopen(&setup.actions_, 0, "/dev/null", O_RDONLY, 0),
-        "posix_spawn_file_actions_addopen", who);
-  check(::posix_spawn_file_actions_adddup2(&setup.actions_, out.write.get(), 1),
-        "posix_spawn_file_actions_adddup2", who);
-  check(::posix_spawn_file_actions_adddup2(&setup.actions_, err.write.get(), 2),
-        "posix_spawn_file_actions_adddup2", who);
-  // Descriptors kolorun inherited without close-on-exec must not reach the ranks (a rank holding
-  // a pipe from kolorun's parent would keep that parent waiting for end-of-file).
-  check(::posix_spawn_file_actions_addclosefrom_np(&setup.actions_, 3),
-        "posix_spawn_file_actions_addclosefrom_np", who);
-
-  sigset_t empty;
-  sigemptyset(&empty);
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  sigaddset(&defaults, SIGCHLD);
-  check(::posix_spawnattr_setsigmask(&setup.attributes_, &empty), "posix_spawnattr_setsigmask",
-        who);
-  check(::posix_spawnattr_setsigdefault(&setup.attributes_, &defaults),
-        "posix_spawnattr_setsigdefault", who);
-  check(::posix_spawnattr_setpgroup(&setup.attributes_, 0), "posix_spawnattr_setpgroup", who);
-  check(::posix_spawnattr_setflags(&setup.attributes_,
-                                   POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                       POSIX_SPAWN_SETSIGDEF),
-        "posix_spawnattr_setflags", who);
-
-  std::vector<std::string> argv_strings = request.argv;
-  std::vector<std::string> env_strings = to_envp_strings(request.env);
-  std::vector<char*> argv = pointers(argv_strings);
-  std::vector<char*> envp = pointers(env_strings);
-
-  pid_t pid = -1;
-  // glibc's posix_spawnp waits until the exec succeeded or failed, and returns exec's errno.
-  int result = ::posix_spawnp(&pid, argv[0], &setup.actions_, &setup.attributes_, argv.data(),
-                              envp.data());
-  if (result != 0) {
-    throw SystemError("posix_spawnp", result,
-                      fmt::format("starting '{}' for {}", request.argv[0], who));
-  }
-  return SpawnedProcess{pid, std::move(out.read), std::move(err.read)};
+  return start_process(ProcessSpec{
+      request.argv, request.env,
+      fmt::format("rank {} on host {}", request.slot.rank, request.slot.host), -1, true});
 }
 
 }  // namespace kolo::launcher

@@ -86,7 +86,8 @@ OutputMultiplexer::OutputMultiplexer(OutputOptions options) : options_(std::move
   if (options_.log_dir) make_directories(*options_.log_dir);
 }
 
-void OutputMultiplexer::add_rank(int rank, UniqueFd stdout_read, UniqueFd stderr_read) {
+void OutputMultiplexer::add_rank(int rank, UniqueFd stdout_read, UniqueFd stderr_read,
+                                 LineFilter stderr_filter) {
   UniqueFd out_log;
   UniqueFd err_log;
   if (options_.log_dir) {
@@ -103,9 +104,9 @@ void OutputMultiplexer::add_rank(int rank, UniqueFd stdout_read, UniqueFd stderr
     }
   }
   channels_.push_back(Channel{rank, StreamKind::out, std::move(stdout_read), std::move(out_log),
-                              LineSplitter()});
+                              LineSplitter(), {}});
   channels_.push_back(Channel{rank, StreamKind::err, std::move(stderr_read), std::move(err_log),
-                              LineSplitter()});
+                              LineSplitter(), std::move(stderr_filter)});
 }
 
 void OutputMultiplexer::append_pollfds(std::vector<pollfd>& fds) const {
@@ -178,6 +179,7 @@ bool OutputMultiplexer::read_available(Channel& channel) {
 }
 
 void OutputMultiplexer::write_line(const Channel& channel, std::string_view line) {
+  if (channel.filter && channel.filter(line)) return;
   std::optional<std::string> timestamp;
   if (options_.timestamp) timestamp = asctime_now();
   std::string text = line_prefix(channel.rank, channel.kind, timestamp);

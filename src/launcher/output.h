@@ -57,8 +57,13 @@ class OutputMultiplexer {
   OutputMultiplexer(const OutputMultiplexer&) = delete;
   OutputMultiplexer& operator=(const OutputMultiplexer&) = delete;
 
+  // Sees each stderr line of a rank first; returns true to keep the line out of the output (the
+  // remote agent's status line).
+  using LineFilter = std::function<bool(std::string_view line)>;
+
   // Takes the read ends of a rank's pipes (made non-blocking here); creates its log files.
-  void add_rank(int rank, UniqueFd stdout_read, UniqueFd stderr_read);
+  void add_rank(int rank, UniqueFd stdout_read, UniqueFd stderr_read,
+                LineFilter stderr_filter = {});
 
   // The open pipes, for the caller's poll(2), and what to do when poll reports one of them.
   void append_pollfds(std::vector<pollfd>& fds) const;
@@ -81,6 +86,7 @@ class OutputMultiplexer {
     UniqueFd pipe;
     UniqueFd log_file;
     LineSplitter splitter;
+    LineFilter filter;
   };
 
   // Reads until the pipe would block or ends; returns false at end of stream (pipe closed).

@@ -9,12 +9,13 @@
 
 namespace kolo::launcher {
 
-SignalWatcher::SignalWatcher() {
+SignalWatcher::SignalWatcher(const std::vector<int>& extra) {
   sigset_t watched;
   sigemptyset(&watched);
   sigaddset(&watched, SIGCHLD);
   sigaddset(&watched, SIGINT);
   sigaddset(&watched, SIGTERM);
+  for (int signal : extra) sigaddset(&watched, signal);
   if (int error = ::pthread_sigmask(SIG_BLOCK, &watched, &previous_mask_); error != 0) {
     throw SystemError("pthread_sigmask", error, "blocking SIGCHLD/SIGINT/SIGTERM in kolorun");
   }

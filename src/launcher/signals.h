@@ -15,7 +15,8 @@ namespace kolo::launcher {
 
 class SignalWatcher {
  public:
-  SignalWatcher();
+  // `extra`: more signals to watch the same way (the remote agent adds SIGHUP).
+  explicit SignalWatcher(const std::vector<int>& extra = {});
   ~SignalWatcher();  // restores the previous mask and SIGPIPE disposition
   SignalWatcher(const SignalWatcher&) = delete;
   SignalWatcher& operator=(const SignalWatcher&) = delete;

@@ -1,13 +1,13 @@
 // Starting one rank's process somewhere. A Spawner turns (command, environment, slot) into a
 // running process in its own process group, with its stdout and stderr coming back through pipes
-// the launcher reads. LocalSpawner runs it on this machine; an ssh spawner (later) will run ssh
-// locally in the same way, so the supervisor and output code never need to know the difference.
+// the launcher reads. LocalSpawner runs it on this machine; SshSpawner runs ssh locally in the
+// same way (the rank runs under kolorun's remote agent on the other end), so the supervisor and
+// output code only differ in how they signal the rank: through `control` when it is set.
 #pragma once
 
 #include <sys/types.h>
 
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +27,9 @@ struct SpawnedProcess {
   pid_t pid = -1;  // also the process group id: signal -pid to reach the rank and its children
   UniqueFd stdout_read;
   UniqueFd stderr_read;
+  // Remote ranks: the write end of the agent's stdin (agent_protocol.h). Signals are asked for
+  // through it; closing it (or kolorun's death) makes the agent kill the rank.
+  UniqueFd control;
 };
 
 class Spawner {
@@ -36,27 +39,20 @@ class Spawner {
   virtual SpawnedProcess spawn(const SpawnRequest& request) = 0;
 };
 
-// What remote spawning will need; parsed now so the command line is complete.
-struct RemoteOptions {
-  std::optional<int> ssh_port;
-  std::optional<std::string> ssh_identity_file;
-};
-
-// Picks the spawner for each host of a plan: local hosts get the LocalSpawner, anything else the
-// remote one (not available yet: check_hosts explains that before a single rank starts).
+// Picks the spawner for each host: local hosts get `local`, anything else `remote`.
 class SpawnerSelector {
  public:
-  SpawnerSelector(std::string machine_hostname, RemoteOptions remote);
+  SpawnerSelector(std::string machine_hostname, std::unique_ptr<Spawner> local,
+                  std::unique_ptr<Spawner> remote);
   ~SpawnerSelector();
 
-  // Throws InvalidArgument naming the first host that cannot be launched on.
-  void check_hosts(const std::vector<SlotAssignment>& plan) const;
+  [[nodiscard]] bool is_remote(const std::string& host) const;
   Spawner& for_host(const std::string& host);
 
  private:
   std::string machine_hostname_;
-  RemoteOptions remote_;
   std::unique_ptr<Spawner> local_;
+  std::unique_ptr<Spawner> remote_;
 };
 
 }  // namespace kolo::launcher

@@ -11,6 +11,7 @@
 #include <chrono>
 
 #include "base/errors.h"
+#include "launcher/agent_protocol.h"
 #include "launcher/env.h"
 
 namespace kolo::launcher {
@@ -79,10 +80,26 @@ void Supervisor::reap_exited() {
   }
 }
 
+ExitStatus Supervisor::remote_outcome(const RankProcess& rank, ExitStatus ssh_status) {
+  if (*rank.agent_report) return **rank.agent_report;
+  // Killed on our own escalation: the agent kills the rank when its session ends; nothing to add.
+  if (rank.hard_stopped) return ssh_status;
+  logger_.error("rank {} (host {}): the ssh session ended ({}) before kolorun's agent reported how "
+                "the rank ended: connection lost, or the agent could not start (see ssh's "
+                "message above)",
+                rank.slot.rank, rank.slot.host, ssh_status.describe());
+  return ssh_status;
+}
+
 void Supervisor::on_exit(RankProcess& rank, ExitStatus status) {
-  rank.status = status;
-  // Its last output first, so the report follows the rank's own final words (a traceback).
+  // Its last output first, so the report follows the rank's own final words (a traceback), and
+  // a remote rank's agent status line has been read.
   output_.drain_rank(rank.slot.rank);
+  if (rank.agent_report) {
+    status = remote_outcome(rank, status);
+    rank.control.reset();
+  }
+  rank.status = status;
   const bool had_failure = policy_.first_failure().has_value();
   switch (policy_.on_rank_exit(rank.slot.rank, status, Clock::now())) {
     case FailurePolicy::Verdict::success:
@@ -142,12 +159,25 @@ void Supervisor::apply(FailurePolicy::Action action) {
   signal_running(signal);
 }
 
+bool Supervisor::signal_rank(RankProcess& rank, int signal) {
+  if (rank.control.valid()) {
+    if (signal == SIGKILL) {
+      // Ending the ssh session is the hard stop: the agent kills the rank at end-of-file.
+      rank.control.reset();
+      rank.hard_stopped = true;
+    } else {
+      const std::string request = agent_signal_request(signal);
+      if (write_fully(rank.control.get(), request.data(), request.size())) return true;
+    }
+  }
+  // The whole group: the rank's own children (a shell's command, data loader workers) too.
+  return ::kill(-rank.pid, signal) == 0 || ::kill(rank.pid, signal) == 0;
+}
+
 int Supervisor::signal_running(int signal) {
   int count = 0;
-  for (const auto& rank : ranks_) {
-    if (rank.status) continue;
-    // The whole group: the rank's own children (a shell's command, data loader workers) too.
-    if (::kill(-rank.pid, signal) == 0 || ::kill(rank.pid, signal) == 0) ++count;
+  for (auto& rank : ranks_) {
+    if (!rank.status && signal_rank(rank, signal)) ++count;
   }
   return count;
 }

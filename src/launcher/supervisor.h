@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,8 +23,13 @@ namespace kolo::launcher {
 
 struct RankProcess {
   SlotAssignment slot;
-  pid_t pid = -1;  // leader of the rank's own process group
+  pid_t pid = -1;  // leader of the rank's own process group (for a remote rank: its ssh)
   std::optional<ExitStatus> status;  // set once reaped
+  // Remote ranks only: the agent's control channel, and how the agent said the rank ended (filled
+  // from its status line by the output filter; empty if the ssh session ended without one).
+  UniqueFd control;
+  std::shared_ptr<std::optional<ExitStatus>> agent_report;
+  bool hard_stopped = false;  // kolorun ended its ssh session itself (SIGKILL escalation)
 };
 
 // Told once, with a sentence such as "rank 2 (host a) was killed by signal SIGKILL (9)", when
@@ -44,6 +50,10 @@ class Supervisor {
   void apply(FailurePolicy::Action action);
   // Sends `signal` to the process group of every rank not yet reaped; returns how many.
   int signal_running(int signal);
+  // One rank: its process group, or for a remote rank a request to its agent.
+  bool signal_rank(RankProcess& rank, int signal);
+  // A remote rank's end as its agent reported it (or the ssh session's, explained).
+  ExitStatus remote_outcome(const RankProcess& rank, ExitStatus ssh_status);
   void drain_output();
   void report_outcome(int exit_code) const;
   int poll_timeout_ms() const;

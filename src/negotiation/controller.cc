@@ -20,6 +20,13 @@ constexpr int kCoordinator = 0;
 // across ranks answers "does ANY rank ...".
 constexpr uint64_t kNoUncachedFlag = uint64_t{1} << 0;
 constexpr uint64_t kNotShuttingDownFlag = uint64_t{1} << 1;
+constexpr uint64_t kNoneJoinedFlag = uint64_t{1} << 2;
+
+// Join and process-set changes are one-off collectives: never worth a cache entry.
+bool cacheable(const Response& response) {
+  return response.op != OpType::join && response.op != OpType::process_set_add &&
+         response.op != OpType::process_set_remove;
+}
 
 void set_bit(std::vector<uint64_t>& words, size_t first_word, uint32_t bit) {
   words[first_word + bit / 64] |= uint64_t{1} << (bit % 64);
@@ -43,6 +50,7 @@ ResponseList Controller::cycle(std::vector<Request> new_requests, bool shutting_
   Clock::time_point now = Clock::now();
   for (Request& request : new_requests) {
     request.rank = comm_.rank();
+    if (request.op == OpType::join) joined_ = true;
     pending_.push_back(Pending{std::move(request), now});
   }
 
@@ -60,10 +68,15 @@ ResponseList Controller::cycle(std::vector<Request> new_requests, bool shutting_
     ++stats_.cache_invalidations;
   }
 
-  if (agreement.any_uncached || agreement.any_shutdown) {
+  if (agreement.any_uncached || agreement.any_shutdown || agreement.any_joined) {
     ++stats_.full_exchanges;
     ResponseList answered = exchange(shutting_down, agreement);
-    cache_new_responses(answered);
+    // A joined rank never submitted the tensors it takes part in, so it has no local request to
+    // cache them with: while any rank is joined nothing is cached (the same on every rank).
+    if (!agreement.any_joined) cache_new_responses(answered);
+    for (const Response& response : answered.responses) {
+      if (response.op == OpType::join) joined_ = false;
+    }
     remove_answered(answered.responses);
     out.shutdown = answered.shutdown;
     out.shutdown_ranks = answered.shutdown_ranks;
@@ -115,6 +128,7 @@ Controller::Agreement Controller::classify_and_agree(Clock::time_point now, bool
   words[0] = ~uint64_t{0};
   if (has_uncached) words[0] &= ~kNoUncachedFlag;
   if (shutting_down) words[0] &= ~kNotShuttingDownFlag;
+  if (joined_) words[0] &= ~kNoneJoinedFlag;
 
   comm::allreduce(comm_, std::as_writable_bytes(std::span(words)), words.size(),
                   comm::DataType::uint64, comm::ReduceOp::bitwise_and);
@@ -122,6 +136,7 @@ Controller::Agreement Controller::classify_and_agree(Clock::time_point now, bool
   Agreement agreement;
   agreement.any_uncached = (words[0] & kNoUncachedFlag) == 0;
   agreement.any_shutdown = (words[0] & kNotShuttingDownFlag) == 0;
+  agreement.any_joined = (words[0] & kNoneJoinedFlag) == 0;
   for (uint32_t bit = 0; bit < bits; ++bit) {
     if (!test_bit(words, invalid_word, bit)) {
       agreement.invalid_bits.push_back(bit);
@@ -166,8 +181,10 @@ ResponseList Controller::exchange(bool shutting_down, const Agreement& agreement
     // invalidating rank sends its own request in this exchange too), so a changed shape costs
     // no extra cycle. Once shutdown is announced nothing waits on cache bits any more: the
     // coordinator must see every pending request to fail the ones that cannot complete.
+    // A joined rank sets no cache bits, so while one is joined every request goes to the
+    // coordinator, which counts joined ranks as having submitted.
     bool keep_waiting =
-        p.route == Route::cached && !agreement.any_shutdown &&
+        p.route == Route::cached && !agreement.any_shutdown && !agreement.any_joined &&
         !std::binary_search(agreement.invalid_bits.begin(), agreement.invalid_bits.end(), p.bit);
     if (keep_waiting) continue;
     mine.requests.push_back(p.request);
@@ -198,7 +215,7 @@ void Controller::cache_new_responses(const ResponseList& list) {
     if (p.sent) sent.emplace(p.request.name, &p.request);
   }
   for (const Response& response : list.responses) {
-    if (!response.error.empty()) continue;
+    if (!response.error.empty() || !cacheable(response)) continue;
     // Every rank submitted a name that succeeded, so every rank finds its own request here and
     // all caches take the same entries in the same order.
     for (const std::string& name : response.names) {

@@ -12,6 +12,8 @@
 //     not-yet-sent requests to rank 0, whose Coordinator answers with a ResponseList that is
 //     broadcast back; every rank caches the new successful responses in the same order.
 // Steady-state training (same tensors every step) therefore costs one small allreduce a cycle.
+// While any rank has joined (hvd.join()), flag bit 2 says so and every request goes to the
+// coordinator: the joined rank holds no request, so it can neither set cache bits nor cache.
 #pragma once
 
 #include <chrono>
@@ -77,6 +79,8 @@ class Controller {
   [[nodiscard]] ResponseList cycle(std::vector<Request> new_requests, bool shutting_down);
 
   [[nodiscard]] const ControllerStats& stats() const { return stats_; }
+  // This rank submitted a join that has not completed yet.
+  [[nodiscard]] bool joined() const { return joined_; }
   [[nodiscard]] const ResponseCache& cache() const { return cache_; }
   [[nodiscard]] std::vector<LocalPending> local_pending() const;
   // The coordinator's table (stall inspector); empty on ranks other than 0.
@@ -95,6 +99,7 @@ class Controller {
   struct Agreement {
     bool any_uncached = false;
     bool any_shutdown = false;
+    bool any_joined = false;
     std::vector<uint32_t> ready_bits;
     std::vector<uint32_t> invalid_bits;
   };
@@ -111,6 +116,7 @@ class Controller {
   ResponseCache cache_;
   std::unique_ptr<Coordinator> coordinator_;  // rank 0 only
   std::vector<Pending> pending_;              // submission order
+  bool joined_ = false;  // this rank submitted a join that has not completed yet
   ControllerStats stats_;
 };
 

@@ -9,9 +9,21 @@
 
 namespace kolo::negotiation {
 
+namespace {
+
+// Collectives whose result depends on every rank's own data or shape: a joined rank has none.
+bool needs_every_rank(OpType op) {
+  return op == OpType::allgather || op == OpType::broadcast || op == OpType::alltoall ||
+         op == OpType::reducescatter || op == OpType::process_set_add ||
+         op == OpType::process_set_remove;
+}
+
+}  // namespace
+
 Coordinator::Coordinator(int size) : size_(size) {
   if (size < 1)
     throw InvalidArgument(fmt::format("coordinator needs at least one rank, got {}", size));
+  joined_.assign(static_cast<size_t>(size), false);
 }
 
 void Coordinator::add(const RequestList& list, int from_rank, Clock::time_point now) {
@@ -33,7 +45,42 @@ void Coordinator::add(const RequestList& list, int from_rank, Clock::time_point 
   // A name completes only after the whole list is in, so a rank listing the same name twice in
   // one cycle is a duplicate rather than two rounds.
   std::vector<std::string> completed;
-  for (const Request& request : list.requests) add_request(request, from_rank, now, completed);
+  for (const Request& request : list.requests) {
+    if (request.op == OpType::join && !joined_[static_cast<size_t>(from_rank)]) {
+      joined_[static_cast<size_t>(from_rank)] = true;
+      ++joined_count_;
+      last_joined_ = from_rank;
+    }
+    add_request(request, from_rank, now, completed);
+  }
+  complete_ready(completed);
+}
+
+bool Coordinator::ready(const Entry& entry) const {
+  for (int r = 0; r < size_; ++r) {
+    if (!entry.by_rank[static_cast<size_t>(r)] && !joined_[static_cast<size_t>(r)]) return false;
+  }
+  return true;
+}
+
+void Coordinator::complete_ready(std::vector<std::string>& completed) {
+  // A rank joining makes every name the other ranks all submitted ready (first-seen order after
+  // the names completed by submission). The join itself completes last: its response resets the
+  // joined state, and the tensors answered before it still see the ranks as joined.
+  if (joined_count_ > 0) {
+    for (const auto* item : in_first_seen_order()) {
+      if (ready(item->second) &&
+          std::find(completed.begin(), completed.end(), item->first) == completed.end()) {
+        completed.push_back(item->first);
+      }
+    }
+  }
+  std::stable_partition(completed.begin(), completed.end(), [&](const std::string& name) {
+    const auto& slots = table_.at(name).by_rank;
+    return std::none_of(slots.begin(), slots.end(), [](const std::optional<Request>& slot) {
+      return slot && slot->op == OpType::join;
+    });
+  });
   for (const std::string& name : completed) {
     auto it = table_.find(name);
     ready_.push_back(complete(name, it->second));
@@ -62,10 +109,13 @@ void Coordinator::add_request(const Request& request, int from_rank, Clock::time
   if (++entry.submitted == size_) completed.push_back(request.name);
 }
 
-Response Coordinator::complete(const std::string& name, Entry& entry) const {
+Response Coordinator::complete(const std::string& name, Entry& entry) {
+  // Joined ranks have no request for the name: the rules apply to the ranks that submitted it.
   std::vector<Request> by_rank;
   by_rank.reserve(entry.by_rank.size());
-  for (auto& request : entry.by_rank) by_rank.push_back(std::move(*request));
+  for (auto& request : entry.by_rank) {
+    if (request) by_rank.push_back(std::move(*request));
+  }
   if (!entry.duplicate_ranks.empty()) {
     return make_error_response(
         by_rank[0],
@@ -73,9 +123,40 @@ Response Coordinator::complete(const std::string& name, Entry& entry) const {
                     "previous request with that name completed",
                     name, describe_ranks(entry.duplicate_ranks)));
   }
+  if (joined_count_ > 0 && needs_every_rank(by_rank[0].op)) {
+    std::vector<int> joined;
+    for (int r = 0; r < size_; ++r) {
+      if (joined_[static_cast<size_t>(r)]) joined.push_back(r);
+    }
+    return make_error_response(
+        by_rank[0], fmt::format("{} of tensor '{}' is not supported while ranks have joined ({} "
+                                "called join()); as in Horovod, only allreduce and barrier run "
+                                "with joined ranks",
+                                op_type_name(by_rank[0].op), name, describe_ranks(joined)));
+  }
   std::string mismatch = find_mismatch(by_rank);
   if (!mismatch.empty()) return make_error_response(by_rank[0], std::move(mismatch));
-  return make_response(by_rank);
+  if (by_rank[0].op == OpType::process_set_remove) {
+    std::vector<int> busy;
+    for (const Request& r : by_rank) {
+      if (r.root != 0) busy.push_back(r.rank);
+    }
+    if (!busy.empty()) {
+      return make_error_response(
+          by_rank[0], fmt::format("process set {} cannot be removed: {} still {} operations "
+                                  "pending on it (synchronize them first)",
+                                  by_rank[0].shape.empty() ? -1 : by_rank[0].shape[0],
+                                  describe_ranks(busy), busy.size() == 1 ? "has" : "have"));
+    }
+  }
+  Response response = make_response(by_rank);
+  if (response.op == OpType::join) {
+    response.root = last_joined_;
+    joined_.assign(static_cast<size_t>(size_), false);
+    joined_count_ = 0;
+    last_joined_ = -1;
+  }
+  return response;
 }
 
 ResponseList Coordinator::take_responses() {

@@ -27,6 +27,12 @@ class Coordinator {
  public:
   explicit Coordinator(int size);
 
+  // Join (Horovod's hvd.join()): a rank that submitted a join request counts as having submitted
+  // every other name too, so an allreduce completes once every rank that has not joined submitted
+  // it (joined ranks take part with zeros); allgather, broadcast, alltoall and reducescatter
+  // fail while any rank is joined. The join name completes once every rank joined; its response
+  // carries the last rank that joined in `root`, and the joined state is reset.
+  //
   // Adds the requests that `from_rank` sent this cycle. Each request must carry rank ==
   // from_rank (ProtocolError otherwise). A name submitted again by the same rank before it
   // completed makes that name fail (once every rank submitted it) with a "Duplicate request" error.
@@ -42,6 +48,7 @@ class Coordinator {
   [[nodiscard]] std::vector<PendingTensor> pending() const;
   [[nodiscard]] size_t pending_count() const { return table_.size(); }
   [[nodiscard]] int size() const { return size_; }
+  [[nodiscard]] bool any_joined() const { return joined_count_ > 0; }
 
  private:
   struct Entry {
@@ -54,13 +61,18 @@ class Coordinator {
 
   void add_request(const Request& request, int from_rank, Clock::time_point now,
                    std::vector<std::string>& completed);
-  Response complete(const std::string& name, Entry& entry) const;
+  [[nodiscard]] bool ready(const Entry& entry) const;
+  void complete_ready(std::vector<std::string>& completed);
+  Response complete(const std::string& name, Entry& entry);
   [[nodiscard]] std::vector<const std::pair<const std::string, Entry>*> in_first_seen_order() const;
 
   int size_;
   std::unordered_map<std::string, Entry> table_;
   std::vector<Response> ready_;
   std::vector<int> shutdown_ranks_;
+  std::vector<bool> joined_;  // by rank: submitted a join that has not completed yet
+  int joined_count_ = 0;
+  int last_joined_ = -1;
   uint64_t next_sequence_ = 0;
 };
 

@@ -18,6 +18,10 @@ std::string_view op_type_name(OpType type) {
       return "reducescatter";
     case OpType::join:
       return "join";
+    case OpType::process_set_add:
+      return "add_process_set";
+    case OpType::process_set_remove:
+      return "remove_process_set";
   }
   return "unknown-op";
 }

@@ -21,6 +21,10 @@ enum class OpType : uint8_t {
   alltoall = 4,
   reducescatter = 5,
   join = 6,
+  // Collective over all ranks of the global set: registers (add) or drops (remove) a process set.
+  // The request's shape carries the ranks (add) or [id] (remove); see core/process_sets.h.
+  process_set_add = 7,
+  process_set_remove = 8,
 };
 std::string_view op_type_name(OpType type);
 
@@ -69,6 +73,10 @@ struct Response {
   std::vector<int64_t> first_dims;
   // Non-empty: the op failed on every rank with this message (mismatch, shutdown, ...).
   std::string error;
+  // The tensor's shape as submitted (allreduce, barrier: what a joined rank, which never submitted
+  // the tensor, needs to take part with zeros); process_set_add: the set's ranks;
+  // process_set_remove: [set id].
+  std::vector<int64_t> shape;
   bool operator==(const Response&) const = default;
 };
 

@@ -41,9 +41,9 @@ std::optional<std::string> disagreement(const std::vector<Request>& by_rank, std
     auto it =
         std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == v; });
     if (it == groups.end()) {
-      groups.push_back({std::move(v), {static_cast<int>(r)}});
+      groups.emplace_back(std::move(v), std::vector<int>{by_rank[r].rank});
     } else {
-      it->second.push_back(static_cast<int>(r));
+      it->second.push_back(by_rank[r].rank);
     }
   }
   if (groups.size() <= 1) return std::nullopt;
@@ -94,6 +94,12 @@ std::string find_mismatch(const std::vector<Request>& by_rank) {
   }
   if (op == OpType::allreduce || op == OpType::reducescatter || op == OpType::broadcast) {
     checks.push_back({"shape", [](const Request& r) { return shape_text(r.shape); }});
+  }
+  if (op == OpType::process_set_add) {
+    checks.push_back({"process set ranks", [](const Request& r) { return shape_text(r.shape); }});
+  }
+  if (op == OpType::process_set_remove) {
+    checks.push_back({"process set id", [](const Request& r) { return shape_text(r.shape); }});
   }
   if (varies_first_dim(op)) {
     checks.push_back(
@@ -150,6 +156,10 @@ Response make_response(const std::vector<Request>& by_rank) {
   Response response = response_for(first);
   response.prescale = first.prescale;
   response.postscale = first.postscale;
+  if (first.op == OpType::allreduce || first.op == OpType::barrier ||
+      first.op == OpType::process_set_add || first.op == OpType::process_set_remove) {
+    response.shape = first.shape;
+  }
   if (first.op == OpType::allgather) {
     for (const Request& r : by_rank) response.first_dims.push_back(r.shape.at(0));
   }

@@ -15,13 +15,13 @@ constexpr uint8_t kRequestListKind = 0x51;   // 'Q'
 constexpr uint8_t kResponseListKind = 0x50;  // 'P'
 
 // Valid ranges of the enums carried on the wire (values are append-only, see message.h).
-constexpr uint8_t kOpTypeLimit = static_cast<uint8_t>(OpType::join) + 1;
+constexpr uint8_t kOpTypeLimit = static_cast<uint8_t>(OpType::process_set_remove) + 1;
 constexpr uint8_t kUserReduceOpLimit = static_cast<uint8_t>(UserReduceOp::adasum) + 1;
 constexpr uint8_t kDeviceKindLimit = static_cast<uint8_t>(DeviceKind::cuda) + 1;
 
 // Smallest encodings, used to refuse forged counts before allocating.
 constexpr size_t kMinRequestBytes = 4 + 4 + 1 + 1 + 1 + 4 + 4 + 8 + 8 + 4 + 1 + 4;
-constexpr size_t kMinResponseBytes = 1 + 4 + 1 + 1 + 4 + 8 + 8 + 4 + 1 + 4 + 4;
+constexpr size_t kMinResponseBytes = 1 + 4 + 1 + 1 + 4 + 8 + 8 + 4 + 1 + 4 + 4 + 4;
 constexpr size_t kStringHeaderBytes = 4;
 
 void write_header(wire::Writer& out, uint8_t kind) {
@@ -106,6 +106,8 @@ void write_response(wire::Writer& out, const Response& r) {
   out.count(r.first_dims.size());
   for (int64_t dim : r.first_dims) out.i64(dim);
   out.string(r.error);
+  out.count(r.shape.size());
+  for (int64_t dim : r.shape) out.i64(dim);
 }
 
 Response read_response(wire::Reader& in) {
@@ -123,6 +125,7 @@ Response read_response(wire::Reader& in) {
   r.device = static_cast<DeviceKind>(in.enum_value(kDeviceKindLimit, who + " device"));
   r.first_dims = read_non_negative_i64s(in, who + " first_dims");
   r.error = in.string(who + " error");
+  r.shape = read_non_negative_i64s(in, who + " shape");
   return r;
 }
 

@@ -117,6 +117,21 @@ NB_MODULE(_core, m) {
   m.def("enqueue", &enqueue, nb::arg("op"), nb::arg("name"), nb::arg("input"),
         nb::arg("output").none(), nb::arg("reduce_op"), nb::arg("root"), nb::arg("prescale"),
         nb::arg("postscale"), nb::arg("process_set"));
+  // Process sets and join: collective over all ranks; they block, so the GIL is released.
+  m.def("add_process_set",
+        [](std::vector<int> ranks, bool during_init) {
+          return kolo::core::runtime().add_process_set(std::move(ranks), during_init);
+        },
+        nb::arg("ranks"), nb::arg("during_init") = false,
+        nb::call_guard<nb::gil_scoped_release>());
+  m.def("remove_process_set",
+        [](int32_t id) { return kolo::core::runtime().remove_process_set(id); }, nb::arg("id"),
+        nb::call_guard<nb::gil_scoped_release>());
+  m.def("process_set_ranks", [](int32_t id) { return kolo::core::runtime().process_set_ranks(id); },
+        nb::arg("id"));
+  m.def("process_set_ids", [] { return kolo::core::runtime().process_set_ids(); });
+  m.def("join", [] { return kolo::core::runtime().join(); },
+        nb::call_guard<nb::gil_scoped_release>());
   m.def("poll", [](kolo::core::HandleId h) { return kolo::core::runtime().poll(h); });
   m.def("wait", [](kolo::core::HandleId h) { kolo::core::runtime().wait(h); },
         nb::call_guard<nb::gil_scoped_release>());
@@ -139,6 +154,7 @@ NB_MODULE(_core, m) {
     d["fusion_threshold"] = c.fusion_threshold;
     d["cache_capacity"] = c.cache_capacity;
     d["peer_timeout_s"] = static_cast<double>(c.peer_timeout.count()) / 1000.0;
+    d["dynamic_process_sets"] = c.dynamic_process_sets;
     return d;
   });
 

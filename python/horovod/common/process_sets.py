@@ -1,4 +1,5 @@
-"""``horovod.common.process_sets`` on kolo (only the global process set is supported)."""
+"""``horovod.common.process_sets`` on kolo: the very objects of ``kolo.torch.process_sets``."""
 
 from kolo.torch.process_sets import (  # noqa: F401
-    ProcessSet, add_process_set, global_process_set, remove_process_set)
+    ProcessSet, add_process_set, global_process_set, process_set_by_id, process_sets,
+    remove_process_set)

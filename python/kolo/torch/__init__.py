@@ -20,7 +20,7 @@ from kolo.torch.mpi_ops import (
     broadcast, broadcast_, broadcast_async, broadcast_async_, ccl_built, cross_rank, cross_size,
     cuda_built, ddl_built, global_process_set, gloo_built, gloo_enabled, grouped_allreduce,
     grouped_allreduce_, grouped_allreduce_async, grouped_allreduce_async_, init, is_homogeneous,
-    is_initialized, local_rank, local_size, mpi_built, mpi_enabled, mpi_threads_supported,
+    is_initialized, join, local_rank, local_size, mpi_built, mpi_enabled, mpi_threads_supported,
     nccl_built, poll, rank, remove_process_set, rocm_built, shutdown, size, start_timeline,
     stop_timeline, synchronize)
 from kolo.torch.optimizer import DistributedOptimizer
@@ -33,7 +33,8 @@ __all__ = [
     "broadcast_async", "broadcast_async_", "ccl_built", "cross_rank", "cross_size", "cuda_built",
     "ddl_built", "global_process_set", "gloo_built", "gloo_enabled", "grouped_allreduce",
     "grouped_allreduce_", "grouped_allreduce_async", "grouped_allreduce_async_", "init",
-    "is_homogeneous", "is_initialized", "local_rank", "local_size", "mpi_built", "mpi_enabled",
-    "mpi_threads_supported", "nccl_built", "poll", "rank", "remove_process_set", "rocm_built",
-    "shutdown", "size", "start_timeline", "stop_timeline", "synchronize", "DistributedOptimizer",
+    "is_homogeneous", "is_initialized", "join", "local_rank", "local_size", "mpi_built",
+    "mpi_enabled", "mpi_threads_supported", "nccl_built", "poll", "rank", "remove_process_set",
+    "rocm_built", "shutdown", "size", "start_timeline", "stop_timeline", "synchronize",
+    "DistributedOptimizer",
 ]

@@ -19,16 +19,20 @@ Adasum = kolo.Adasum
 def init(comm=None, process_sets=None) -> None:
     """Joins the job started by kolorun/horovodrun (alone: a job of size 1).
 
-    ``comm`` (an MPI communicator) and ``process_sets`` are accepted for Horovod compatibility;
-    kolo does not use MPI and runs the global process set only, so they must be left unset.
+    ``process_sets``: a list of ``hvd.ProcessSet`` to register now (ids 1, 2, ... in list order;
+    every rank passes the same list), or ``"dynamic"`` to allow ``hvd.add_process_set()`` and
+    ``hvd.remove_process_set()`` later (as HOROVOD_DYNAMIC_PROCESS_SETS=1 does). ``comm`` (an MPI
+    communicator) is accepted for Horovod compatibility; kolo does not use MPI, so leave it unset.
     """
+    from kolo.torch import process_sets as sets
+
     if comm is not None:
         raise NotImplementedError("kolo does not use MPI: hvd.init(comm=...) is not supported")
-    if process_sets:
-        from kolo.torch.process_sets import _unsupported
-
-        raise _unsupported()
+    wanted = sets._enable_dynamic_from_init(process_sets)
+    already = _core.is_initialized()
     kolo.init()
+    if not already:
+        sets._init_process_sets(wanted)
 
 
 def shutdown() -> None:

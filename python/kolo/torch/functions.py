@@ -53,12 +53,12 @@ def broadcast_object(obj: Any, root_rank: int = 0, name: Optional[str] = None,
         _pickle.dump(obj, buffer)
         payload = torch.frombuffer(bytearray(buffer.getvalue()), dtype=torch.uint8)
         length = torch.tensor([payload.numel()], dtype=torch.int64)
-        broadcast_(length, root_rank, name + ".sz")
+        broadcast_(length, root_rank, name + ".sz", process_set=process_set)
     else:
         length = torch.zeros(1, dtype=torch.int64)
-        broadcast_(length, root_rank, name + ".sz")
+        broadcast_(length, root_rank, name + ".sz", process_set=process_set)
         payload = torch.empty(int(length.item()), dtype=torch.uint8)
-    broadcast_(payload, root_rank, name + ".t")
+    broadcast_(payload, root_rank, name + ".t", process_set=process_set)
     if rank() == root_rank:
         return obj
     return _pickle.loads(payload.numpy().tobytes())
@@ -66,17 +66,18 @@ def broadcast_object(obj: Any, root_rank: int = 0, name: Optional[str] = None,
 
 def allgather_object(obj: Any, name: Optional[str] = None,
                      process_set=global_process_set) -> list:
-    """Every rank's `obj`, as a list in rank order."""
-    check_process_set(process_set)
+    """Every rank's `obj` (of the process set), as a list in rank order."""
+    members = size() if check_process_set(process_set) == 0 else process_set.size()
     if name is None:
         name = type(obj).__name__
     buffer = io.BytesIO()
     _pickle.dump(obj, buffer)
     payload = torch.frombuffer(bytearray(buffer.getvalue()), dtype=torch.uint8)
-    sizes = allgather(torch.tensor([payload.numel()], dtype=torch.int64), name=name + ".sz")
-    gathered = allgather(payload, name=name + ".t").numpy()
+    sizes = allgather(torch.tensor([payload.numel()], dtype=torch.int64), name=name + ".sz",
+                      process_set=process_set)
+    gathered = allgather(payload, name=name + ".t", process_set=process_set).numpy()
     out, start = [], 0
-    for r in range(size()):
+    for r in range(members):
         end = start + int(sizes[r])
         out.append(_pickle.loads(gathered[start:end].tobytes()))
         start = end
@@ -111,7 +112,8 @@ def broadcast_optimizer_state(optimizer: torch.optim.Optimizer, root_rank: int,
                     tensors.append(value)
                 else:
                     skeleton["state"][pid][key] = value
-    skeleton = broadcast_object(skeleton, root_rank, name="optimizer_state.skeleton")
+    skeleton = broadcast_object(skeleton, root_rank, name="optimizer_state.skeleton",
+                                process_set=process_set)
     if rank() != root_rank:
         received = {"param_groups": skeleton["param_groups"], "state": {}}
         for pid, entry in skeleton["state"].items():
@@ -122,7 +124,7 @@ def broadcast_optimizer_state(optimizer: torch.optim.Optimizer, root_rank: int,
                     tensors.append(tensor)
                     value = tensor
                 received["state"][pid][key] = value
-    handles = [broadcast_async_(t, root_rank, f"optimizer_state.{i}")
+    handles = [broadcast_async_(t, root_rank, f"optimizer_state.{i}", process_set=process_set)
                for i, t in enumerate(tensors)]
     for handle in handles:
         synchronize(handle)

@@ -25,7 +25,7 @@ from kolo.torch.basics import (  # noqa: F401  (re-exported: scripts import them
 from kolo.torch.compression import Compression
 from kolo.torch.handles import make_group, poll, submit, synchronize  # noqa: F401
 from kolo.torch.process_sets import (  # noqa: F401
-    ProcessSet, add_process_set, global_process_set, remove_process_set)
+    ProcessSet, add_process_set, check_process_set, global_process_set, remove_process_set)
 
 HorovodInternalError = kolo.KoloError
 
@@ -106,7 +106,7 @@ def _grouped_allreduce_async(tensors, outputs, name, op, prescale_factor, postsc
                              process_set):
     if len(tensors) == 0:
         raise ValueError("grouped allreduce needs at least one tensor")
-    base = kolo._name("grouped_allreduce", name)
+    base = kolo._name("grouped_allreduce", name, check_process_set(process_set))
     # Submitted back to back, the members are ready in the same cycle and the core fuses them.
     handles = [_allreduce_async(t, o, f"{base}.{i}", op, prescale_factor, postscale_factor,
                                 process_set)
@@ -195,7 +195,7 @@ class HorovodAllgather(torch.autograd.Function):
     def backward(ctx, grad_output):
         reduced = allreduce(grad_output.contiguous(), op=Average, process_set=ctx.process_set)
         dims = allgather(torch.tensor([ctx.dim], dtype=torch.int64), process_set=ctx.process_set)
-        offset = int(dims[:rank()].sum().item())
+        offset = int(dims[:_rank_in(ctx.process_set)].sum().item())
         return reduced.narrow(0, offset, ctx.dim), None, None
 
 
@@ -241,7 +241,7 @@ class HorovodBroadcast(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         reduced = allreduce(grad_output.contiguous(), op=Average, process_set=ctx.process_set)
-        if rank() != ctx.root_rank:
+        if rank() != ctx.root_rank:  # root_rank is a job rank, also within a process set
             reduced = reduced * 0
         return reduced, None, None, None
 
@@ -255,8 +255,24 @@ def broadcast(tensor: torch.Tensor, root_rank: int, name: Optional[str] = None,
 # ---- barrier / join ------------------------------------------------------------------------------
 
 def barrier(process_set=global_process_set) -> None:
-    """Returns once every rank has called barrier()."""
-    from kolo.torch.process_sets import check_process_set
+    """Returns once every rank (of the process set) has called barrier()."""
+    kolo.barrier(check_process_set(process_set))
 
-    check_process_set(process_set)
-    kolo.barrier()
+
+def join(device: int = -1) -> int:
+    """Declares that this rank has run out of data (uneven inputs): until every rank has joined,
+    it takes part with zeros in every allreduce the others still run (so Average still divides by
+    the whole job's size, as in Horovod), and allgather, broadcast, alltoall and reducescatter
+    fail while a rank is joined. Blocks until all ranks joined; returns the rank that joined last.
+
+    ``device`` is accepted as Horovod's (where the zeros live); this build runs CPU tensors only,
+    so the zeros are always in host memory.
+    """
+    return int(kolo.join())
+
+
+def _rank_in(process_set) -> int:
+    """This process's rank within `process_set` (its job rank for the global set)."""
+    if process_set is None or check_process_set(process_set) == 0:
+        return rank()
+    return process_set.rank()

@@ -31,19 +31,23 @@ def _split_list(items: list, parts: int) -> list[list]:
     return [chunk for chunk in out if chunk]
 
 
-def _sparse_allreduce_async(tensor: torch.Tensor, name: str, op: int):
+def _set_size(process_set) -> int:
+    return size() if check_process_set(process_set) == 0 else process_set.size()
+
+
+def _sparse_allreduce_async(tensor: torch.Tensor, name: str, op: int, process_set):
     """Sparse gradients: allgather indices and values (the first dimension differs per rank);
     returns a callable that waits and builds the summed (or averaged) sparse tensor."""
     t = tensor.coalesce()
     indices_handle = allgather_async(t.indices().transpose(0, 1).contiguous(),
-                                     name=f"{name}.indices")
-    values_handle = allgather_async(t.values(), name=f"{name}.values")
+                                     name=f"{name}.indices", process_set=process_set)
+    values_handle = allgather_async(t.values(), name=f"{name}.values", process_set=process_set)
 
     def finish() -> torch.Tensor:
         values = synchronize(values_handle)
         indices = synchronize(indices_handle)
         if op == Average:
-            values = values / size()
+            values = values / _set_size(process_set)
         return torch.sparse_coo_tensor(indices.transpose(0, 1), values, t.size(),
                                        check_invariants=False).coalesce()
 
@@ -85,6 +89,8 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         self.op = op
         self.gradient_predivide_factor = gradient_predivide_factor
         self.sparse_as_dense = sparse_as_dense
+        if process_set is None:
+            process_set = global_process_set
         self.process_set = process_set
         check_process_set(process_set)
 
@@ -96,7 +102,8 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         self._groups = groups
         self._p_to_group: dict = {}
         self._group_counts: dict = {}
-        if size() > 1:
+        # A rank outside the set has nothing to reduce; a set of one rank nothing to exchange.
+        if process_set.included() and _set_size(process_set) > 1:
             self._register_hooks()
 
     def load_state_dict(self, *args, **kwargs):
@@ -151,7 +158,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             if self.sparse_as_dense:
                 p.grad = p.grad.to_dense()
             else:
-                return _sparse_allreduce_async(p.grad, name, self.op), None
+                return _sparse_allreduce_async(p.grad, name, self.op, self.process_set), None
         compressed, ctx = self._compression.compress(p.grad)
         prescale, postscale = self._scale_factors()
         handle = allreduce_async_(compressed, name=name, op=self.op, prescale_factor=prescale,

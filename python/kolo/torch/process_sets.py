@@ -1,73 +1,194 @@
-"""Process sets, as ``horovod.common.process_sets``: kolo's core runs the global set only.
+"""Process sets, as ``horovod.common.process_sets``: groups of ranks that run collectives together.
 
-Scripts pass ``process_set=hvd.global_process_set`` (the default everywhere); asking for another set
-fails at once with a clear message instead of hanging.
+    even = hvd.ProcessSet([0, 2])
+    hvd.init(process_sets=[even])             # or hvd.init(process_sets="dynamic") and later
+    odd = hvd.add_process_set([1, 3])         # (needs HOROVOD_DYNAMIC_PROCESS_SETS=1)
+    hvd.allreduce(t, process_set=even)        # only ranks 0 and 2 call it
+
+The core gives each set its own communicator and negotiation, so a set's operations never wait
+for another set's. Adding and removing sets is collective over all ranks (every rank calls it, in
+the same order); ids are assigned in that order, the same on every rank.
 """
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+import os
+from typing import Dict, List, Optional, Sequence
 
 from kolo import _core
 
 
 class ProcessSet:
-    """A group of ranks that collectives may be limited to (only the global set is supported)."""
+    """A group of ranks (sorted world ranks) that collectives may be limited to.
 
-    def __init__(self, ranks: Optional[Sequence[int]] = None) -> None:
-        self.ranks = list(ranks) if ranks is not None else None
-        self.process_set_id: Optional[int] = 0 if ranks is None else None
+    Pass it to ``hvd.init(process_sets=[...])`` or ``hvd.add_process_set()``; until then it has
+    no ``process_set_id`` and ``size()``, ``rank()`` and ``included()`` return None.
+    """
 
-    def size(self) -> int:
-        """Number of ranks in the set."""
-        return len(self.ranks) if self.ranks is not None else _core.size()
+    process_set_id: Optional[int] = None
+    ranks: Optional[List[int]] = None
+    mpi_comm = None
 
-    def rank(self) -> int:
-        """This process's rank within the set."""
-        if self.ranks is None:
-            return _core.rank()
-        return self.ranks.index(_core.rank())
+    def __init__(self, ranks_or_comm) -> None:
+        try:
+            ranks = sorted(ranks_or_comm)
+        except TypeError:
+            raise ValueError("ProcessSet should be initialized with a list of process ranks "
+                             "(kolo is built without MPI, so an mpi4py communicator cannot define "
+                             "a process set)") from None
+        if any(not isinstance(r, int) for r in ranks):
+            raise ValueError("ProcessSet should be initialized with a list of process ranks")
+        self.ranks = ranks
 
-    def included(self) -> bool:
-        """Whether this process belongs to the set."""
-        return self.ranks is None or _core.rank() in self.ranks
+    def _core_ranks(self) -> Optional[List[int]]:
+        if self.process_set_id is None or not _core.is_initialized():
+            return None
+        return list(_core.process_set_ranks(self.process_set_id))
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, ProcessSet) and self.process_set_id == other.process_set_id \
-            and self.ranks == other.ranks
+    def size(self) -> Optional[int]:
+        """Number of ranks in the set (None if not registered)."""
+        ranks = self._core_ranks()
+        return None if ranks is None else len(ranks)
 
-    def __hash__(self) -> int:
-        return hash(self.process_set_id)
+    def rank(self) -> Optional[int]:
+        """This process's rank within the set, 0 to size() - 1 (None if not registered); raises
+        ValueError if this process is not in the set."""
+        ranks = self._core_ranks()
+        if ranks is None:
+            return None
+        me = _core.rank()
+        if me not in ranks:
+            raise ValueError(f"Process is not part of provided process set: rank {me} is not in "
+                             f"process set {self.process_set_id} (ranks {ranks})")
+        return ranks.index(me)
 
-    def __repr__(self) -> str:
-        if self.ranks is None:
-            return "ProcessSet(process_set_id=0, ranks=<all>)"
-        return f"ProcessSet(process_set_id={self.process_set_id}, ranks={self.ranks})"
+    def included(self) -> Optional[bool]:
+        """Whether this process belongs to the set (None if not registered)."""
+        ranks = self._core_ranks()
+        return None if ranks is None else _core.rank() in ranks
+
+    def invalidate(self) -> None:
+        """Forgets the registration (after remove_process_set)."""
+        self.process_set_id = None
+        self.ranks = None
+
+    def __str__(self) -> str:
+        return (f"ProcessSet(process_set_id={self.process_set_id}, ranks={self.ranks}, "
+                "mpi_comm=None)")
+
+    __repr__ = __str__
 
 
-global_process_set = ProcessSet()
+global_process_set = ProcessSet([])
+global_process_set.process_set_id = 0
+
+# Every registered id -> the ProcessSet objects standing for it (the first one is canonical).
+_id_to_process_sets: Dict[int, List[ProcessSet]] = {0: [global_process_set]}
 
 
-def _unsupported() -> NotImplementedError:
-    return NotImplementedError(
-        "kolo runs collectives on the global process set only; process sets other than "
-        "hvd.global_process_set are not supported by this version")
+def _init_process_sets(process_sets: Sequence[ProcessSet]) -> None:
+    """Called by hvd.init() once the core runs: registers the sets given to init() (ids 1, 2, ...
+    in list order, the same on every rank) whatever HOROVOD_DYNAMIC_PROCESS_SETS says."""
+    _id_to_process_sets.clear()
+    _id_to_process_sets[0] = [global_process_set]
+    global_process_set.ranks = list(range(_core.size()))
+    seen: Dict[tuple, int] = {}
+    for index, ps in enumerate(process_sets):
+        if not isinstance(ps, ProcessSet):
+            raise ValueError(f"process_sets entry number {index} is not a hvd.ProcessSet: {ps!r}")
+        key = tuple(ps.ranks or ())
+        if key in seen or key == tuple(global_process_set.ranks):
+            raise ValueError(f"Horovod could not be initialized because process_sets entry "
+                             f"number {index} is a duplicate: {ps}")
+        seen[key] = index
+    for ps in process_sets:
+        ps.process_set_id = int(_core.add_process_set(ps.ranks, during_init=True))
+        _id_to_process_sets.setdefault(ps.process_set_id, []).append(ps)
+
+
+def _dynamic_enabled() -> bool:
+    return bool(_core.config().get("dynamic_process_sets", False))
 
 
 def add_process_set(process_set) -> ProcessSet:
-    """Not supported: kolo's core has only the global process set."""
-    raise _unsupported()
+    """Registers a process set after hvd.init() (a list of ranks or a ProcessSet) and returns it.
+
+    Collective: every rank calls it, with the same ranks. Requires HOROVOD_DYNAMIC_PROCESS_SETS=1
+    (or ``hvd.init(process_sets="dynamic")``).
+    """
+    if not _core.is_initialized():
+        raise ValueError("Horovod has not been initialized; use hvd.init().")
+    if not _dynamic_enabled():
+        raise ValueError("Set HOROVOD_DYNAMIC_PROCESS_SETS=1 to allow adding process sets after "
+                         "Horovod initialization.")
+    if not isinstance(process_set, ProcessSet):
+        process_set = ProcessSet(process_set)
+    if process_set.process_set_id is not None:
+        raise ValueError(f"{process_set} has already been added")
+    try:
+        process_set.process_set_id = int(_core.add_process_set(process_set.ranks))
+    except _core.KoloError as error:
+        raise ValueError(str(error)) from None
+    _id_to_process_sets.setdefault(process_set.process_set_id, []).append(process_set)
+    return process_set
 
 
 def remove_process_set(process_set: ProcessSet) -> bool:
-    """Not supported: kolo's core has only the global process set."""
-    raise _unsupported()
+    """Unregisters a process set on every rank (collective) and invalidates the ProcessSet
+    objects standing for it. False for the global set or a set that is not registered; raises
+    HorovodInternalError if a member still has operations pending on the set.
+
+    Requires HOROVOD_DYNAMIC_PROCESS_SETS=1.
+    """
+    if not _core.is_initialized():
+        raise ValueError("Horovod has not been initialized; use hvd.init().")
+    if not _dynamic_enabled():
+        raise ValueError("Set HOROVOD_DYNAMIC_PROCESS_SETS=1 to allow removing process sets after "
+                         "Horovod initialization.")
+    process_set_id = process_set.process_set_id
+    if process_set_id is None or process_set_id == 0:
+        return False
+    removed = bool(_core.remove_process_set(process_set_id))
+    if removed:
+        for some_process_set in _id_to_process_sets.pop(process_set_id, [process_set]):
+            some_process_set.invalidate()
+        process_set.invalidate()
+    return removed
 
 
-def check_process_set(process_set: ProcessSet) -> int:
-    """The core's id for `process_set`; raises for any set but the global one."""
-    if process_set is None or process_set is global_process_set:
+def process_set_by_id(process_set_id: int) -> ProcessSet:
+    """The registered ProcessSet with that id."""
+    if process_set_id not in _id_to_process_sets:
+        raise ValueError(f"No known process set with id {process_set_id}")
+    return _id_to_process_sets[process_set_id][0]
+
+
+def process_sets() -> List[ProcessSet]:
+    """One registered ProcessSet per id, by ascending id."""
+    return [_id_to_process_sets[i][0] for i in sorted(_id_to_process_sets)]
+
+
+def check_process_set(process_set) -> int:
+    """The core's id for `process_set` (None means the global set). Membership is checked by the
+    core when an operation is submitted (a clear error naming the set, its ranks and the rank)."""
+    if process_set is None:
         return 0
-    if isinstance(process_set, ProcessSet) and process_set.process_set_id == 0:
-        return 0
-    raise _unsupported()
+    if not isinstance(process_set, ProcessSet):
+        raise ValueError(f"process_set must be a hvd.ProcessSet, got {type(process_set).__name__}")
+    if process_set.process_set_id is None:
+        raise ValueError(f"{process_set} is not registered: pass it to "
+                         "hvd.init(process_sets=[...]) or hvd.add_process_set() first (or it was "
+                         "removed)")
+    return process_set.process_set_id
+
+
+def _enable_dynamic_from_init(process_sets) -> list:
+    """hvd.init(process_sets="dynamic"): no sets now, adding later allowed (as Horovod, through
+    the environment variable the core reads at init)."""
+    if isinstance(process_sets, str):
+        if process_sets.lower() != "dynamic":
+            raise ValueError(f"process_sets must be a list of hvd.ProcessSet or \"dynamic\", "
+                             f"got {process_sets!r}")
+        os.environ["HOROVOD_DYNAMIC_PROCESS_SETS"] = "1"
+        return []
+    return list(process_sets or [])

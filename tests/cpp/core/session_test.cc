@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
 #include <numeric>
 #include <random>
@@ -140,6 +141,184 @@ TEST_P(SessionTest, RepeatedRoundsUseTheCacheAndFuse) {
     SessionStats stats = session.stats();
     EXPECT_GE(stats.cache_hits, 9u * 6u);
     EXPECT_GT(stats.fast_cycles, 0u);
+  });
+}
+
+
+// The int64 a process-set or join handle completes with.
+int64_t number_of(HandleTable& handles, HandleId id) {
+  handles.wait(id);
+  OwnedBuffer out = handles.release(id);
+  int64_t value = -1;
+  EXPECT_EQ(out.bytes, sizeof value);
+  if (out.bytes == sizeof value) std::memcpy(&value, out.data.get(), sizeof value);
+  return value;
+}
+
+TensorEntry in_set(TensorEntry entry, int32_t set) {
+  entry.request.process_set = set;
+  return entry;
+}
+
+float sum_over(const std::vector<int>& ranks, const std::function<float(int)>& value) {
+  float total = 0;
+  for (int r : ranks) total += value(r);
+  return total;
+}
+
+TEST(SessionProcessSets, PairsOfThreeRanksRunInterleavedAndIndependently) {
+  Job job;
+  job.run(3, test_config(), [&](int rank, Session& session, HandleTable& handles) {
+    const std::vector<std::vector<int>> pairs = {{0, 1}, {1, 2}, {0, 2}};
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      EXPECT_EQ(number_of(handles, session.request_add_process_set(pairs[i])),
+                static_cast<int64_t>(i + 1));
+    }
+    EXPECT_EQ(session.process_set_ranks(2), (std::vector<int>{1, 2}));
+    EXPECT_EQ(session.process_set_ids(), (std::vector<int32_t>{0, 1, 2, 3}));
+
+    // A name pending in set 1 (rank 0 holds it back) does not delay set 2 or set 3.
+    std::vector<float> held(4, static_cast<float>(rank));
+    HandleId held_id = 0;
+    if (rank == 1) held_id = session.enqueue(in_set(allreduce_entry("held", held), 1));
+
+    for (int step = 0; step < 4; ++step) {
+      // Each rank submits its two sets in an order of its own.
+      std::vector<int32_t> mine;
+      for (int32_t id = 1; id <= 3; ++id) {
+        const auto& members = pairs[static_cast<size_t>(id - 1)];
+        if (std::find(members.begin(), members.end(), rank) != members.end()) mine.push_back(id);
+      }
+      if ((rank + step) % 2 == 1) std::reverse(mine.begin(), mine.end());
+      std::vector<std::vector<float>> data(mine.size());
+      std::vector<HandleId> ids;
+      for (size_t i = 0; i < mine.size(); ++i) {
+        data[i].assign(3000, static_cast<float>(rank * 10 + step));
+        ids.push_back(session.enqueue(in_set(
+            allreduce_entry("s" + std::to_string(mine[i]) + "." + std::to_string(step), data[i]),
+            mine[i])));
+      }
+      for (size_t i = 0; i < mine.size(); ++i) {
+        handles.wait(ids[i]);
+        const float want = sum_over(pairs[static_cast<size_t>(mine[i] - 1)],
+                                    [&](int r) { return static_cast<float>(r * 10 + step); });
+        EXPECT_EQ(data[i].front(), want) << "set " << mine[i] << " rank " << rank;
+        EXPECT_EQ(data[i].back(), want) << "set " << mine[i] << " rank " << rank;
+      }
+    }
+    if (rank == 1) {
+      EXPECT_FALSE(handles.poll(held_id)) << "rank 0 never submitted 'held'";
+    }
+    if (rank == 0) {
+      std::vector<float> late(4, 0.0f);
+      HandleId late_id = session.enqueue(in_set(allreduce_entry("held", late), 1));
+      handles.wait(late_id);
+      EXPECT_EQ(late[0], 1.0f);
+    }
+    if (rank == 1) {
+      handles.wait(held_id);
+      EXPECT_EQ(held[0], 1.0f);
+    }
+
+    // Broadcast within a set: the root is a job rank.
+    if (rank != 0) {
+      std::vector<float> value(5, static_cast<float>(rank));
+      TensorEntry entry = in_set(allreduce_entry("bcast", value), 2);
+      entry.request.op = negotiation::OpType::broadcast;
+      entry.request.root = 2;
+      handles.wait(session.enqueue(std::move(entry)));
+      EXPECT_EQ(value[0], 2.0f);
+    }
+    // One rank's shutdown ends the job's operations everywhere: finish together.
+    std::vector<float> done(1, 1.0f);
+    handles.wait(session.enqueue(allreduce_entry("done", done)));
+    EXPECT_EQ(done[0], 3.0f);
+  });
+}
+
+TEST(SessionProcessSets, NonMemberFailsAtOnceNamingSetRanksAndRank) {
+  Job job;
+  job.run(3, test_config(), [&](int rank, Session& session, HandleTable& handles) {
+    EXPECT_EQ(number_of(handles, session.request_add_process_set({1, 0})), 1);
+    std::vector<float> data(2, 1.0f);
+    if (rank == 2) {
+      try {
+        (void)session.enqueue(in_set(allreduce_entry("outsider", data), 1));
+        ADD_FAILURE() << "a non-member submitted on set 1";
+      } catch (const InvalidArgument& error) {
+        const std::string text = error.what();
+        EXPECT_NE(text.find("rank 2 is not a member of process set 1 (ranks [0, 1])"),
+                  std::string::npos)
+            << text;
+        EXPECT_NE(text.find("'outsider'"), std::string::npos) << text;
+      }
+    }
+    EXPECT_THROW((void)session.enqueue(in_set(allreduce_entry("unknown", data), 7)),
+                 InvalidArgument);
+    EXPECT_THROW((void)session.request_add_process_set({0, 3}), InvalidArgument);
+    // Adding the same ranks again fails on every rank, from agreed state.
+    EXPECT_THROW(number_of(handles, session.request_add_process_set({0, 1})), Error);
+  });
+}
+
+TEST(SessionProcessSets, RemovalIsRefusedWhileAMemberHasPendingOpsThenSucceeds) {
+  Job job;
+  job.run(3, test_config(), [&](int rank, Session& session, HandleTable& handles) {
+    EXPECT_EQ(number_of(handles, session.request_add_process_set({0, 1})), 1);
+    std::vector<float> data(3, 2.0f);
+    HandleId pending = 0;
+    if (rank == 0) pending = session.enqueue(in_set(allreduce_entry("pending", data), 1));
+    try {
+      (void)number_of(handles, session.request_remove_process_set(1));
+      ADD_FAILURE() << "removed a set with an operation pending on rank 0";
+    } catch (const Error& error) {
+      const std::string text = error.what();
+      EXPECT_NE(text.find("process set 1 cannot be removed: rank 0 still has"), std::string::npos)
+          << text;
+    }
+    if (rank == 1) pending = session.enqueue(in_set(allreduce_entry("pending", data), 1));
+    if (rank != 2) {
+      handles.wait(pending);
+      EXPECT_EQ(data[0], 4.0f);
+    }
+    EXPECT_EQ(number_of(handles, session.request_remove_process_set(1)), 1);
+    EXPECT_EQ(session.process_set_ids(), (std::vector<int32_t>{0}));
+    if (rank != 2) {
+      EXPECT_THROW((void)session.enqueue(in_set(allreduce_entry("gone", data), 1)),
+                   InvalidArgument);
+    }
+    // Ids are not reused.
+    EXPECT_EQ(number_of(handles, session.request_add_process_set({0, 1})), 2);
+  });
+}
+
+TEST(SessionJoin, JoinedRanksContributeZerosUntilEveryRankJoined) {
+  Job job;
+  job.run(3, test_config(), [&](int rank, Session& session, HandleTable& handles) {
+    // Rank r runs r + 2 allreduce steps (Average), then joins: the first two steps are cached
+    // on every rank, so later steps have cache hits on the ranks still running while the joined
+    // rank sets no bit (they must go through the coordinator instead).
+    for (int step = 0; step < rank + 2; ++step) {
+      std::vector<float> data(100, static_cast<float>(rank + 1 + step));
+      handles.wait(session.enqueue(
+          allreduce_entry("grad", data, negotiation::UserReduceOp::average)));
+      float want = 0;
+      for (int r = 0; r < 3; ++r) {
+        if (r + 2 > step) want += static_cast<float>(r + 1 + step);
+      }
+      want /= 3.0f;  // Average divides by the job's size, joined ranks included (Horovod)
+      EXPECT_FLOAT_EQ(data[0], want) << "rank " << rank << " step " << step;
+      EXPECT_FLOAT_EQ(data[99], want) << "rank " << rank << " step " << step;
+    }
+    EXPECT_EQ(number_of(handles, session.request_join()), 2);
+    // After the join completed, all ranks take part again (and the cache works again).
+    const uint64_t hits_before = session.stats().cache_hits;
+    for (int step = 0; step < 3; ++step) {
+      std::vector<float> data(10, 1.0f);
+      handles.wait(session.enqueue(allreduce_entry("after", data)));
+      EXPECT_EQ(data[0], 3.0f);
+    }
+    EXPECT_GE(session.stats().cache_hits - hits_before, 2u) << "rank " << rank;
   });
 }
 

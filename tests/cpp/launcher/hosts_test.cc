@@ -8,19 +8,13 @@
 #include <unistd.h>
 
 #include "base/errors.h"
+#include "launcher/launcher_test_util.h"
 #include "launcher/local_host.h"
 
 namespace kolo::launcher {
 namespace {
 
-std::string error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const InvalidArgument& error) {
-    return error.what();
-  }
-  return "no error";
-}
+using testing::error_of;
 
 TEST(ParseHosts, ListOfHostsAndSlots) {
   EXPECT_EQ(parse_hosts("worker-0:2,worker-1:4,10.0.0.3:1"),
@@ -80,16 +74,10 @@ TEST(ParseHostfile, ReadsFileAndReportsMissingOne) {
   ASSERT_GE(fd, 0);
   ::close(fd);
   std::ofstream(path) << "localhost slots=3\n";
-  EXPECT_EQ(read_hostfile(path), (std::vector<HostSlots>{{"localhost", 3}}));
-  std::remove(path);
-  EXPECT_THROW(read_hostfile(path), SystemError);
-}
-
-TEST(HostsForLaunch, DefaultIsLocalhostWithNpSlots) {
-  EXPECT_EQ(hosts_for_launch(std::nullopt, std::nullopt, 3),
+  EXPECT_EQ(parse_hostfile(read_text_file(path, "hostfile"), path),
             (std::vector<HostSlots>{{"localhost", 3}}));
-  EXPECT_EQ(hosts_for_launch(std::string("a:1,b:1"), std::nullopt, 2),
-            (std::vector<HostSlots>{{"a", 1}, {"b", 1}}));
+  std::remove(path);
+  EXPECT_THROW(read_text_file(path, "hostfile"), SystemError);
 }
 
 SlotAssignment slot(const char* host, int rank, int size, int local_rank, int local_size,
@@ -149,6 +137,9 @@ TEST(LocalHost, LoopbackAndOwnNamesAreLocal) {
   EXPECT_TRUE(is_local_host("LOCALHOST", "node7"));
   EXPECT_TRUE(is_local_host("127.0.0.1", "node7"));
   EXPECT_TRUE(is_local_host("127.0.1.1", "node7"));
+  EXPECT_TRUE(is_local_host("::1", "node7"));
+  // Other loopback addresses stand for hosts of their own, reached over ssh.
+  EXPECT_FALSE(is_local_host("127.0.0.2", "node7"));
   EXPECT_TRUE(is_local_host("node7", "node7"));
   EXPECT_TRUE(is_local_host("node7", "node7.cluster.example"));
   EXPECT_TRUE(is_local_host("node7.cluster.example", "node7"));

@@ -181,10 +181,11 @@ TEST_F(KolorunEndToEnd, RanksShareTheRendezvousStore) {
 }
 
 TEST_F(KolorunEndToEnd, LaunchErrorsAreClear) {
-  RunResult remote = run("-np 2 -H localhost:1,far-away-host:1 true");
+  // A remote host (127.0.0.2 is one to kolorun; it resolves without DNS) with no ssh client on
+  // PATH: refused before any rank starts, naming the host.
+  RunResult remote = run("-np 2 -H localhost:1,127.0.0.2:1 true", "env PATH=/nonexistent");
   EXPECT_EQ(remote.exit_code, 2);
-  EXPECT_CONTAINS(remote.err, "host 'far-away-host'");
-  EXPECT_CONTAINS(remote.err, "ssh launching arrives in a later version");
+  EXPECT_CONTAINS(remote.err, "cannot run ssh for host '127.0.0.2'");
 
   RunResult too_many = run("-np 3 -H localhost:2 true");
   EXPECT_EQ(too_many.exit_code, 2);

@@ -7,6 +7,9 @@
 
 #include <cerrno>
 #include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "base/errors.h"
 #include "launcher/local_host.h"
@@ -97,24 +100,30 @@ TEST(LocalSpawner, MissingProgramIsAnErrorNamingRankAndHost) {
   }
 }
 
-TEST(SpawnerSelector, LocalHostsPassRemoteHostsExplainTheLimitation) {
-  SpawnerSelector selector("node7", RemoteOptions{22, std::nullopt});
-  auto plan = assign_slots({{"localhost", 1}, {"127.0.0.1", 1}, {"node7", 1}}, 3);
-  EXPECT_NO_THROW(selector.check_hosts(plan));
-  EXPECT_NO_THROW(selector.for_host("node7"));
-
-  auto remote = assign_slots({{"localhost", 1}, {"node8", 1}}, 2);
-  try {
-    selector.check_hosts(remote);
-    FAIL() << "a remote host should be refused";
-  } catch (const InvalidArgument& error) {
-    const std::string message = error.what();
-    EXPECT_NE(message.find("'node8'"), std::string::npos) << message;
-    EXPECT_NE(message.find("ssh launching arrives in a later version"), std::string::npos);
+// Records the hosts it was asked to start ranks on, so the selector's choice is visible.
+class RecordingSpawner final : public Spawner {
+ public:
+  SpawnedProcess spawn(const SpawnRequest& request) override {
+    hosts.push_back(request.slot.host);
+    return {};
   }
-  // A remote host with no rank in the plan is not a problem.
-  EXPECT_NO_THROW(selector.check_hosts(assign_slots({{"localhost", 1}, {"node8", 1}}, 1)));
-  EXPECT_THROW(selector.for_host("node8"), InvalidArgument);
+  std::vector<std::string> hosts;
+};
+
+TEST(SpawnerSelector, LocalHostsSpawnDirectlyOthersOverSsh) {
+  auto local = std::make_unique<RecordingSpawner>();
+  auto remote = std::make_unique<RecordingSpawner>();
+  RecordingSpawner* local_seen = local.get();
+  RecordingSpawner* remote_seen = remote.get();
+  SpawnerSelector selector("node7", std::move(local), std::move(remote));
+  for (const auto& slot : assign_slots(
+           {{"localhost", 1}, {"127.0.0.1", 1}, {"node7", 1}, {"node8", 1}, {"127.0.0.2", 1}}, 5)) {
+    selector.for_host(slot.host).spawn(SpawnRequest{slot, {"true"}, {}});
+  }
+  EXPECT_EQ(local_seen->hosts, (std::vector<std::string>{"localhost", "127.0.0.1", "node7"}));
+  EXPECT_EQ(remote_seen->hosts, (std::vector<std::string>{"node8", "127.0.0.2"}));
+  EXPECT_FALSE(selector.is_remote("NODE7.cluster.example"));
+  EXPECT_TRUE(selector.is_remote("node70"));
 }
 
 }  // namespace

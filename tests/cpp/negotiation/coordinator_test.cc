@@ -363,6 +363,90 @@ TEST(CoordinatorTest, PendingReportsRanksAndFirstSeen) {
   EXPECT_EQ(pending[1].first_seen, t1);
 }
 
+Request join_request(int rank, std::string name = "join.0") {
+  Request r;
+  r.rank = rank;
+  r.name = std::move(name);
+  r.op = OpType::join;
+  return r;
+}
+
+TEST(CoordinatorJoinTest, AllreduceCompletesWithoutJoinedRanksAndCarriesItsShape) {
+  Coordinator coordinator(3);
+  coordinator.add(list_of({join_request(1)}), 1);
+  coordinator.add(list_of({allreduce(0, "g", {5, 2})}), 0);
+  EXPECT_TRUE(coordinator.take_responses().responses.empty())
+      << "rank 2 has neither joined nor sent g";
+  EXPECT_TRUE(coordinator.any_joined());
+  coordinator.add(list_of({allreduce(2, "g", {5, 2})}), 2);
+  ResponseList out = coordinator.take_responses();
+  ASSERT_EQ(names_of(out), std::vector<std::string>{"g"});
+  EXPECT_TRUE(out.responses[0].error.empty()) << out.responses[0].error;
+  EXPECT_EQ(out.responses[0].shape, (std::vector<int64_t>{5, 2}));
+}
+
+TEST(CoordinatorJoinTest, JoiningCompletesWhatTheOthersAlreadySentThenJoinLast) {
+  Coordinator coordinator(3);
+  coordinator.add(list_of({allreduce(0, "a"), allreduce(0, "b")}), 0);
+  coordinator.add(list_of({allreduce(1, "a")}), 1);
+  coordinator.add(list_of({join_request(2)}), 2);  // a: every non-joined rank sent it
+  EXPECT_EQ(names_of(coordinator.take_responses()), std::vector<std::string>{"a"});
+  coordinator.add(list_of({join_request(0)}), 0);
+  coordinator.add(list_of({join_request(1)}), 1);  // b: rank 1 joined without sending it
+  ResponseList out = coordinator.take_responses();
+  ASSERT_EQ(names_of(out), (std::vector<std::string>{"b", "join.0"}));
+  EXPECT_EQ(out.responses[1].op, OpType::join);
+  EXPECT_EQ(out.responses[1].root, 1) << "rank 1 joined last";
+  EXPECT_FALSE(coordinator.any_joined()) << "the joined state resets after the join completed";
+  // Next round: nobody is joined, so a name waits for every rank again.
+  coordinator.add(list_of({allreduce(0, "c")}), 0);
+  EXPECT_TRUE(coordinator.take_responses().responses.empty());
+}
+
+TEST(CoordinatorJoinTest, OpsNeedingEveryRankFailWhileARankIsJoined) {
+  Coordinator coordinator(2);
+  coordinator.add(list_of({join_request(0)}), 0);
+  Request gather = allreduce(1, "gathered");
+  gather.op = OpType::allgather;
+  Request bcast = allreduce(1, "sent");
+  bcast.op = OpType::broadcast;
+  coordinator.add(list_of({gather, bcast}), 1);
+  ResponseList out = coordinator.take_responses();
+  ASSERT_EQ(out.responses.size(), 2u);
+  EXPECT_EQ(out.responses[0].error,
+            "allgather of tensor 'gathered' is not supported while ranks have joined (rank 0 "
+            "called join()); as in Horovod, only allreduce and barrier run with joined ranks");
+  EXPECT_NE(out.responses[1].error.find("broadcast of tensor 'sent'"), std::string::npos);
+}
+
+TEST(CoordinatorProcessSetTest, RemovalRefusedWhenAMemberIsBusy) {
+  auto remove = [](int rank, int32_t busy) {
+    Request r;
+    r.rank = rank;
+    r.name = "kolo.remove_process_set.0";
+    r.op = OpType::process_set_remove;
+    r.dtype = comm::DataType::int64;
+    r.shape = {4};
+    r.root = busy;
+    return r;
+  };
+  Response refused = run_one(3, [&](int r) { return remove(r, r == 2 ? 1 : 0); });
+  EXPECT_EQ(refused.error,
+            "process set 4 cannot be removed: rank 2 still has operations pending on it "
+            "(synchronize them first)");
+  Response done = run_one(3, [&](int r) { return remove(r, 0); });
+  EXPECT_TRUE(done.error.empty()) << done.error;
+  EXPECT_EQ(done.shape, (std::vector<int64_t>{4}));
+  Response mismatch = run_one(2, [&](int r) {
+    Request add = remove(r, 0);
+    add.op = OpType::process_set_add;
+    add.shape = r == 0 ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{1};
+    return add;
+  });
+  EXPECT_NE(mismatch.error.find("Mismatched process set ranks"), std::string::npos)
+      << mismatch.error;
+}
+
 TEST(CoordinatorTest, RejectsMisstampedRequestsAndBadRanks) {
   Coordinator coordinator(2);
   EXPECT_THROW(coordinator.add(list_of({allreduce(0, "x")}), 1), ProtocolError);

@@ -40,6 +40,7 @@ Response sample_response() {
   r.device = DeviceKind::cuda;
   r.first_dims = {1, 2, 3, 0};
   r.error = "Mismatched dtype for tensor 'x'";
+  r.shape = {4, 0, 5};
   return r;
 }
 
@@ -71,7 +72,7 @@ TEST(WireTest, ResponseListRoundTrips) {
 }
 
 TEST(WireTest, EveryEnumValueRoundTrips) {
-  for (int op = 0; op <= static_cast<int>(OpType::join); ++op) {
+  for (int op = 0; op <= static_cast<int>(OpType::process_set_remove); ++op) {
     for (int dt = 0; dt < comm::kNumDataTypes; ++dt) {
       Request r = sample_request(0, "t");
       r.op = static_cast<OpType>(op);
@@ -172,7 +173,7 @@ TEST(WireTest, InvalidEnumsAndValuesAreRefused) {
   };
   std::vector<Case> cases = {
       {2, 2, "shutdown flag"},
-      {op_at, 7, "op type"},
+      {op_at, 9, "op type"},
       {op_at + 1, 6, "reduce op"},
       {op_at + 2, static_cast<uint8_t>(comm::kNumDataTypes), "data type"},
       {op_at + 3 + 4 + 7, 0x80, "negative"},  // top byte of the one dim

@@ -1,0 +1,67 @@
+#include "core/process_set.h"
+
+#include <algorithm>
+
+#include "comm/subgroup.h"
+
+namespace kolo::core {
+
+namespace {
+
+comm::Communicator& set_communicator(int32_t id, const std::vector<int>& ranks,
+                                     comm::Communicator& world,
+                                     std::unique_ptr<comm::Communicator>& own) {
+  if (id == kGlobalProcessSet) return world;
+  own = std::make_unique<comm::Communicator>(comm::subgroup(world, ranks));
+  return *own;
+}
+
+}  // namespace
+
+ProcessSet::ProcessSet(int32_t id, std::vector<int> ranks, comm::Communicator& world,
+                       const Config& config, const BackendFactory& make_backend,
+                       HandleTable& handles, const Logger& logger)
+    : id_(id),
+      ranks_(std::move(ranks)),
+      comm_(set_communicator(id_, ranks_, world, own_comm_)) {
+  negotiation::ControllerOptions controller_options;
+  controller_options.cache_capacity = config.cache_capacity;
+  controller_ = std::make_unique<negotiation::Controller>(comm_, controller_options, logger);
+  backend_ = make_backend(comm_);
+  executor_ = std::make_unique<Executor>(
+      *backend_, handles, ExecutorOptions{comm_.rank(), comm_.size(), config.fusion_threshold});
+}
+
+void ProcessSet::execute(const std::vector<negotiation::Response>& responses, bool joined) {
+  if (joined) add_joined_stand_ins(responses);
+  executor_->run(responses, pending_);
+}
+
+void ProcessSet::add_joined_stand_ins(const std::vector<negotiation::Response>& responses) {
+  // A joined rank contributes zeros (Horovod's semantics) to every allreduce the other ranks
+  // run; the coordinator sent the shape along because this rank never submitted the tensor. The
+  // stand-in owns its zeros and has no handle, so nobody is told when it completes.
+  using negotiation::OpType;
+  for (const negotiation::Response& response : responses) {
+    if (!response.error.empty()) continue;
+    if (response.op != OpType::allreduce && response.op != OpType::barrier) continue;
+    for (const std::string& name : response.names) {
+      if (pending_.contains(name)) continue;
+      TensorEntry entry;
+      entry.request.name = name;
+      entry.request.op = response.op;
+      entry.request.dtype = response.dtype;
+      entry.request.shape = response.op == OpType::allreduce ? response.shape
+                                                              : std::vector<int64_t>{0};
+      entry.handle = kNoHandle;
+      const size_t bytes = std::max<size_t>(entry.bytes(), 1);
+      entry.allocated_output.data = std::shared_ptr<std::byte[]>(new std::byte[bytes]());
+      entry.allocated_output.bytes = bytes;
+      entry.input = entry.allocated_output.data.get();
+      entry.output = entry.allocated_output.data.get();
+      pending_.emplace(name, std::move(entry));
+    }
+  }
+}
+
+}  // namespace kolo::core

@@ -49,7 +49,7 @@ Communicator::Communicator(int rank, std::vector<Link*> links, Topology topology
   // binding) each see one CPU but do not compete, and must keep spinning.
   const int my_host = topology_.host_of_rank[static_cast<size_t>(rank_)];
   const auto local = static_cast<long>(topology_.ranks_on_host(my_host).size());
-  const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+  const long cpus = options_.host_cpus > 0 ? options_.host_cpus : ::sysconf(_SC_NPROCESSORS_ONLN);
   oversubscribed_ = cpus > 0 && local > cpus;
 }
 

@@ -53,6 +53,8 @@ struct CommunicatorOptions {
   // How long a wait keeps retrying the links before sleeping in poll(2): a small message from a
   // busy peer is usually a few microseconds away, and a poll wake-up costs more than that.
   std::chrono::microseconds spin_before_poll{20};
+  // CPUs of this host, to tell whether its ranks outnumber them; 0: ask the system.
+  int host_cpus = 0;
 };
 
 class Communicator {

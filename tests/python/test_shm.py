@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 
 import pytest
 
@@ -30,6 +31,9 @@ def no_leak_in_dev_shm():
     before = kolo_segments()
     yield
     left = kolo_segments() - before
+    if left:  # another job on this machine may be inside its init() handshake: names live ms
+        time.sleep(2)
+        left &= kolo_segments()
     assert not left, f"segments left in /dev/shm: {sorted(left)}"
 
 
@@ -102,11 +106,14 @@ def test_rank_killed_mid_allreduce_named_on_each_path(np_, victim, path, no_leak
     env = {"KOLO_FAILURE_GRACE_SECONDS": "15"}
     if ARENA_LIMITS[path] is not None:
         env["KOLO_SHM_ALLREDUCE_BYTES"] = ARENA_LIMITS[path]
-    result = run_job(np_, "shm_kill_mid_allreduce.py", str(victim), timeout=60, env=env)
-    for rank in range(np_):
-        if rank != victim:
-            assert f"rank {rank} OK" in result.lines_of(rank), result.output
-    assert result.returncode != 0
+    # The large size takes the arena only where the host has a CPU per rank; the small one always.
+    for count in (4 << 20, 1000):
+        result = run_job(np_, "shm_kill_mid_allreduce.py", str(victim), str(count), timeout=60,
+                         env=env)
+        for rank in range(np_):
+            if rank != victim:
+                assert f"rank {rank} OK" in result.lines_of(rank), result.output
+        assert result.returncode != 0
 
 
 @pytest.mark.parametrize("np_", [2, 3])

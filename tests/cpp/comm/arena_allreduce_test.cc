@@ -119,9 +119,12 @@ TEST(ArenaAllreduceSequence, ManyCallsOfMixedSizes) {
 
 TEST(ArenaAllreduceChoice, AutomaticUsesTheArenaUpToItsLimit) {
   const size_t limit = 4096;
-  auto group = arena_group(3, limit);
+  CommunicatorOptions options = testing::default_test_options();
+  options.host_cpus = 64;  // not oversubscribed, whatever this machine has
+  auto group = arena_group(3, limit, options);
   group.run([&](Communicator& comm) {
     ASSERT_NE(comm.arena(), nullptr);
+    ASSERT_FALSE(comm.oversubscribed());
     for (size_t count : {size_t{1}, limit / 4, limit / 4 + 1, size_t{100000}}) {
       std::vector<float> data(count, static_cast<float>(comm.rank()));
       const uint64_t before = comm.arena()->steps;
@@ -129,6 +132,25 @@ TEST(ArenaAllreduceChoice, AutomaticUsesTheArenaUpToItsLimit) {
                 ReduceOp::sum);
       const bool used = comm.arena()->steps != before;
       EXPECT_EQ(used, count * sizeof(float) <= limit) << "count " << count;
+      EXPECT_EQ(data.back(), 3.0f) << "count " << count;
+    }
+  });
+}
+
+// More ranks than CPUs: only messages below small_message_bytes go through the arena.
+TEST(ArenaAllreduceChoice, OversubscribedHostUsesTheArenaForSmallMessagesOnly) {
+  CommunicatorOptions options = testing::default_test_options();
+  options.host_cpus = 2;
+  auto group = arena_group(3, SIZE_MAX, options);
+  group.run([&](Communicator& comm) {
+    ASSERT_TRUE(comm.oversubscribed());
+    for (size_t count : {size_t{1}, size_t{1000}, size_t{16384}, size_t{100000}}) {
+      std::vector<float> data(count, 1.0f);
+      const uint64_t before = comm.arena()->steps;
+      allreduce(comm, std::as_writable_bytes(std::span(data)), count, DataType::float32,
+                ReduceOp::sum, {AllreduceAlgorithm::automatic, size_t{64} * 1024});
+      EXPECT_EQ(comm.arena()->steps != before, count * sizeof(float) < size_t{64} * 1024)
+          << "count " << count;
       EXPECT_EQ(data.back(), 3.0f) << "count " << count;
     }
   });
@@ -179,6 +201,8 @@ TEST(ArenaAllreduceChoice, WholeHostSubgroupSharesTheArena) {
   });
 }
 
+const AllreduceOptions kArena{AllreduceAlgorithm::shared_memory};
+
 // Rank 0 closes its links (what the kernel does for a killed process) while the others wait for
 // it on the arena's flags: they sleep on the futex and must notice through the links, long before
 // the peer timeout.
@@ -192,14 +216,14 @@ TEST(ArenaPeerFailure, RankThatLeavesIsNamedByEverySurvivor) {
       [&](Communicator& comm) {
         std::vector<float> data(100000, 1.0f);
         auto bytes = std::as_writable_bytes(std::span(data));
-        allreduce(comm, bytes, data.size(), DataType::float32, ReduceOp::sum);
+        allreduce(comm, bytes, data.size(), DataType::float32, ReduceOp::sum, kArena);
         if (comm.rank() == 0) {
           std::this_thread::sleep_for(300ms);  // the others are asleep in the next allreduce
           comm.abort();
           return;
         }
         try {
-          allreduce(comm, bytes, data.size(), DataType::float32, ReduceOp::sum);
+          allreduce(comm, bytes, data.size(), DataType::float32, ReduceOp::sum, kArena);
         } catch (...) {
           failed_after[static_cast<size_t>(comm.rank())] = testing::seconds_since(start);
           throw;
@@ -231,7 +255,7 @@ TEST(ArenaPeerFailure, SilentRankIsNamedAfterPeerTimeout) {
         std::vector<float> data(10, 1.0f);
         try {
           allreduce(comm, std::as_writable_bytes(std::span(data)), data.size(),
-                    DataType::float32, ReduceOp::sum);
+                    DataType::float32, ReduceOp::sum, kArena);
         } catch (...) {
           done = true;
           throw;

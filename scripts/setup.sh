@@ -8,8 +8,9 @@ cd "$(dirname "$0")/.."
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 packages=(build-essential cmake ninja-build python3-dev libgtest-dev libgmock-dev libcli11-dev libfmt-dev
-          libspdlog-dev libssl-dev libbenchmark-dev dataset-fashion-mnist
-          openssh-client)  # kolorun starts ranks on other hosts with the system ssh
+          libspdlog-dev libssl-dev libbenchmark-dev dataset-fashion-mnist openmpi-bin libopenmpi-dev
+          openssh-client  # kolorun starts ranks on other hosts with the system ssh
+          openssh-server iproute2)  # tests/multihost: an sshd per network namespace
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -28,9 +29,10 @@ if [ -f "$($PYTHON -c 'import sysconfig; print(sysconfig.get_path("stdlib"))')/E
    && [ -z "${VIRTUAL_ENV:-}" ]; then
   pip_flags+=(--break-system-packages)
 fi
-# torch 2.13.0's CPU build is what the examples and the torch tests use.
+# torch 2.13.0's CPU build is what the examples and the torch tests use; mpi4py (built against
+# libopenmpi-dev) lets tests/python/test_mpirun.py check hvd.init(comm=MPI.COMM_WORLD).
 $PYTHON -m pip install "${pip_flags[@]}" "scikit-build-core>=0.10" "nanobind>=2.0" \
-  numpy pytest "torch==2.13.0"
+  numpy pytest "torch==2.13.0" mpi4py
 echo "setup: building and installing kolo (pip install .)"
 $PYTHON -m pip install "${pip_flags[@]}" --no-build-isolation .
 command -v kolorun >/dev/null || { echo "setup: kolorun is not on PATH after install" >&2; exit 1; }

@@ -15,3 +15,8 @@ KOLORUN_PATH=$(command -v kolorun) ctest --test-dir "$build_dir" --output-on-fai
 
 echo "test: Python suites (pytest)"
 $PYTHON -m pytest -q tests/python
+
+# Real multi-host runs: network namespaces joined by a bridge, an sshd in each, kolorun over ssh.
+# They need root; elsewhere pytest reports them as skipped with the reason (-rs).
+echo "test: multi-host suites (pytest tests/multihost)"
+$PYTHON -m pytest -q -rs tests/multihost

@@ -13,6 +13,7 @@
 #include "transport/shm/arena_setup.h"
 #include "transport/shm/job_names.h"
 #include "transport/shm/upgrade.h"
+#include "transport/tcp/interfaces.h"
 #include "transport/tcp/mesh.h"
 
 namespace kolo::core {
@@ -25,30 +26,32 @@ std::string this_hostname() {
   return name;
 }
 
-bool is_loopback(const std::string& host) {
-  return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
+// Every address this rank may be reached at, best first (see transport/tcp/interfaces.h), as
+// "a:port,b:port"; this host's name when it has no usable address at all.
+std::string published_addresses(const Config& config, const LaunchInfo& launch,
+                                const std::string& hostname, uint16_t port) {
+  std::vector<std::string> addresses;
+  try {
+    addresses = transport::candidate_addresses(transport::up_ipv4_interfaces(),
+                                               config.network_interfaces,
+                                               transport::address_toward(launch.rendezvous_addr));
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(fmt::format("rank {} on host '{}': {}", launch.rank, hostname, e.what()));
+  }
+  if (addresses.empty()) addresses.push_back(this_hostname());
+  std::string text;
+  for (const auto& address : addresses) {
+    text += (text.empty() ? "" : ",") + transport::Endpoint{address, port}.to_string();
+  }
+  return text;
 }
 
-// The local address that routes toward the rendezvous server: the one peers can most likely reach
-// us at. A UDP connect() only consults the routing table; no packet is sent.
-std::string routable_address_toward(const std::string& server) {
-  if (is_loopback(server)) return "127.0.0.1";
-  sockaddr_in target{};
-  target.sin_family = AF_INET;
-  target.sin_port = htons(9);
-  if (::inet_pton(AF_INET, server.c_str(), &target.sin_addr) != 1) return this_hostname();
-  int probe = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (probe < 0) return this_hostname();
-  std::string address = this_hostname();
-  sockaddr_in local{};
-  socklen_t length = sizeof(local);
-  if (::connect(probe, reinterpret_cast<sockaddr*>(&target), sizeof(target)) == 0 &&
-      ::getsockname(probe, reinterpret_cast<sockaddr*>(&local), &length) == 0) {
-    char text[INET_ADDRSTRLEN] = {};
-    if (::inet_ntop(AF_INET, &local.sin_addr, text, sizeof(text)) != nullptr) address = text;
+std::vector<transport::Endpoint> parse_addresses(const std::string& text) {
+  std::vector<transport::Endpoint> endpoints;
+  for (const auto& item : transport::parse_interface_list(text)) {
+    endpoints.push_back(transport::Endpoint::parse(item));
   }
-  ::close(probe);
-  return address;
+  return endpoints;
 }
 
 std::string key(uint64_t round, const char* what, int rank) {
@@ -76,12 +79,12 @@ Connected bootstrap(const LaunchInfo& launch, const Config& config, uint64_t rou
   rendezvous::Store& store = *owned_store;
 
   transport::Socket listener = transport::listen_tcp("", 0);
-  const std::string address = routable_address_toward(launch.rendezvous_addr);
-  const uint16_t port = transport::local_port(listener);
+  const std::string addresses =
+      published_addresses(config, launch, hostname, transport::local_port(listener));
   store.set(key(round, "host", launch.rank), hostname);
-  store.set(key(round, "addr", launch.rank), fmt::format("{}:{}", address, port));
-  logger.debug("listening on {}:{} (host '{}'), waiting for {} peers at {}", address, port,
-               hostname, launch.size - 1, server.to_string());
+  store.set(key(round, "addr", launch.rank), addresses);
+  logger.debug("listening at {} (host '{}'), waiting for {} peers at {}", addresses, hostname,
+               launch.size - 1, server.to_string());
 
   std::vector<std::string> hostnames(launch.size);
   transport::MeshOptions mesh;
@@ -91,9 +94,9 @@ Connected bootstrap(const LaunchInfo& launch, const Config& config, uint64_t rou
   mesh.endpoints.resize(launch.size);
   for (int r = 0; r < launch.size; ++r) {
     hostnames[r] = store.get(key(round, "host", r), config.start_timeout);
-    mesh.endpoints[r] = transport::Endpoint::parse(store.get(key(round, "addr", r),
-                                                             config.start_timeout));
+    mesh.endpoints[r] = parse_addresses(store.get(key(round, "addr", r), config.start_timeout));
   }
+  mesh.hosts = hostnames;
   mesh.deadline = Deadline(config.start_timeout);
   connected.links = transport::connect_mesh(mesh, listener, secret, logger);
   std::shared_ptr<comm::CollectiveArena> arena;

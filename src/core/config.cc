@@ -8,6 +8,8 @@
 #include <set>
 
 #include "base/errors.h"
+#include "core/mpi_launch_env.h"
+#include "transport/tcp/interfaces.h"
 
 extern char** environ;
 
@@ -25,8 +27,11 @@ const std::set<std::string>& known_names() {
       "RENDEZVOUS_PORT", "SECRET",            "LOCAL_RANK",          "LOCAL_SIZE",
       "CROSS_RANK",      "CROSS_SIZE",        "FAILURE_GRACE_SECONDS", "CONTROLLER",
       "CPU_OPERATIONS",  "GPU_OPERATIONS",    "TIMELINE",            "LOG_HIDE_TIME",
-      "SHM_DISABLE",     "SHM_RING_BYTES",    "HIERARCHICAL_ALLREDUCE",
-      "SHM_ALLREDUCE_BYTES", "DYNAMIC_PROCESS_SETS"};
+      "SHM_DISABLE",     "SHM_RING_BYTES",    "HIERARCHICAL_ALLREDUCE", "IFACE",
+      "GLOO_IFACE",      "DYNAMIC_PROCESS_SETS", "TIMELINE_MARK_CYCLES", "STALL_CHECK_DISABLE",
+      "STALL_CHECK_TIME_SECONDS", "STALL_SHUTDOWN_TIME_SECONDS", "AUTOTUNE", "AUTOTUNE_LOG",
+      "AUTOTUNE_WARMUP_SAMPLES", "AUTOTUNE_STEPS_PER_SAMPLE", "AUTOTUNE_SAMPLES_PER_TRIAL",
+      "SHM_ALLREDUCE_BYTES"};
   return names;
 }
 
@@ -91,6 +96,27 @@ Duration from_units(double value, double units_per_second) {
       (units_per_second * static_cast<double>(Duration::period::num))));
 }
 
+// Timeline, stall inspector and autotune settings.
+void read_observability(SettingReader& reader, Config& config) {
+  // Horovod's HOROVOD_TIMELINE=DYNAMIC means "no file until start_timeline() is called".
+  const std::string timeline = reader.text("TIMELINE").value_or("");
+  config.timeline_path = timeline == "DYNAMIC" ? "" : timeline;
+  config.timeline_mark_cycles = reader.flag("TIMELINE_MARK_CYCLES").value_or(false);
+  config.stall_check = !reader.flag("STALL_CHECK_DISABLE").value_or(false);
+  config.stall_warning_time = from_units<std::chrono::milliseconds>(
+      reader.number("STALL_CHECK_TIME_SECONDS", 60.0, 0.001), 1.0);
+  config.stall_shutdown_time = from_units<std::chrono::milliseconds>(
+      reader.number("STALL_SHUTDOWN_TIME_SECONDS", 0.0, 0.0), 1.0);
+  config.autotune = reader.flag("AUTOTUNE").value_or(false);
+  config.autotune_log = reader.text("AUTOTUNE_LOG").value_or("");
+  config.autotune_warmup_samples =
+      static_cast<uint32_t>(reader.number("AUTOTUNE_WARMUP_SAMPLES", 3, 0));
+  config.autotune_steps_per_sample =
+      static_cast<uint32_t>(reader.number("AUTOTUNE_STEPS_PER_SAMPLE", 10, 1));
+  config.autotune_samples_per_trial =
+      static_cast<uint32_t>(reader.number("AUTOTUNE_SAMPLES_PER_TRIAL", 3, 1));
+}
+
 }  // namespace
 
 EnvLookup process_environment() {
@@ -128,7 +154,15 @@ Config Config::from_env(const EnvLookup& lookup, const std::vector<std::string>&
   config.shm_allreduce_bytes =
       static_cast<uint64_t>(reader.number("SHM_ALLREDUCE_BYTES", 1024.0 * 1024 * 1024 * 1024, 0));
   config.hierarchical_allreduce = reader.flag("HIERARCHICAL_ALLREDUCE");
+  if (auto found = reader.find("CPU_OPERATIONS")) {
+    config.cpu_operations = backends::parse_cpu_operations(found->second, found->first);
+  }
+  // Horovod's gloo controller names it HOROVOD_GLOO_IFACE; kolo's own name is KOLO_IFACE.
+  auto interfaces = reader.text("IFACE");
+  if (!interfaces) interfaces = reader.text("GLOO_IFACE");
+  if (interfaces) config.network_interfaces = transport::parse_interface_list(*interfaces);
   config.dynamic_process_sets = reader.flag("DYNAMIC_PROCESS_SETS").value_or(false);
+  read_observability(reader, config);
 
   for (const auto& name : all_names) {
     if (name.rfind("KOLO_", 0) == 0 && !known_names().contains(name.substr(5))) {
@@ -166,6 +200,18 @@ LaunchInfo LaunchInfo::from_env(const EnvLookup& lookup) {
     return static_cast<int>(value);
   };
   LaunchInfo info;
+  // No kolorun variables but an MPI launcher's (mpirun, srun): rank and size come from those.
+  if (!get("RANK") && !get("SIZE")) {
+    if (auto mpi = detect_mpi_launch_env(lookup); mpi && mpi->size > 1) {
+      info.rank = mpi->rank;
+      info.size = mpi->size;
+      info.rendezvous_over_mpi = true;
+      info.mpi_size_variable = mpi->size_variable;
+      info.launcher_local_rank = mpi->local_rank;
+      info.hostname = get("HOSTNAME").value_or("");
+      return info;
+    }
+  }
   info.rank = get_int("RANK", 0);
   info.size = get_int("SIZE", 1);
   if (info.size < 1 || info.rank >= info.size) {

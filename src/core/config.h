@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/backend_choice.h"
 #include "base/logger.h"
 
 namespace kolo::core {
@@ -34,8 +35,25 @@ struct Config {
   uint64_t shm_allreduce_bytes = 1ull << 40;
   // HIERARCHICAL_ALLREDUCE: unset = automatic (on when hosts > 1 and some host runs > 1 rank).
   std::optional<bool> hierarchical_allreduce;
+  // CPU_OPERATIONS: "gloo" (kolo's transports, default) or "mpi" (the MPI plugin).
+  backends::CpuOperations cpu_operations = backends::CpuOperations::kolo;
+  // KOLO_IFACE, else HOROVOD_GLOO_IFACE ("eth0,eth1"): the interfaces whose addresses this rank
+  // publishes to its peers. Empty: every up interface, the route toward the rendezvous first.
+  std::vector<std::string> network_interfaces;
   // DYNAMIC_PROCESS_SETS: add_process_set()/remove_process_set() allowed after init (as Horovod).
   bool dynamic_process_sets = false;
+
+  // Observability (timeline, stall inspector) and autotuning; see README's table.
+  std::string timeline_path;        // TIMELINE: Chrome-trace file rank 0 writes; "" or DYNAMIC: none
+  bool timeline_mark_cycles = false;                     // TIMELINE_MARK_CYCLES
+  bool stall_check = true;                               // !STALL_CHECK_DISABLE
+  std::chrono::milliseconds stall_warning_time{60000};   // STALL_CHECK_TIME_SECONDS
+  std::chrono::milliseconds stall_shutdown_time{0};      // STALL_SHUTDOWN_TIME_SECONDS; 0: never
+  bool autotune = false;                                 // AUTOTUNE
+  std::string autotune_log;                              // AUTOTUNE_LOG: CSV of every trial
+  uint32_t autotune_warmup_samples = 3;                  // AUTOTUNE_WARMUP_SAMPLES
+  uint32_t autotune_steps_per_sample = 10;               // AUTOTUNE_STEPS_PER_SAMPLE
+  uint32_t autotune_samples_per_trial = 3;               // AUTOTUNE_SAMPLES_PER_TRIAL
 
   // Where each value came from ("KOLO_CYCLE_TIME", "HOROVOD_CYCLE_TIME" or "default"), for logs.
   std::vector<std::pair<std::string, std::string>> sources;
@@ -55,6 +73,11 @@ struct LaunchInfo {
   std::string rendezvous_addr;     // empty: single process, no rendezvous
   uint16_t rendezvous_port = 0;
   std::string secret_hex;
+  // Started by mpirun/srun rather than kolorun: the launcher's variables gave rank and size, and
+  // the rendezvous address and secret must come over MPI (mpi_bootstrap.h) before bootstrap().
+  bool rendezvous_over_mpi = false;
+  std::string mpi_size_variable;  // e.g. "OMPI_COMM_WORLD_SIZE", for messages
+  int launcher_local_rank = -1;   // what an MPI launcher said (-1: nothing); checked at init
   static LaunchInfo from_env(const EnvLookup& lookup);
 };
 

@@ -55,6 +55,16 @@ void Executor::run(const std::vector<negotiation::Response>& responses,
   for (const auto& group : fusion::plan_fusion(responses, tensor_bytes, options_.fusion_threshold)) {
     const negotiation::Response& response = group.response;
     ++stats_.responses;
+    if (observer_ != nullptr) {
+      observer_->group_started({response.names, groups_started_++, group.buffer_bytes});
+    }
+    struct Finished {  // tells the observer on every way out of this iteration
+      ExecutionObserver* observer;
+      const std::vector<std::string>& names;
+      ~Finished() {
+        if (observer != nullptr) observer->group_finished(names);
+      }
+    } finished{observer_, response.names};
     if (!response.error.empty()) {
       for (const auto& name : response.names) {
         auto it = pending.find(name);
@@ -89,17 +99,23 @@ void Executor::execute(const fusion::FusedGroup& group,
       allreduce(group, entries);
       return;
     }
-    case OpType::allgather:
+    case OpType::allgather: {
+      ObservedPhase phase(observer_, response.names, "KOLO_ALLGATHER");
       for (size_t i = 0; i < response.names.size(); ++i) {
         allgather(response, entry_for(pending, response.names[i]), i);
       }
       return;
-    case OpType::broadcast:
+    }
+    case OpType::broadcast: {
+      ObservedPhase phase(observer_, response.names, "KOLO_BROADCAST");
       for (const auto& name : response.names) broadcast(response, entry_for(pending, name));
       return;
-    case OpType::barrier:
+    }
+    case OpType::barrier: {
+      ObservedPhase phase(observer_, response.names, "KOLO_BARRIER");
       backend_.barrier();
       return;
+    }
     default:
       throw InvalidArgument("operation '" + std::string(negotiation::op_type_name(response.op)) +
                             "' is not supported by this version of kolo");
@@ -126,6 +142,7 @@ void Executor::allreduce(const fusion::FusedGroup& group, std::vector<TensorEntr
   } else {
     const size_t total = group.buffer_bytes;
     buffer = fusion_buffer_.get(total);
+    ObservedPhase phase(observer_, response.names, "MEMCPY_IN_FUSION_BUFFER");
     for (size_t i = 0; i < entries.size(); ++i) {
       if (entries[i]->bytes() > 0) {
         std::memcpy(buffer.data() + group.tensors[i].offset, entries[i]->input, entries[i]->bytes());
@@ -140,9 +157,13 @@ void Executor::allreduce(const fusion::FusedGroup& group, std::vector<TensorEntr
   if (response.prescale != 1.0) {
     comm::scale_buffer(buffer.data(), count, response.dtype, response.prescale);
   }
-  backend_.allreduce(buffer.first(count * element), count, response.dtype, op);
-  if (postscale != 1.0) comm::scale_buffer(buffer.data(), count, response.dtype, postscale);
+  {
+    ObservedPhase phase(observer_, response.names, "KOLO_ALLREDUCE");
+    backend_.allreduce(buffer.first(count * element), count, response.dtype, op);
+    if (postscale != 1.0) comm::scale_buffer(buffer.data(), count, response.dtype, postscale);
+  }
   if (entries.size() > 1) {
+    ObservedPhase phase(observer_, response.names, "MEMCPY_OUT_FUSION_BUFFER");
     for (size_t i = 0; i < entries.size(); ++i) {
       if (entries[i]->bytes() > 0) {
         std::memcpy(entries[i]->output, buffer.data() + group.tensors[i].offset,

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "core/execution_observer.h"
 #include "core/handle_table.h"
 #include "core/tensor_entry.h"
 #include "fusion/fusion_buffer.h"
@@ -40,6 +41,9 @@ class Executor {
            std::map<std::string, TensorEntry>& pending);
 
   [[nodiscard]] const ExecutorStats& stats() const { return stats_; }
+  // Hooks for core/observability.h: the timeline (may be null) and autotune's threshold.
+  void set_observer(ExecutionObserver* observer) { observer_ = observer; }
+  void set_fusion_threshold(uint64_t bytes) { options_.fusion_threshold = bytes; }
 
  private:
   void execute(const fusion::FusedGroup& group, std::map<std::string, TensorEntry>& pending);
@@ -52,6 +56,8 @@ class Executor {
   ExecutorOptions options_;
   fusion::FusionBuffer fusion_buffer_;
   ExecutorStats stats_;
+  ExecutionObserver* observer_ = nullptr;
+  uint64_t groups_started_ = 0;
 };
 
 }  // namespace kolo::core

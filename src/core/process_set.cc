@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "comm/subgroup.h"
+#include "core/observability.h"
 
 namespace kolo::core {
 
@@ -26,6 +27,7 @@ ProcessSet::ProcessSet(int32_t id, std::vector<int> ranks, comm::Communicator& w
       comm_(set_communicator(id_, ranks_, world, own_comm_)) {
   negotiation::ControllerOptions controller_options;
   controller_options.cache_capacity = config.cache_capacity;
+  controller_options.stalled_cached_after = Observability::resend_cached_after(config);
   controller_ = std::make_unique<negotiation::Controller>(comm_, controller_options, logger);
   backend_ = make_backend(comm_);
   executor_ = std::make_unique<Executor>(

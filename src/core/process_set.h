@@ -43,6 +43,7 @@ class ProcessSet {
   [[nodiscard]] const std::vector<int>& ranks() const { return ranks_; }
   [[nodiscard]] negotiation::Controller& controller() { return *controller_; }
   [[nodiscard]] const negotiation::Controller& controller() const { return *controller_; }
+  [[nodiscard]] Executor& executor() { return *executor_; }
   [[nodiscard]] const Executor& executor() const { return *executor_; }
   // Entries this rank submitted to the set that have no response yet, by name.
   [[nodiscard]] std::map<std::string, TensorEntry>& pending() { return pending_; }

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "base/errors.h"
+#include "core/mpi_bootstrap.h"
 
 namespace kolo::core {
 
@@ -19,13 +20,20 @@ void Runtime::init() {
   std::lock_guard lock(mutex_);
   if (session_) return;
   config_ = Config::from_process_env();
-  const LaunchInfo launch = LaunchInfo::from_env(process_environment());
+  LaunchInfo launch = LaunchInfo::from_env(process_environment());
   logger_.set_level(config_.log_level);
   logger_.set_prefix(fmt::format("[kolo rank {}/{}]", launch.rank, launch.size));
   for (const auto& name : config_.unknown_variables) {
     logger_.warn("{} is not a kolo setting (typo?); it is ignored", name);
   }
+  if (launch.rendezvous_over_mpi) mpi_store_server_ = exchange_rendezvous_over_mpi(launch, logger_);
   session_ = std::make_unique<Session>(config_, launch, rounds_++, handles_, logger_);
+  if (launch.launcher_local_rank >= 0 &&
+      launch.launcher_local_rank != session_->world().local_rank) {
+    logger_.warn("the launcher's local rank {} differs from kolo's {} (ranks of one host are "
+                 "numbered by rank order)",
+                 launch.launcher_local_rank, session_->world().local_rank);
+  }
   logger_.debug("initialized: local rank {}/{}, cross rank {}/{}", session_->world().local_rank,
                 session_->world().local_size, session_->world().cross_rank,
                 session_->world().cross_size);
@@ -141,6 +149,16 @@ int Runtime::join() {
     handle = session().request_join();
   }
   return static_cast<int>(wait_for_number(handle));
+}
+
+void Runtime::start_timeline(const std::string& path, bool mark_cycles) {
+  std::lock_guard lock(mutex_);
+  session().start_timeline(path, mark_cycles);
+}
+
+void Runtime::stop_timeline() {
+  std::lock_guard lock(mutex_);
+  session().stop_timeline();
 }
 
 Runtime& runtime() {

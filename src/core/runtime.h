@@ -10,6 +10,7 @@
 #include "core/config.h"
 #include "core/handle_table.h"
 #include "core/session.h"
+#include "rendezvous/tcp_store.h"
 
 namespace kolo::core {
 
@@ -46,6 +47,9 @@ class Runtime {
   [[nodiscard]] bool poll(HandleId handle) const { return handles_.poll(handle); }
   void wait(HandleId handle) const { handles_.wait(handle); }
   OwnedBuffer release(HandleId handle) { return handles_.release(handle); }
+  // hvd.start_timeline / stop_timeline; throw when not initialized.
+  void start_timeline(const std::string& path, bool mark_cycles);
+  void stop_timeline();
 
  private:
   Session& session() const;  // requires mutex_ held
@@ -56,6 +60,9 @@ class Runtime {
   Logger logger_;
   Config config_;
   HandleTable handles_;
+  // Rank 0's rendezvous store when the job was started by mpirun without kolorun (outlives the
+  // session: declared before it).
+  std::unique_ptr<rendezvous::TcpStoreServer> mpi_store_server_;
   std::unique_ptr<Session> session_;
   uint64_t rounds_ = 0;  // init() calls so far; names rendezvous keys of each round
 };

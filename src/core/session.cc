@@ -6,7 +6,7 @@
 #include <cstring>
 #include <numeric>
 
-#include "backends/kolo_backend.h"
+#include "backends/backend_choice.h"
 #include "base/errors.h"
 #include "comm/collectives.h"
 #include "core/bootstrap.h"
@@ -37,7 +37,8 @@ Session::Session(const Config& config, const LaunchInfo& launch, uint64_t round,
       allreduce_options.hierarchical =
           *config_.hierarchical_allreduce ? comm::Hierarchical::on : comm::Hierarchical::off;
     }
-    return std::make_unique<backends::KoloBackend>(set_comm, allreduce_options);
+    return backends::make_backend(config_.cpu_operations, set_comm, allreduce_options,
+                                  world_.size);
   };
   std::vector<int> everyone(static_cast<size_t>(world_.size));
   std::iota(everyone.begin(), everyone.end(), 0);
@@ -45,6 +46,9 @@ Session::Session(const Config& config, const LaunchInfo& launch, uint64_t round,
   sets_.emplace(kGlobalProcessSet,
                 std::make_unique<ProcessSet>(kGlobalProcessSet, everyone, *comm_, config_,
                                              make_backend_, handles_, logger_));
+  ProcessSet& global = *sets_.at(kGlobalProcessSet);
+  observability_ = std::make_unique<Observability>(config_, world_.rank, global.controller(),
+                                                   global.executor(), logger_);
 
   thread_ = std::thread([this] { run_loop(); });
 }
@@ -180,7 +184,9 @@ void Session::shutdown() {
 
 SessionStats Session::stats() const {
   std::lock_guard lock(mutex_);
-  return stats_;
+  SessionStats out = stats_;
+  out.tuning = observability_->tuning_state();
+  return out;
 }
 
 std::map<int32_t, std::vector<negotiation::Request>> Session::take_new_entries() {
@@ -225,7 +231,7 @@ void Session::run_loop() {
       }
       publish_stats();
       // Sleep out the cycle unless new work (or shutdown) arrives; a dead peer ends the wait.
-      comm_->wait_idle(queue_.wake_fd(), config_.cycle_time);
+      comm_->wait_idle(queue_.wake_fd(), observability_->cycle_time());
     }
     fail_everything(fmt::format("kolo rank {}: the job has shut down (rank{} {} called "
                                 "shutdown() or its script ended); operations pending then or "
@@ -252,7 +258,12 @@ negotiation::ResponseList Session::run_cycle(ProcessSet& set,
   using negotiation::OpType;
   bool joined = set.controller().joined();
   for (const auto& request : fresh) joined = joined || request.op == OpType::join;
+  // The observers (timeline, stall inspector, autotune) follow the global set, whose cycle is the
+  // one every rank runs.
+  Observability* observers = set.id() == kGlobalProcessSet ? observability_.get() : nullptr;
+  if (observers) observers->cycle_started(fresh);
   negotiation::ResponseList agreed = set.controller().cycle(std::move(fresh), shutting_down);
+  if (observers) observers->agreed(agreed, set.pending());
 
   // Names are settled before any handle completes, so a caller that wakes up may at once
   // resubmit the same name (every step does).
@@ -270,6 +281,7 @@ negotiation::ResponseList Session::run_cycle(ProcessSet& set,
     (is_control ? control : data).push_back(std::move(response));
   }
   set.execute(data, joined);
+  if (observers) observers->cycle_finished();
   for (const auto& response : control) apply_control(set, response);
   agreed.responses.clear();
   return agreed;

@@ -29,6 +29,7 @@
 #include "core/executor.h"
 #include "core/handle_table.h"
 #include "core/process_set.h"
+#include "core/observability.h"
 #include "core/tensor_queue.h"
 #include "core/world.h"
 #include "negotiation/controller.h"
@@ -43,6 +44,7 @@ struct SessionStats {
   uint64_t cache_hits = 0;
   uint64_t fused_groups = 0;
   uint64_t fused_tensors = 0;
+  TuningState tuning;  // parameters in force (autotune changes them)
 };
 
 class Session {
@@ -72,6 +74,11 @@ class Session {
   // Negotiates shutdown with the other ranks and joins the background thread.
   void shutdown();
   [[nodiscard]] SessionStats stats() const;
+  // hvd.start_timeline / stop_timeline (rank 0 writes; no-ops elsewhere). Any thread.
+  void start_timeline(const std::string& path, bool mark_cycles) {
+    observability_->start_timeline(path, mark_cycles);
+  }
+  void stop_timeline() { observability_->stop_timeline(); }
 
  private:
   void run_loop();
@@ -103,6 +110,9 @@ class Session {
   // Owned by the background thread: the sets this rank belongs to, by id (ascending).
   std::map<int32_t, std::unique_ptr<ProcessSet>> sets_;
   int32_t next_set_id_ = 1;  // advances identically on every rank (agreed responses only)
+  // Timeline, stall inspector and autotune watch the global set's controller and executor;
+  // declared after sets_ so they go first.
+  std::unique_ptr<Observability> observability_;
 
   mutable std::mutex mutex_;  // guards everything below up to stats_
   std::map<int32_t, std::vector<int>> set_ranks_;  // every registered set, member or not

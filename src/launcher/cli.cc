@@ -13,6 +13,7 @@
 
 #include "base/errors.h"
 #include "base/logger.h"
+#include "launcher/config_file.h"
 #include "launcher/tuning_flags.h"
 
 namespace kolo::launcher {
@@ -30,15 +31,11 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 4> kSingleDa
 // horovodrun flags kolorun does not implement yet: named in the error so the user knows the flag
 // is recognised but unsupported, not mistyped.
 constexpr std::string_view kUnsupportedHorovodFlags[] = {
-    "--config-file", "--hierarchical-allreduce", "--no-hierarchical-allreduce",
-    "--hierarchical-allgather", "--no-hierarchical-allgather", "--autotune", "--no-autotune",
-    "--autotune-log-file", "--autotune-warmup-samples", "--autotune-steps-per-sample",
-    "--autotune-bayes-opt-max-samples", "--autotune-gaussian-process-noise", "--min-np",
-    "--min-num-proc", "--max-np", "--max-num-proc", "--elastic-timeout",
-    "--reset-limit", "--blacklist-cooldown-range", "--host-discovery-script",
-    "--timeline-filename", "--timeline-mark-cycles", "--no-stall-check",
-    "--stall-check-warning-time-seconds", "--stall-check-shutdown-time-seconds", "--mpi",
-    "--jsrun", "--mpi-args", "--num-nccl-streams", "--thread-affinity"};
+    "--hierarchical-allreduce", "--no-hierarchical-allreduce", "--hierarchical-allgather",
+    "--no-hierarchical-allgather", "--no-autotune", "--autotune-bayes-opt-max-samples",
+    "--autotune-gaussian-process-noise", "--min-np", "--min-num-proc", "--max-np",
+    "--max-num-proc", "--elastic-timeout", "--reset-limit", "--blacklist-cooldown-range",
+    "--host-discovery-script", "--jsrun", "--num-nccl-streams", "--thread-affinity"};
 
 // Values as CLI11 stores them; turned into LaunchOptions after parsing, where the environment
 // defaults and cross-option checks apply.
@@ -60,7 +57,10 @@ struct RawOptions {
   std::vector<std::string> forwarded_env;
   bool check_build = false;
   bool gloo = false;
+  bool mpi = false;
+  std::optional<std::string> mpi_args;
   bool disable_cache = false;
+  std::optional<std::string> config_file;
   std::vector<std::optional<std::string>> tuning = std::vector<std::optional<std::string>>(
       tuning_flags().size());
 };
@@ -109,11 +109,20 @@ void configure(CLI::App& app, RawOptions& raw) {
                  "Network interfaces that can be used for communication separated by comma. With "
                  "remote hosts the rendezvous server listens on the first of them that has an IPv4 "
                  "address (otherwise on the address that routes toward the remote hosts), and the "
-                 "ranks get the first as HOROVOD_GLOO_IFACE.")
+                 "ranks publish only these interfaces' addresses to each other (they get the list "
+                 "as KOLO_IFACE and HOROVOD_GLOO_IFACE).")
       ->delimiter(',')
       ->allow_extra_args(false);  // one value per use, so the command is never swallowed
   app.add_flag("--gloo", raw.gloo,
                "Accepted for compatibility: kolo always runs its own (gloo-style) controller.");
+  auto* mpi = app.add_flag("--mpi", raw.mpi,
+                           "Launch through Open MPI's mpirun and run the collectives on MPI "
+                           "(HOROVOD_CPU_OPERATIONS=mpi).");
+  mpi->excludes(app.get_option("--gloo"));
+  app.add_option("--mpi-args", raw.mpi_args,
+                 "Extra arguments for mpirun (with --mpi), e.g. "
+                 "\"--oversubscribe -mca btl tcp,self\".")
+      ->allow_extra_args(false);
   app.add_flag("--disable-cache", raw.disable_cache,
                "Accepted for compatibility: kolorun keeps no cache of host checks.");
 
@@ -161,11 +170,28 @@ void configure(CLI::App& app, RawOptions& raw) {
                "Timestamp each line of output to stdout and stderr.")
       ->group("logging arguments");
 
+  app.add_option("--config-file", raw.config_file,
+                 "Path to a YAML file with horovodrun's configuration (params, autotune, timeline, "
+                 "stall_check, library_options, logging); command-line flags override it.");
   const auto flags = tuning_flags();
   for (size_t i = 0; i < flags.size(); ++i) {
-    app.add_option(std::string(flags[i].flag), raw.tuning[i], std::string(flags[i].help))
-        ->type_name(flags[i].kind == TuningFlag::ValueKind::non_negative_number ? "FLOAT" : "INT")
-        ->group("tuneable parameter arguments");
+    const std::string name(flags[i].flag);
+    const std::string help(flags[i].help);
+    switch (flags[i].kind) {
+      case TuningFlag::ValueKind::switch_on:
+        app.add_flag_callback(name, [&raw, i] { raw.tuning[i] = "1"; }, help)
+            ->group("tuneable parameter arguments");
+        break;
+      case TuningFlag::ValueKind::path:
+        app.add_option(name, raw.tuning[i], help)->type_name("FILE")->group(
+            "tuneable parameter arguments");
+        break;
+      default:
+        app.add_option(name, raw.tuning[i], help)
+            ->type_name(flags[i].kind == TuningFlag::ValueKind::non_negative_number ? "FLOAT"
+                                                                                   : "INT")
+            ->group("tuneable parameter arguments");
+    }
   }
 }
 
@@ -257,8 +283,24 @@ LaunchOptions finish(const RawOptions& raw, std::vector<std::string> rest, const
   options.verbose = raw.verbose;
   options.output_filename = raw.output_filename;
   options.prefix_output_with_timestamp = raw.prefix_timestamp;
-  if (raw.log_level) {
-    options.log_level = std::string(log_level_name(parse_log_level(*raw.log_level)));
+  // The config file supplies defaults for the tuning flags and the log level.
+  std::vector<std::optional<std::string>> tuning = raw.tuning;
+  std::optional<std::string> log_level = raw.log_level;
+  if (raw.config_file) {
+    ConfigFileSettings file = read_config_file(*raw.config_file);
+    const auto flags = tuning_flags();
+    for (const auto& [flag, text] : file.flags) {
+      for (size_t i = 0; i < flags.size(); ++i) {
+        if (flags[i].flag == flag && !tuning[i]) tuning[i] = text;
+      }
+    }
+    if (!log_level) log_level = file.log_level;
+    options.tuning_environment.insert(options.tuning_environment.end(), file.environment.begin(),
+                                      file.environment.end());
+    options.ignored_config_keys = std::move(file.ignored);
+  }
+  if (log_level) {
+    options.log_level = std::string(log_level_name(parse_log_level(*log_level)));
   }
   if (raw.ssh_port && (*raw.ssh_port < 1 || *raw.ssh_port > 65535)) {
     throw InvalidArgument(fmt::format("--ssh-port {} is not a TCP port (1-65535)", *raw.ssh_port));
@@ -267,10 +309,17 @@ LaunchOptions finish(const RawOptions& raw, std::vector<std::string> rest, const
   options.ssh_identity_file = raw.ssh_identity_file;
   options.network_interfaces = raw.network_interfaces;
 
+  options.use_mpi = raw.mpi;
+  options.mpi_args = raw.mpi_args;
+  if (options.mpi_args && !options.use_mpi) {
+    throw InvalidArgument("--mpi-args only applies with --mpi (kolorun launches the ranks itself "
+                          "otherwise)");
+  }
+
   const auto flags = tuning_flags();
   for (size_t i = 0; i < flags.size(); ++i) {
-    if (!raw.tuning[i]) continue;
-    for (auto& entry : tuning_flag_environment(flags[i], *raw.tuning[i])) {
+    if (!tuning[i]) continue;
+    for (auto& entry : tuning_flag_environment(flags[i], *tuning[i])) {
       options.tuning_environment.push_back(std::move(entry));
     }
   }

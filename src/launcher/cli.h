@@ -39,8 +39,15 @@ struct LaunchOptions {
   std::optional<std::string> ssh_identity_file;
   std::vector<std::string> network_interfaces;
 
+  // --mpi: launch through Open MPI's mpirun (mpirun_command.h); --mpi-args: extra mpirun words.
+  bool use_mpi = false;
+  std::optional<std::string> mpi_args;
+
   // From the tuning-flag table (tuning_flags.h): variables to export to every rank.
+  // --config-file values come first; a flag given on the command line replaces its file value.
   std::vector<std::pair<std::string, std::string>> tuning_environment;
+  // Config-file keys kolo does not use, for kolorun to mention.
+  std::vector<std::string> ignored_config_keys;
 };
 
 struct ParseResult {

@@ -104,8 +104,11 @@ int run_job(const LaunchOptions& options, const Environment& inherited, const Lo
   job.log_level = options.log_level;
   job.extra = options.tuning_environment;
   if (!options.network_interfaces.empty()) {
-    // Horovod's name for the interface the ranks should use among themselves.
-    job.extra.emplace_back("HOROVOD_GLOO_IFACE", options.network_interfaces.front());
+    // The interfaces whose addresses the ranks publish to each other: all of them, under kolo's
+    // name and Horovod's.
+    const std::string names = fmt::format("{}", fmt::join(options.network_interfaces, ","));
+    job.extra.emplace_back("KOLO_IFACE", names);
+    job.extra.emplace_back("HOROVOD_GLOO_IFACE", names);
   }
   if (logger.enabled(LogLevel::info)) log_plan(plan, job, options, logger);
 

@@ -11,6 +11,7 @@
 #include "launcher/cli.h"
 #include "launcher/env.h"
 #include "launcher/job.h"
+#include "launcher/mpirun_launch.h"
 #include "launcher/remote_agent.h"
 
 int main(int argc, char** argv) {
@@ -28,7 +29,11 @@ int main(int argc, char** argv) {
   const kolo::Logger logger(parsed.options->verbose ? kolo::LogLevel::info
                                                     : kolo::LogLevel::warning,
                             "[kolorun]");
+  for (const auto& key : parsed.options->ignored_config_keys) {
+    logger.warn("--config-file: '{}' does not apply to kolo; ignored", key);
+  }
   try {
+    if (parsed.options->use_mpi) exec_mpirun(*parsed.options, current_environment(), logger);
     return run_job(*parsed.options, current_environment(), logger);
   } catch (const kolo::InvalidArgument& error) {
     std::fprintf(stderr, "kolorun: error: %s\n", error.what());

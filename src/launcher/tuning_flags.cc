@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -30,6 +31,37 @@ constexpr std::array kFlags{
                "Maximum number of tensor names that will be cached to reduce amount of "
                "coordination required between workers before performing allreduce / allgather. "
                "(default: 1024)"},
+    TuningFlag{"--timeline-filename", "TIMELINE", Kind::path,
+               "JSON file containing timeline of Horovod events used for debugging performance. "
+               "If this is provided, timeline events will be recorded, which can have a negative "
+               "impact on training performance. (kolo: rank 0 writes it)"},
+    TuningFlag{"--timeline-mark-cycles", "TIMELINE_MARK_CYCLES", Kind::switch_on,
+               "Mark cycles on the timeline. Only enabled if the timeline filename is provided."},
+    TuningFlag{"--autotune", "AUTOTUNE", Kind::switch_on,
+               "Perform autotuning to select parameter argument values that maximize throughput "
+               "for allreduce / allgather. Any parameter explicitly set will be held constant "
+               "during tuning."},
+    TuningFlag{"--autotune-log-file", "AUTOTUNE_LOG", Kind::path,
+               "Comma-separated log of trials containing each hyperparameter and the score of the "
+               "trial. The last row will always contain the best value found."},
+    TuningFlag{"--autotune-warmup-samples", "AUTOTUNE_WARMUP_SAMPLES", Kind::non_negative_integer,
+               "Number of samples to discard before beginning the optimization process during "
+               "autotuning. (default: 3)"},
+    TuningFlag{"--autotune-steps-per-sample", "AUTOTUNE_STEPS_PER_SAMPLE",
+               Kind::non_negative_integer,
+               "Number of steps (approximate) to record before observing a sample. The sample "
+               "score is defined to be the median score over all batches within the sample. "
+               "(default: 10)"},
+    TuningFlag{"--no-stall-check", "STALL_CHECK_DISABLE", Kind::switch_on,
+               "Disable the stall check. The stall check will log a warning when workers have "
+               "stalled waiting for other ranks to submit tensors."},
+    TuningFlag{"--stall-check-warning-time-seconds", "STALL_CHECK_TIME_SECONDS",
+               Kind::non_negative_number,
+               "Seconds until the stall warning is logged to stderr. (default: 60)"},
+    TuningFlag{"--stall-check-shutdown-time-seconds", "STALL_SHUTDOWN_TIME_SECONDS",
+               Kind::non_negative_number,
+               "Seconds until Horovod is shutdown due to stall. Shutdown will only take place if "
+               "this value is greater than the warning time. (default: 0)"},
 };
 
 InvalidArgument bad_value(const TuningFlag& flag, const std::string& text, const char* expected) {
@@ -55,9 +87,24 @@ double parse_number(const TuningFlag& flag, const std::string& text) {
   return value;
 }
 
+bool parse_switch(const TuningFlag& flag, const std::string& text) {
+  std::string lower;
+  for (char c : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "1" || lower == "true" || lower == "yes" || lower == "on") return true;
+  if (lower == "0" || lower == "false" || lower == "no" || lower == "off") return false;
+  throw bad_value(flag, text, "true or false");
+}
+
 }  // namespace
 
 std::span<const TuningFlag> tuning_flags() { return kFlags; }
+
+const TuningFlag* find_tuning_flag(std::string_view flag) {
+  for (const TuningFlag& row : kFlags) {
+    if (row.flag == flag) return &row;
+  }
+  return nullptr;
+}
 
 std::vector<std::pair<std::string, std::string>> tuning_flag_environment(const TuningFlag& flag,
                                                                          const std::string& text) {
@@ -75,6 +122,13 @@ std::vector<std::pair<std::string, std::string>> tuning_flag_environment(const T
       value = std::to_string(megabytes << 20);
       break;
     }
+    case Kind::path:
+      if (text.empty()) throw bad_value(flag, text, "a file name");
+      value = text;
+      break;
+    case Kind::switch_on:
+      value = parse_switch(flag, text) ? "1" : "0";
+      break;
   }
   // Both names: HOROVOD_* for compatibility, KOLO_* so the flag also beats a KOLO_* variable the
   // user happens to have exported (kolo reads KOLO_* first).

@@ -16,6 +16,8 @@ struct TuningFlag {
     non_negative_integer,  // "1024"
     non_negative_number,   // "2.5"
     megabytes_to_bytes,    // "64" (MB) -> "67108864"
+    path,                  // any non-empty text, passed on as is
+    switch_on,             // takes no value on the command line ("1"); true/false in a config file
   };
   std::string_view flag;     // "--fusion-threshold-mb"
   std::string_view setting;  // "FUSION_THRESHOLD": exported as KOLO_<setting> and HOROVOD_<setting>
@@ -24,6 +26,8 @@ struct TuningFlag {
 };
 
 std::span<const TuningFlag> tuning_flags();
+// The row for `flag` ("--autotune"), or nullptr.
+const TuningFlag* find_tuning_flag(std::string_view flag);
 
 // The environment variables a flag's value becomes. Throws InvalidArgument naming the flag when the
 // text is not a valid value of its kind.

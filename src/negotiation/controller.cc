@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -80,6 +81,7 @@ ResponseList Controller::cycle(std::vector<Request> new_requests, bool shutting_
     remove_answered(answered.responses);
     out.shutdown = answered.shutdown;
     out.shutdown_ranks = answered.shutdown_ranks;
+    out.parameters = answered.parameters;
     for (Response& response : answered.responses) out.responses.push_back(std::move(response));
   } else if (served_from_cache) {
     ++stats_.fast_cycles;
@@ -126,6 +128,7 @@ Controller::Agreement Controller::classify_and_agree(Clock::time_point now, bool
     has_uncached = true;
   }
   words[0] = ~uint64_t{0};
+  has_uncached = has_uncached || std::exchange(force_exchange_, false);
   if (has_uncached) words[0] &= ~kNoUncachedFlag;
   if (shutting_down) words[0] &= ~kNotShuttingDownFlag;
   if (joined_) words[0] &= ~kNoneJoinedFlag;
@@ -199,9 +202,14 @@ ResponseList Controller::exchange(bool shutting_down, const Agreement& agreement
 
   Clock::time_point now = Clock::now();
   for (int r = 0; r < comm_.size(); ++r) {
-    coordinator_->add(decode_request_list(frames[static_cast<size_t>(r)], r), r, now);
+    RequestList list = decode_request_list(frames[static_cast<size_t>(r)], r);
+    if (request_observer_) {
+      for (const Request& request : list.requests) request_observer_(request);
+    }
+    coordinator_->add(list, r, now);
   }
   ResponseList answered = coordinator_->take_responses();
+  answered.parameters = std::exchange(to_publish_, std::nullopt);
   logger_.debug("coordinator: {} response(s), {} name(s) still pending{}",
                 answered.responses.size(), coordinator_->pending_count(),
                 answered.shutdown ? ", shutting down" : "");
@@ -247,6 +255,24 @@ std::vector<LocalPending> Controller::local_pending() const {
 
 std::vector<PendingTensor> Controller::coordinator_pending() const {
   return coordinator_ ? coordinator_->pending() : std::vector<PendingTensor>{};
+}
+
+void Controller::cancel(const std::string& name, const std::string& message) {
+  if (!coordinator_) return;
+  coordinator_->cancel(name, message);
+  force_exchange_ = true;
+}
+
+void Controller::publish(const TunedParameters& parameters) {
+  if (!coordinator_) return;
+  to_publish_ = parameters;
+  force_exchange_ = true;
+}
+
+void Controller::set_cache_enabled(bool enabled) {
+  if (enabled == cache_.enabled()) return;
+  // Pending requests waiting on bits of the old cache are classified afresh next cycle.
+  cache_ = ResponseCache(enabled ? options_.cache_capacity : 0);
 }
 
 }  // namespace kolo::negotiation

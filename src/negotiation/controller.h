@@ -18,6 +18,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <memory>
 #include <vector>
 
@@ -86,6 +88,18 @@ class Controller {
   // The coordinator's table (stall inspector); empty on ranks other than 0.
   [[nodiscard]] std::vector<PendingTensor> coordinator_pending() const;
 
+  // Hooks for the timeline, stall inspector and autotuner (core/observability.h).
+  // Rank 0: called with every request as it reaches the coordinator.
+  void set_request_observer(std::function<void(const Request&)> observer) {
+    request_observer_ = std::move(observer);
+  }
+  // Rank 0: fails a pending name on every rank in the next cycle (which becomes an exchange).
+  void cancel(const std::string& name, const std::string& message);
+  // Rank 0: the next cycle (an exchange) carries these to every rank in its ResponseList.
+  void publish(const TunedParameters& parameters);
+  // Every rank, in the same cycle: turns the response cache on (empty) or off.
+  void set_cache_enabled(bool enabled);
+
  private:
   enum class Route { uncached, cached };
   struct Pending {
@@ -118,6 +132,9 @@ class Controller {
   std::vector<Pending> pending_;              // submission order
   bool joined_ = false;  // this rank submitted a join that has not completed yet
   ControllerStats stats_;
+  std::function<void(const Request&)> request_observer_;
+  std::optional<TunedParameters> to_publish_;  // rank 0
+  bool force_exchange_ = false;                // rank 0: cancel() or publish() needs an exchange
 };
 
 }  // namespace kolo::negotiation

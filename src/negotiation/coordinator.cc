@@ -197,6 +197,18 @@ Coordinator::in_first_seen_order() const {
   return items;
 }
 
+void Coordinator::cancel(const std::string& name, const std::string& message) {
+  auto it = table_.find(name);
+  if (it == table_.end()) return;
+  for (const auto& slot : it->second.by_rank) {
+    if (slot) {
+      ready_.push_back(make_error_response(*slot, message));
+      break;
+    }
+  }
+  table_.erase(it);
+}
+
 std::vector<PendingTensor> Coordinator::pending() const {
   std::vector<PendingTensor> out;
   for (const auto* item : in_first_seen_order()) {

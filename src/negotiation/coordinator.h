@@ -44,6 +44,10 @@ class Coordinator {
   // list has shutdown = true; this stays so for later calls.
   [[nodiscard]] ResponseList take_responses();
 
+  // Fails a pending name on every rank with `message` (stall inspector); its error response comes
+  // out of the next take_responses(). Unknown names are ignored (completed meanwhile).
+  void cancel(const std::string& name, const std::string& message);
+
   // Names still waiting for some rank, in first-seen order.
   [[nodiscard]] std::vector<PendingTensor> pending() const;
   [[nodiscard]] size_t pending_count() const { return table_.size(); }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -80,10 +81,21 @@ struct Response {
   bool operator==(const Response&) const = default;
 };
 
+// Values the autotuner on rank 0 chose; every rank applies them in the cycle whose ResponseList
+// carries them, so all ranks switch together.
+struct TunedParameters {
+  double cycle_time_ms = 1.0;
+  uint64_t fusion_threshold = 0;  // bytes
+  bool cache_enabled = true;
+  bool final = false;  // the search is over: these stay
+  bool operator==(const TunedParameters&) const = default;
+};
+
 struct ResponseList {
   std::vector<Response> responses;
   bool shutdown = false;  // every rank stops its background loop after this cycle
   std::vector<int32_t> shutdown_ranks;  // with shutdown: the ranks that announced it
+  std::optional<TunedParameters> parameters;  // autotune: switch to these after this cycle
   bool operator==(const ResponseList&) const = default;
 };
 

@@ -148,6 +148,13 @@ std::vector<std::byte> encode(const ResponseList& list) {
   for (int32_t rank : list.shutdown_ranks) out.i32(rank);
   out.count(list.responses.size());
   for (const auto& response : list.responses) write_response(out, response);
+  out.boolean(list.parameters.has_value());
+  if (list.parameters) {
+    out.f64(list.parameters->cycle_time_ms);
+    out.i64(static_cast<int64_t>(list.parameters->fusion_threshold));
+    out.boolean(list.parameters->cache_enabled);
+    out.boolean(list.parameters->final);
+  }
   return out.take();
 }
 
@@ -171,6 +178,13 @@ ResponseList decode_response_list(std::span<const std::byte> bytes, int from_ran
   for (auto& rank : list.shutdown_ranks) rank = in.i32();
   list.responses.resize(in.count(kMinResponseBytes, "response count"));
   for (auto& response : list.responses) response = read_response(in);
+  if (in.boolean("tuned parameters flag")) {
+    TunedParameters& tuned = list.parameters.emplace();
+    tuned.cycle_time_ms = in.f64();
+    tuned.fusion_threshold = static_cast<uint64_t>(in.i64());
+    tuned.cache_enabled = in.boolean("tuned cache flag");
+    tuned.final = in.boolean("tuned final flag");
+  }
   in.expect_end();
   return list;
 }

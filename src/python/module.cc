@@ -8,6 +8,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "backends/mpi_plugin.h"
 #include "base/errors.h"
 #include "core/runtime.h"
 #include "python/dlpack_types.h"
@@ -145,8 +146,19 @@ NB_MODULE(_core, m) {
     d["cache_hits"] = s.cache_hits;
     d["fused_groups"] = s.fused_groups;
     d["fused_tensors"] = s.fused_tensors;
+    d["autotuning"] = s.tuning.autotuning;
+    d["fusion_threshold"] = s.tuning.current.fusion_threshold;
+    d["cycle_time_ms"] = s.tuning.current.cycle_time_ms;
+    d["cache_enabled"] = s.tuning.current.cache_enabled;
     return d;
   });
+  m.def("start_timeline",
+        [](const std::string& path, bool mark_cycles) {
+          kolo::core::runtime().start_timeline(path, mark_cycles);
+        },
+        nb::arg("file_path"), nb::arg("mark_cycles") = false);
+  m.def("stop_timeline", [] { kolo::core::runtime().stop_timeline(); },
+        nb::call_guard<nb::gil_scoped_release>());
   m.def("config", [] {
     auto c = kolo::core::runtime().config();
     nb::dict d;
@@ -154,14 +166,20 @@ NB_MODULE(_core, m) {
     d["fusion_threshold"] = c.fusion_threshold;
     d["cache_capacity"] = c.cache_capacity;
     d["peer_timeout_s"] = static_cast<double>(c.peer_timeout.count()) / 1000.0;
+    d["cpu_operations"] = std::string(kolo::backends::cpu_operations_name(c.cpu_operations));
     d["dynamic_process_sets"] = c.dynamic_process_sets;
     return d;
   });
 
   // What this build contains, for hvd.mpi_built() / nccl_built() / gloo_built(): collectives run
-  // on kolo's own transports (the role Horovod's Gloo plays); there is no MPI plugin, no NCCL and
-  // no CUDA support in this version, and Adasum is not implemented by the core.
-  m.attr("MPI_BUILT") = false;
+  // on kolo's own transports (the role Horovod's Gloo plays) or, when chosen, on MPI through the
+  // plugin; there is no NCCL and no CUDA support in this version, and Adasum is not implemented
+  // by the core. MPI_BUILT: the plugin exists and loads (a dlopen of about 2 ms; MPI itself is
+  // only initialized when a job needs it).
+  m.attr("MPI_BUILT") = kolo::backends::MpiPlugin::available();
+  // MPI's thread support, 0 (single) to 3 (multiple); initializes MPI when it is not yet.
+  m.def("mpi_thread_level", [] { return kolo::backends::MpiPlugin::get().initialize(); },
+        nb::call_guard<nb::gil_scoped_release>());
   m.attr("NCCL_BUILT") = false;
   m.attr("CUDA_BUILT") = false;
   m.attr("GLOO_BUILT") = true;

@@ -54,17 +54,22 @@ def kolorun_path() -> str:
     return path
 
 
-def run_job(np: int, worker: str, *args: str, env: dict | None = None, timeout: float = 120,
-            launcher_args: tuple[str, ...] = ()) -> JobResult:
-    """Runs tests/python/workers/<worker> under `kolorun -np <np>`; fails the test on timeout."""
+def run_command(cmd: list[str], env: dict | None = None, timeout: float = 120) -> JobResult:
+    """Runs `cmd` with os.environ plus `env`, output and errors together; fails on timeout."""
     full_env = dict(os.environ)
     full_env.update(env or {})
-    cmd = [kolorun_path(), "-np", str(np), *launcher_args, sys.executable, str(WORKERS / worker),
-           *args]
     try:
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                               timeout=timeout, env=full_env)
     except subprocess.TimeoutExpired as expired:
         out = expired.stdout.decode() if isinstance(expired.stdout, bytes) else expired.stdout
-        pytest.fail(f"job did not finish within {timeout} s (hang?):\n{out}")
+        pytest.fail(f"{cmd[0]} did not finish within {timeout} s (hang?):\n{out}")
     return JobResult(proc.returncode, proc.stdout)
+
+
+def run_job(np: int, worker: str, *args: str, env: dict | None = None, timeout: float = 120,
+            launcher_args: tuple[str, ...] = ()) -> JobResult:
+    """Runs tests/python/workers/<worker> under `kolorun -np <np>`; fails the test on timeout."""
+    cmd = [kolorun_path(), "-np", str(np), *launcher_args, sys.executable, str(WORKERS / worker),
+           *args]
+    return run_command(cmd, env, timeout)

@@ -17,22 +17,50 @@ Adasum = kolo.Adasum
 
 
 def init(comm=None, process_sets=None) -> None:
-    """Joins the job started by kolorun/horovodrun (alone: a job of size 1).
+    """Joins the job started by kolorun/horovodrun or mpirun (alone: a job of size 1).
 
-    ``process_sets``: a list of ``hvd.ProcessSet`` to register now (ids 1, 2, ... in list order;
-    every rank passes the same list), or ``"dynamic"`` to allow ``hvd.add_process_set()`` and
-    ``hvd.remove_process_set()`` later (as HOROVOD_DYNAMIC_PROCESS_SETS=1 does). ``comm`` (an MPI
-    communicator) is accepted for Horovod compatibility; kolo does not use MPI, so leave it unset.
+    ``comm``, as in Horovod: an mpi4py communicator or a list of ranks; it must span the whole
+    job (``MPI.COMM_WORLD`` or a duplicate of it, or every rank), a smaller one is refused with a
+    pointer to process sets. ``process_sets``: a list of ``hvd.ProcessSet`` to register now (ids
+    1, 2, ... in list order; every rank passes the same list), or ``"dynamic"`` to allow
+    ``hvd.add_process_set()`` and ``hvd.remove_process_set()`` later (as
+    HOROVOD_DYNAMIC_PROCESS_SETS=1 does).
     """
     from kolo.torch import process_sets as sets
 
-    if comm is not None:
-        raise NotImplementedError("kolo does not use MPI: hvd.init(comm=...) is not supported")
+    if comm is not None and not isinstance(comm, (list, tuple)):
+        _check_mpi_comm(comm)
     wanted = sets._enable_dynamic_from_init(process_sets)
     already = _core.is_initialized()
     kolo.init()
+    if isinstance(comm, (list, tuple)) and sorted(comm) != list(range(size())):
+        job_size = size()
+        kolo.shutdown()
+        raise ValueError(
+            f"hvd.init(comm={list(comm)}): kolo's global set is all {job_size} ranks of the job; "
+            f"for a subset use process sets: hvd.init(process_sets=[hvd.ProcessSet({list(comm)})]) "
+            "and process_set= on the operations")
     if not already:
         sets._init_process_sets(wanted)
+
+
+def _check_mpi_comm(comm) -> None:
+    """Accepts an mpi4py communicator congruent to MPI.COMM_WORLD; refuses anything else."""
+    try:
+        from mpi4py import MPI
+    except ImportError as error:
+        raise ValueError(
+            "hvd.init(comm=...) takes an mpi4py communicator (or a list of ranks), but mpi4py is "
+            "not importable") from error
+    if not isinstance(comm, MPI.Comm):
+        raise ValueError(f"hvd.init(comm=...): {type(comm).__name__} is not an mpi4py communicator "
+                         "or a list of ranks")
+    if MPI.Comm.Compare(comm, MPI.COMM_WORLD) not in (MPI.IDENT, MPI.CONGRUENT):
+        raise ValueError(
+            f"hvd.init(comm=...): the communicator has {comm.Get_size()} of the "
+            f"{MPI.COMM_WORLD.Get_size()} ranks of MPI.COMM_WORLD, but kolo's global set is the "
+            "whole job; for a subset use process sets (hvd.init(process_sets=[hvd.ProcessSet("
+            "ranks)]) and process_set= on the operations)")
 
 
 def shutdown() -> None:
@@ -81,19 +109,20 @@ def is_homogeneous() -> bool:
 
 
 def mpi_built() -> bool:
-    """False: kolo is built without MPI."""
+    """Whether kolo's MPI plugin (libkolo_mpi.so, beside libkolo.so) exists and loads."""
     return bool(_core.MPI_BUILT)
 
 
 def mpi_enabled() -> bool:
-    """False: collectives never run on MPI in this build."""
-    return False
+    """Whether collectives run on MPI: initialized with HOROVOD_CPU_OPERATIONS=mpi (or
+    KOLO_CPU_OPERATIONS=mpi, or under ``kolorun --mpi``)."""
+    return _core.is_initialized() and _core.config()["cpu_operations"] == "mpi"
 
 
 def mpi_threads_supported() -> bool:
-    """False: there is no MPI to share with libraries such as mpi4py (Horovod raises ValueError
-    when MPI is not enabled; kolo answers the question instead)."""
-    return False
+    """With MPI enabled: whether MPI provides MPI_THREAD_MULTIPLE (so mpi4py may be used beside
+    kolo). Without it False (Horovod raises ValueError there; kolo answers the question)."""
+    return mpi_enabled() and _core.mpi_thread_level() == 3
 
 
 def gloo_built() -> bool:
@@ -102,8 +131,9 @@ def gloo_built() -> bool:
 
 
 def gloo_enabled() -> bool:
-    """True once initialized: every collective runs on kolo's own (Gloo-equivalent) transports."""
-    return _core.is_initialized() and gloo_built()
+    """True once initialized unless MPI runs the collectives: kolo's own (Gloo-equivalent)
+    transports do."""
+    return _core.is_initialized() and gloo_built() and not mpi_enabled()
 
 
 def nccl_built() -> bool:
@@ -132,12 +162,17 @@ def ccl_built() -> bool:
 
 
 def start_timeline(file_path: str, mark_cycles: bool = False) -> None:
-    """Not supported by this version; warns and does nothing (training goes on)."""
-    warnings.warn("kolo: start_timeline() is not supported by this version; ignored")
+    """Starts writing a Chrome-trace timeline to file_path (replacing one being written).
+
+    As in Horovod, rank 0 (the coordinator) writes the job's timeline; on other ranks this
+    does nothing. mark_cycles adds a CYCLE_START instant event for every background cycle.
+    """
+    _core.start_timeline(str(file_path), bool(mark_cycles))
 
 
 def stop_timeline() -> None:
-    """Counterpart of start_timeline(); does nothing."""
+    """Stops the timeline; the file is a complete JSON array when this returns."""
+    _core.stop_timeline()
 
 
 def handle_average_backwards_compatibility(op: Optional[int], average: Optional[bool]) -> int:

@@ -18,11 +18,19 @@ namespace kolo::transport {
 
 namespace {
 
-// Hello: rank (u32) || size (u32) || round (u64), little-endian; answered by one HelloStatus byte.
-constexpr size_t kHelloSize = 16;
+// Hello: rank (u32) || size (u32) || round (u64) || target rank (u32), little-endian; answered by
+// one HelloStatus byte.
+constexpr size_t kHelloSize = 20;
 using HelloBytes = std::array<uint8_t, kHelloSize>;
 
-enum class HelloStatus : uint8_t { accepted = 0, wrong_round, wrong_size, bad_rank, duplicate };
+enum class HelloStatus : uint8_t {
+  accepted = 0,
+  wrong_round,
+  wrong_size,
+  bad_rank,
+  duplicate,
+  wrong_target
+};
 
 const char* describe(HelloStatus status) {
   switch (status) {
@@ -31,6 +39,7 @@ const char* describe(HelloStatus status) {
     case HelloStatus::wrong_size: return "it belongs to a job of another size";
     case HelloStatus::bad_rank: return "the rank is not one that should connect to this one";
     case HelloStatus::duplicate: return "that rank is already connected";
+    case HelloStatus::wrong_target: return "this address leads to another rank of the job";
   }
   return "unknown reason";
 }
@@ -39,6 +48,7 @@ struct Hello {
   uint32_t rank = 0;
   uint32_t size = 0;
   uint64_t round = 0;
+  uint32_t target = 0;  // the rank the connecting side means to reach
 };
 
 HelloBytes encode(const Hello& hello) {
@@ -46,6 +56,7 @@ HelloBytes encode(const Hello& hello) {
   for (size_t i = 0; i < 4; ++i) bytes[i] = static_cast<uint8_t>(hello.rank >> (8 * i));
   for (size_t i = 0; i < 4; ++i) bytes[4 + i] = static_cast<uint8_t>(hello.size >> (8 * i));
   for (size_t i = 0; i < 8; ++i) bytes[8 + i] = static_cast<uint8_t>(hello.round >> (8 * i));
+  for (size_t i = 0; i < 4; ++i) bytes[16 + i] = static_cast<uint8_t>(hello.target >> (8 * i));
   return bytes;
 }
 
@@ -54,11 +65,18 @@ Hello decode(const HelloBytes& bytes) {
   for (size_t i = 0; i < 4; ++i) hello.rank |= static_cast<uint32_t>(bytes[i]) << (8 * i);
   for (size_t i = 0; i < 4; ++i) hello.size |= static_cast<uint32_t>(bytes[4 + i]) << (8 * i);
   for (size_t i = 0; i < 8; ++i) hello.round |= static_cast<uint64_t>(bytes[8 + i]) << (8 * i);
+  for (size_t i = 0; i < 4; ++i) hello.target |= static_cast<uint32_t>(bytes[16 + i]) << (8 * i);
   return hello;
 }
 
-std::string describe_rank(int rank, const Endpoint& endpoint) {
-  return fmt::format("rank {} ({})", rank, endpoint.to_string());
+std::string describe_rank(int rank, const std::string& address) {
+  return fmt::format("rank {} ({})", rank, address);
+}
+
+// "rank 3 on host 'node2'", or "rank 3" when the hosts are not known.
+std::string rank_on_host(const MeshOptions& options, int rank) {
+  if (static_cast<size_t>(rank) >= options.hosts.size()) return fmt::format("rank {}", rank);
+  return fmt::format("rank {} on host '{}'", rank, options.hosts[rank]);
 }
 
 std::string join_ranks(const std::vector<int>& ranks) {
@@ -117,6 +135,12 @@ class Acceptor {
     const HelloStatus status = check(hello);
     const auto reply = static_cast<uint8_t>(status);
     write_all(socket, &reply, 1, deadline, who);
+    if (status == HelloStatus::wrong_target) {
+      // Expected when hosts share a private address (docker0): the peer tries its next one.
+      logger_.debug("rank {}: rank {} reached this rank at {} while looking for rank {}; refused",
+                    options_.rank, hello.rank, remote, hello.target);
+      return;
+    }
     if (status != HelloStatus::accepted) {
       throw ProtocolError(fmt::format(
           "hello from rank {} (size {}, round {}) refused: {}; this is rank {} of {} in round {}",
@@ -125,12 +149,12 @@ class Acceptor {
     }
     const int rank = static_cast<int>(hello.rank);
     logger_.debug("rank {}: accepted rank {} from {}", options_.rank, rank, remote);
-    links_[rank] = make_socket_link(std::move(socket), rank,
-                                    describe_rank(rank, options_.endpoints[rank]));
+    links_[rank] = make_socket_link(std::move(socket), rank, describe_rank(rank, remote));
     pending_.erase(rank);
   }
 
   [[nodiscard]] HelloStatus check(const Hello& hello) const {
+    if (hello.target != static_cast<uint32_t>(options_.rank)) return HelloStatus::wrong_target;
     if (hello.round != options_.round) return HelloStatus::wrong_round;
     if (hello.size != static_cast<uint32_t>(options_.size)) return HelloStatus::wrong_size;
     if (hello.rank <= static_cast<uint32_t>(options_.rank) ||
@@ -150,24 +174,85 @@ class Acceptor {
   std::exception_ptr failure_;
 };
 
-std::unique_ptr<Link> connect_to(const MeshOptions& options, int peer, const Secret& secret) {
-  const std::string who = describe_rank(peer, options.endpoints[peer]);
-  Socket socket = connect_tcp(options.endpoints[peer], options.deadline);
-  set_nodelay(socket);
-  authenticate_client(socket, secret, options.deadline, who);
-  const HelloBytes hello = encode(Hello{static_cast<uint32_t>(options.rank),
-                                        static_cast<uint32_t>(options.size), options.round});
-  write_all(socket, hello.data(), hello.size(), options.deadline, who);
-  uint8_t reply = 0xff;
-  read_all(socket, &reply, 1, options.deadline, who);
-  if (reply != static_cast<uint8_t>(HelloStatus::accepted)) {
-    throw ProtocolError(fmt::format("{} refused our hello (rank {}, size {}, round {}): {}", who,
-                                    options.rank, options.size, options.round,
-                                    reply <= static_cast<uint8_t>(HelloStatus::duplicate)
-                                        ? describe(static_cast<HelloStatus>(reply))
-                                        : "unknown status"));
+// Why one attempt at one candidate address failed. `definite` marks an answer from a kolo peer of
+// this job that settles the matter (wrong round or size, wrong secret): trying again cannot help.
+struct AttemptFailure {
+  std::string why;
+  bool definite = false;
+};
+
+// Connect, authenticate and say hello at one address, within `deadline`. Returns null and fills
+// `failure` when this address does not lead to `peer`.
+std::unique_ptr<Link> attempt(const MeshOptions& options, int peer, const Endpoint& endpoint,
+                              const Secret& secret, const Deadline& deadline,
+                              AttemptFailure& failure) {
+  const std::string who = describe_rank(peer, endpoint.to_string());
+  try {
+    Socket socket = connect_tcp(endpoint, deadline);
+    set_nodelay(socket);
+    authenticate_client(socket, secret, deadline, who);
+    const HelloBytes hello =
+        encode(Hello{static_cast<uint32_t>(options.rank), static_cast<uint32_t>(options.size),
+                     options.round, static_cast<uint32_t>(peer)});
+    write_all(socket, hello.data(), hello.size(), deadline, who);
+    uint8_t reply = 0xff;
+    read_all(socket, &reply, 1, deadline, who);
+    if (reply == static_cast<uint8_t>(HelloStatus::accepted)) {
+      return make_socket_link(std::move(socket), peer, who);
+    }
+    const bool known = reply <= static_cast<uint8_t>(HelloStatus::wrong_target);
+    failure.why = fmt::format("refused our hello (rank {}, size {}, round {}): {}", options.rank,
+                              options.size, options.round,
+                              known ? describe(static_cast<HelloStatus>(reply)) : "unknown status");
+    failure.definite = reply != static_cast<uint8_t>(HelloStatus::wrong_target);
+  } catch (const ProtocolError& e) {
+    failure = {e.what(), true};
+  } catch (const Error& e) {  // timeouts, refused or unreachable addresses, closed connections
+    failure = {e.what(), false};
   }
-  return make_socket_link(std::move(socket), peer, who);
+  return nullptr;
+}
+
+// Tries the peer's candidate addresses in order, again and again until the mesh deadline, and
+// returns the first link that completes the hello. Throws ProtocolError when a pass ends with a
+// definite refusal, TimeoutError (naming every address and why) at the deadline.
+std::unique_ptr<Link> connect_to(const MeshOptions& options, int peer, const Secret& secret,
+                                 const Logger& logger) {
+  const std::vector<Endpoint>& candidates = options.endpoints[peer];
+  std::vector<AttemptFailure> failures(candidates.size());
+  auto tried = [&] {
+    std::vector<std::string> lines;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      lines.push_back(fmt::format("{}: {}", candidates[i].to_string(),
+                                  failures[i].why.empty() ? "not tried" : failures[i].why));
+    }
+    return fmt::format("{}", fmt::join(lines, "; "));
+  };
+  auto backoff = std::chrono::milliseconds(20);
+  for (;;) {
+    const AttemptFailure* definite = nullptr;
+    for (size_t i = 0; i < candidates.size() && !options.deadline.expired(); ++i) {
+      auto link = attempt(options, peer, candidates[i], secret,
+                          capped(options.deadline, options.attempt_timeout), failures[i]);
+      if (link) {
+        logger.debug("rank {}: reached {} at {} (address {} of {})", options.rank,
+                     rank_on_host(options, peer), candidates[i].to_string(), i + 1,
+                     candidates.size());
+        return link;
+      }
+      if (failures[i].definite && definite == nullptr) definite = &failures[i];
+    }
+    if (definite != nullptr) {
+      throw ProtocolError(fmt::format("rank {}: {} at {}", options.rank,
+                                      rank_on_host(options, peer), tried()));
+    }
+    if (options.deadline.expired()) {
+      throw TimeoutError(fmt::format("{} at none of its addresses ({})",
+                                     rank_on_host(options, peer), tried()));
+    }
+    std::this_thread::sleep_for(std::min<Duration>(backoff, options.deadline.at() - Clock::now()));
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(500));
+  }
 }
 
 void validate(const MeshOptions& options) {
@@ -178,6 +263,11 @@ void validate(const MeshOptions& options) {
   if (options.endpoints.size() != static_cast<size_t>(options.size)) {
     throw InvalidArgument(fmt::format("connect_mesh: {} endpoints for a job of size {}",
                                       options.endpoints.size(), options.size));
+  }
+  for (int r = 0; r < options.size; ++r) {
+    if (r != options.rank && options.endpoints[r].empty()) {
+      throw InvalidArgument(fmt::format("connect_mesh: rank {} published no address", r));
+    }
   }
 }
 
@@ -196,15 +286,10 @@ std::vector<std::unique_ptr<Link>> connect_mesh(const MeshOptions& options, cons
     std::jthread accepting([&acceptor](std::stop_token stop) { acceptor.run(stop); });
     for (int peer = 0; peer < options.rank; ++peer) {
       try {
-        links[peer] = connect_to(options, peer, secret);
+        links[peer] = connect_to(options, peer, secret, logger);
       } catch (const TimeoutError& e) {
         connect_timeout = e.what();
         break;  // the deadline has passed: the other lower ranks would time out too
-      } catch (const ProtocolError& e) {
-        throw ProtocolError(fmt::format("rank {}: {}", options.rank, e.what()));
-      } catch (const PeerError& e) {
-        throw PeerError(peer, fmt::format("rank {}: connecting the mesh: {}", options.rank,
-                                          e.what()));
       }
     }
     accepting.join();

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 namespace kolo::launcher {
 namespace {
 
@@ -137,13 +139,34 @@ TEST(ParseCommandLine, TuningFlagsBecomeEnvironment) {
             std::string::npos);
 }
 
+TEST(ParseCommandLine, ObservabilityAndAutotuneFlags) {
+  auto options = parse_ok({"-np", "2", "--timeline-filename", "/tmp/tl.json",
+                           "--timeline-mark-cycles", "--autotune", "--autotune-log-file", "at.csv",
+                           "--no-stall-check", "--stall-check-warning-time-seconds", "5",
+                           "--stall-check-shutdown-time-seconds", "9.5", "python", "x.py"});
+  std::map<std::string, std::string> env(options.tuning_environment.begin(),
+                                         options.tuning_environment.end());
+  EXPECT_EQ(env["HOROVOD_TIMELINE"], "/tmp/tl.json");
+  EXPECT_EQ(env["HOROVOD_TIMELINE_MARK_CYCLES"], "1");
+  EXPECT_EQ(env["KOLO_AUTOTUNE"], "1");
+  EXPECT_EQ(env["HOROVOD_AUTOTUNE_LOG"], "at.csv");
+  EXPECT_EQ(env["HOROVOD_STALL_CHECK_DISABLE"], "1");
+  EXPECT_EQ(env["HOROVOD_STALL_CHECK_TIME_SECONDS"], "5");
+  EXPECT_EQ(env["HOROVOD_STALL_SHUTDOWN_TIME_SECONDS"], "9.5");
+  // Switches take no value: the command is not swallowed.
+  EXPECT_EQ(options.command, (Args{"python", "x.py"}));
+  EXPECT_NE(parse_error({"-np", "2", "--stall-check-warning-time-seconds", "soon", "cmd"})
+                .find("--stall-check-warning-time-seconds"),
+            std::string::npos);
+}
+
 TEST(ParseCommandLine, Errors) {
   EXPECT_NE(parse_error({"-np", "2"}).find("no command"), std::string::npos);
   EXPECT_NE(parse_error({"-np", "0", "cmd"}).find("at least 1"), std::string::npos);
   EXPECT_NE(parse_error({"-np", "two", "cmd"}).find("kolorun: error:"), std::string::npos);
   EXPECT_NE(parse_error({"-np", "2", "--bogus", "cmd"}).find("unrecognized option '--bogus'"),
             std::string::npos);
-  EXPECT_NE(parse_error({"-np", "2", "--autotune", "cmd"}).find("does not support yet"),
+  EXPECT_NE(parse_error({"-np", "2", "--min-np", "1", "cmd"}).find("does not support yet"),
             std::string::npos);
   EXPECT_NE(parse_error({"-np", "2", "-H", "a:1", "-hostfile", "f", "cmd"}).find("kolorun: error"),
             std::string::npos);

@@ -71,7 +71,7 @@ TEST(RankEnvironment, LogLevelAndTuningFlags) {
 
 TEST(TuningFlags, TableAndConversions) {
   auto flags = tuning_flags();
-  ASSERT_EQ(flags.size(), 3u);
+  ASSERT_EQ(flags.size(), 12u);
   EXPECT_EQ(flags[0].flag, "--fusion-threshold-mb");
   EXPECT_EQ(flags[1].flag, "--cycle-time-ms");
   EXPECT_EQ(flags[2].flag, "--cache-capacity");
@@ -88,6 +88,22 @@ TEST(TuningFlags, TableAndConversions) {
   EXPECT_THROW(tuning_flag_environment(flags[1], "nan"), InvalidArgument);
   EXPECT_THROW(tuning_flag_environment(flags[1], ""), InvalidArgument);
   EXPECT_THROW(tuning_flag_environment(flags[2], "1e3"), InvalidArgument);
+}
+
+TEST(TuningFlags, PathsAndSwitches) {
+  using Vars = std::vector<std::pair<std::string, std::string>>;
+  const TuningFlag* timeline = find_tuning_flag("--timeline-filename");
+  ASSERT_NE(timeline, nullptr);
+  EXPECT_EQ(tuning_flag_environment(*timeline, "/tmp/t l.json"),
+            (Vars{{"KOLO_TIMELINE", "/tmp/t l.json"}, {"HOROVOD_TIMELINE", "/tmp/t l.json"}}));
+  EXPECT_THROW(tuning_flag_environment(*timeline, ""), InvalidArgument);
+  const TuningFlag* no_stall = find_tuning_flag("--no-stall-check");
+  ASSERT_NE(no_stall, nullptr);
+  EXPECT_EQ(tuning_flag_environment(*no_stall, "1").back(),
+            (std::pair<std::string, std::string>{"HOROVOD_STALL_CHECK_DISABLE", "1"}));
+  EXPECT_EQ(tuning_flag_environment(*no_stall, "False").back().second, "0");
+  EXPECT_THROW(tuning_flag_environment(*no_stall, "sometimes"), InvalidArgument);
+  EXPECT_EQ(find_tuning_flag("--no-such-flag"), nullptr);
 }
 
 TEST(EnvHelpers, EnvpStringsAndProcessEnvironment) {

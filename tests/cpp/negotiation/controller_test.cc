@@ -440,5 +440,67 @@ TEST(ControllerTest, RandomSchedulesStayConsistent) {
   }
 }
 
+// The hooks core/observability.h uses: rank 0 publishes tuned parameters and cancels stalled
+// names; both force an exchange even when every request is a cache hit.
+TEST(ControllerHooks, PublishedParametersReachEveryRankInTheSameCycle) {
+  Logger logger(LogLevel::off);
+  const TunedParameters tuned{5.0, 8u << 20, false, true};
+  auto runs = testing::run_ranks<std::vector<ResponseList>>(3, [&](comm::Communicator& comm) {
+    Controller controller(comm, ControllerOptions{16}, logger);
+    std::vector<ResponseList> lists;
+    for (int cycle = 0; cycle < 4; ++cycle) {
+      // The same tensor every cycle: from cycle 1 on a pure cache hit (no exchange of its own).
+      lists.push_back(controller.cycle({allreduce("w")}, false));
+      if (cycle == 1) controller.publish(tuned);  // ignored on ranks other than 0
+      if (lists.back().parameters) controller.set_cache_enabled(lists.back().parameters->cache_enabled);
+    }
+    EXPECT_EQ(controller.stats().full_exchanges, 3u);  // cycle 0, cycle 2 (forced), cycle 3 (no cache)
+    return lists;
+  });
+  for (const auto& lists : runs) {
+    ASSERT_EQ(lists.size(), 4u);
+    EXPECT_FALSE(lists[1].parameters);
+    ASSERT_TRUE(lists[2].parameters);
+    EXPECT_EQ(*lists[2].parameters, tuned);
+    EXPECT_FALSE(lists[3].parameters);
+    for (const auto& list : lists) EXPECT_EQ(names_of(list.responses), std::vector<std::string>{"w"});
+  }
+}
+
+TEST(ControllerHooks, CancelFailsAStalledNameOnTheRanksThatSubmittedIt) {
+  Logger logger(LogLevel::off);
+  auto runs = testing::run_ranks<std::vector<Response>>(3, [&](comm::Communicator& comm) {
+    ControllerOptions options{16};
+    options.stalled_cached_after = std::chrono::milliseconds(1);
+    Controller controller(comm, options, logger);
+    std::vector<Response> seen;
+    auto run = [&](std::vector<Request> requests) {
+      for (auto& r : controller.cycle(std::move(requests), false).responses) seen.push_back(r);
+    };
+    run({allreduce("s")});  // cached on every rank
+    // Rank 2 holds "s" back; the others' cache-bit requests reach the coordinator once stalled.
+    run(comm.rank() == 2 ? std::vector<Request>{} : std::vector<Request>{allreduce("s")});
+    for (int i = 0; i < 3; ++i) {  // every rank runs the same cycles (lockstep)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      run({});
+    }
+    if (comm.rank() == 0) {
+      EXPECT_EQ(controller.coordinator_pending().at(0).missing, std::vector<int>{2});
+    }
+    controller.cancel("s", "stalled: rank 2");
+    // The cancellation travels in the next cycle's exchange.
+    run({});
+    run({});
+    EXPECT_TRUE(controller.local_pending().empty()) << "rank " << comm.rank();
+    return seen;
+  });
+  for (int rank = 0; rank < 3; ++rank) {
+    const auto& seen = runs[static_cast<size_t>(rank)];
+    ASSERT_EQ(seen.size(), 2u) << "rank " << rank;
+    EXPECT_EQ(seen[1].names, std::vector<std::string>{"s"});
+    EXPECT_EQ(seen[1].error, "stalled: rank 2");
+  }
+}
+
 }  // namespace
 }  // namespace kolo::negotiation

@@ -454,5 +454,23 @@ TEST(CoordinatorTest, RejectsMisstampedRequestsAndBadRanks) {
   EXPECT_THROW(Coordinator(0), InvalidArgument);
 }
 
+TEST(CoordinatorTest, CancelFailsAPendingNameOnceWithTheGivenMessage) {
+  Coordinator coordinator(3);
+  coordinator.add(list_of({allreduce(0, "stuck"), allreduce(0, "fine")}), 0);
+  coordinator.add(list_of({allreduce(1, "stuck"), allreduce(1, "fine")}), 1);
+  coordinator.cancel("stuck", "stalled: rank 2 missing");
+  coordinator.cancel("never-seen", "ignored");
+  ResponseList out = coordinator.take_responses();
+  ASSERT_EQ(out.responses.size(), 1u);
+  EXPECT_EQ(out.responses[0].names, std::vector<std::string>{"stuck"});
+  EXPECT_EQ(out.responses[0].error, "stalled: rank 2 missing");
+  EXPECT_EQ(coordinator.pending_count(), 1u);
+  // Rank 2 submitting it later starts a new round rather than completing the cancelled one.
+  coordinator.add(list_of({allreduce(2, "stuck"), allreduce(2, "fine")}), 2);
+  out = coordinator.take_responses();
+  EXPECT_EQ(names_of(out), std::vector<std::string>{"fine"});
+  EXPECT_EQ(coordinator.pending_count(), 1u);
+}
+
 }  // namespace
 }  // namespace kolo::negotiation

@@ -71,6 +71,15 @@ TEST(WireTest, ResponseListRoundTrips) {
   EXPECT_EQ(decode_response_list(encode(ResponseList{}), 0), ResponseList{});
 }
 
+TEST(WireTest, TunedParametersRoundTrip) {
+  ResponseList list = sample_response_list();
+  list.parameters = TunedParameters{2.5, 64ull << 20, false, true};
+  EXPECT_EQ(decode_response_list(encode(list), 0), list);
+  std::vector<std::byte> bytes = encode(list);
+  bytes.pop_back();  // the final flag cut off
+  EXPECT_THROW(decode_response_list(bytes, 0), ProtocolError);
+}
+
 TEST(WireTest, EveryEnumValueRoundTrips) {
   for (int op = 0; op <= static_cast<int>(OpType::process_set_remove); ++op) {
     for (int dt = 0; dt < comm::kNumDataTypes; ++dt) {

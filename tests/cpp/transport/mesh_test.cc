@@ -62,14 +62,16 @@ struct MeshRun {
   const Logger* logger = nullptr;
 
   std::vector<Socket> listeners;
-  std::vector<Endpoint> endpoints;
+  std::vector<std::vector<Endpoint>> endpoints;  // each rank's candidate addresses, best first
+  Duration attempt_timeout = 3s;
+  std::vector<std::string> hosts;
   std::vector<Links> links;
   std::vector<std::exception_ptr> errors;
 
   void open_listeners() {
     for (int r = 0; r < size; ++r) {
       listeners.push_back(listen_tcp("127.0.0.1", 0));
-      endpoints.push_back({"127.0.0.1", local_port(listeners.back())});
+      endpoints.push_back({{"127.0.0.1", local_port(listeners.back())}});
     }
   }
 
@@ -91,6 +93,8 @@ struct MeshRun {
         options.endpoints = endpoints;
         options.deadline = Deadline(timeout);
         options.handshake_timeout = 500ms;
+        options.attempt_timeout = attempt_timeout;
+        options.hosts = hosts;
         try {
           links[r] = connect_mesh(options, listeners[r], secret_for ? secret_for(r) : secret, log);
         } catch (...) {
@@ -156,7 +160,7 @@ TEST(Mesh, ImpostorWithWrongSecretIsRefusedLoggedAndTheMeshStillForms) {
   run.logger = &log.logger();
   run.open_listeners();
   // The impostor is first in rank 0's accept queue.
-  Socket impostor = connect_tcp(run.endpoints[0], Deadline(5s));
+  Socket impostor = connect_tcp(run.endpoints[0][0], Deadline(5s));
   const uint16_t impostor_port = local_port(impostor);
   std::exception_ptr impostor_error;
   std::thread impostor_thread([&] {
@@ -183,7 +187,7 @@ TEST(Mesh, SilentConnectionIsDroppedAfterTheHandshakeTimeout) {
   run.size = 2;
   run.logger = &log.logger();
   run.open_listeners();
-  Socket silent = connect_tcp(run.endpoints[0], Deadline(5s));
+  Socket silent = connect_tcp(run.endpoints[0][0], Deadline(5s));
   const auto start = std::chrono::steady_clock::now();
   run.run();
   expect_full_mesh_carries_bytes(run);
@@ -245,13 +249,78 @@ TEST(Mesh, TimeoutNamesTheRankItCouldNotReach) {
       << run.error_text(1);
 }
 
+// A loopback port nobody listens on: connecting is refused at once.
+Endpoint closed_port() {
+  Socket socket = listen_tcp("127.0.0.1", 0);
+  return {"127.0.0.1", local_port(socket)};
+}
+
+TEST(MeshCandidates, APeerIsReachedAtItsSecondAddressWhenTheFirstIsAClosedPort) {
+  MeshRun run;
+  run.size = 3;
+  run.attempt_timeout = 300ms;
+  run.timeout = 30s;  // the bound: every rank must be connected well before it
+  run.open_listeners();
+  for (auto& candidates : run.endpoints) candidates.insert(candidates.begin(), closed_port());
+  run.run();
+  expect_full_mesh_carries_bytes(run);
+}
+
+TEST(MeshCandidates, AnAddressThatNeverAnswersCostsOneAttemptTimeout) {
+  // A listener nobody accepts on: the TCP connect completes (kernel backlog) but no greeting ever
+  // comes, like a firewalled or foreign interface that swallows the handshake.
+  Socket silent = listen_tcp("127.0.0.1", 0);
+  MeshRun run;
+  run.size = 2;
+  run.attempt_timeout = 300ms;
+  run.timeout = 30s;
+  run.open_listeners();
+  run.endpoints[0].insert(run.endpoints[0].begin(), {"127.0.0.1", local_port(silent)});
+  run.run();
+  expect_full_mesh_carries_bytes(run);
+}
+
+TEST(MeshCandidates, AnAddressLeadingToAnotherRankIsRefusedAndTheNextIsTried) {
+  // Rank 0's first published address is really rank 1's listener, as when two hosts share a
+  // docker0 address: rank 1 must not take ranks 2 and 3 for itself, and they must reach rank 0.
+  MeshRun run;
+  run.size = 4;
+  run.attempt_timeout = 2s;
+  run.timeout = 30s;
+  run.open_listeners();
+  run.endpoints[0].insert(run.endpoints[0].begin(), run.endpoints[1][0]);
+  run.run();
+  expect_full_mesh_carries_bytes(run);
+}
+
+TEST(MeshCandidates, AnUnreachablePeerIsNamedWithItsHostAndEveryAddressTried) {
+  MeshRun run;
+  run.size = 2;
+  run.absent = {0};
+  run.hosts = {"node-a", "node-b"};
+  run.attempt_timeout = 200ms;
+  run.timeout = 1500ms;
+  run.open_listeners();
+  const Endpoint first = closed_port();
+  Socket silent = listen_tcp("127.0.0.1", 0);
+  const Endpoint second{"127.0.0.1", local_port(silent)};
+  run.endpoints[0] = {first, second};
+  run.run();
+  EXPECT_THROW(std::rethrow_exception(run.errors[1]), TimeoutError);
+  const std::string text = run.error_text(1);
+  EXPECT_NE(text.find("rank 0 on host 'node-a'"), std::string::npos) << text;
+  EXPECT_NE(text.find(first.to_string() + ": timed out connecting"), std::string::npos) << text;
+  EXPECT_NE(text.find(second.to_string() + ": "), std::string::npos) << text;
+  EXPECT_NE(text.find("greeting"), std::string::npos) << text;
+}
+
 TEST(Mesh, RejectsInconsistentOptions) {
   Socket listener = listen_tcp("127.0.0.1", 0);
   Logger quiet(LogLevel::off);
   MeshOptions options;
   options.rank = 0;
   options.size = 2;
-  options.endpoints = {{"127.0.0.1", local_port(listener)}};
+  options.endpoints = {{{"127.0.0.1", local_port(listener)}}};
   EXPECT_THROW(connect_mesh(options, listener, Secret::generate(), quiet), InvalidArgument);
   options.endpoints.push_back(options.endpoints[0]);
   options.rank = 2;

@@ -1,6 +1,7 @@
 """horovod.torch API parity on kolo: basics, every collective form, reduction ops, compression,
 autograd (checked against finite differences), object helpers and optimizer-state broadcast."""
 
+import os
 import sys
 import warnings
 
@@ -26,7 +27,9 @@ def check_basics(rank: int, size: int) -> None:
     assert mpi_ops is kolo.torch.mpi_ops and DistributedOptimizer is hvd.DistributedOptimizer
     assert 0 <= rank < size and hvd.local_size() == size and hvd.local_rank() == rank
     assert hvd.cross_size() == 1 and hvd.cross_rank() == 0
-    assert hvd.mpi_built() is False and hvd.mpi_enabled() is False
+    # Built iff the plugin sits beside libkolo.so; never enabled under plain kolorun.
+    plugin = os.path.join(os.path.dirname(os.path.realpath(kolo._core.__file__)), "libkolo_mpi.so")
+    assert hvd.mpi_built() is os.path.exists(plugin) and hvd.mpi_enabled() is False
     assert hvd.mpi_threads_supported() is False
     assert hvd.gloo_built() is True and hvd.gloo_enabled() is True
     assert hvd.nccl_built() is False

@@ -14,7 +14,7 @@
 
 namespace kolo::comm {
 
-enum class AllreduceAlgorithm { automatic, ring, recursive_doubling, hierarchical };
+enum class AllreduceAlgorithm { automatic, ring, recursive_doubling, hierarchical, shared_memory };
 // HOROVOD_HIERARCHICAL_ALLREDUCE: automatic = on when ranks span several hosts and some host
 // runs more than one of them.
 enum class Hierarchical { automatic, on, off };
@@ -36,6 +36,10 @@ void allreduce_recursive_doubling(Communicator& comm, Bytes data, size_t count, 
 // choose the flat algorithm of each stage.
 void allreduce_hierarchical(Communicator& comm, Bytes data, size_t count, DataType type,
                             ReduceOp op, const AllreduceOptions& options = {});
+// Every rank of the group on one host: through the host's shared-memory arena (see the .cc).
+// Throws InvalidArgument when the group has no usable arena (Communicator::arena()).
+void allreduce_shared_memory(Communicator& comm, Bytes data, size_t count, DataType type,
+                             ReduceOp op);
 // True when the topology has several hosts and fewer hosts than ranks.
 bool hierarchical_applies(const Communicator& comm);
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <poll.h>
+#include <unistd.h>
 
 #include <array>
 #include <cerrno>
@@ -9,6 +10,7 @@
 
 #include "base/clock.h"
 #include "base/errors.h"
+#include "comm/collective_arena.h"
 #include "comm/link_watch.h"
 #include "transport/tcp/framing.h"
 
@@ -35,6 +37,36 @@ Communicator::Communicator(int rank, std::vector<Link*> links, Topology topology
   if (static_cast<int>(topology_.host_of_rank.size()) != n) {
     throw InvalidArgument(fmt::format("topology describes {} ranks but the group has {}",
                                       topology_.host_of_rank.size(), n));
+  }
+  if (const CollectiveArena* arena = topology_.host_arena.get()) {
+    const std::vector<int>& members = arena->host.members;
+    arena_usable_ = static_cast<int>(members.size()) == n && arena->host.slot == rank_;
+    for (int r = 0; arena_usable_ && r < n; ++r) {
+      arena_usable_ = r == rank_ || links_[static_cast<size_t>(r)]->peer_rank() == members[r];
+    }
+  }
+  // The host's CPUs, not this process's affinity: ranks pinned one per core (taskset, mpirun's
+  // binding) each see one CPU but do not compete, and must keep spinning.
+  const int my_host = topology_.host_of_rank[static_cast<size_t>(rank_)];
+  const auto local = static_cast<long>(topology_.ranks_on_host(my_host).size());
+  const long cpus = options_.host_cpus > 0 ? options_.host_cpus : ::sysconf(_SC_NPROCESSORS_ONLN);
+  oversubscribed_ = cpus > 0 && local > cpus;
+}
+
+Bytes Communicator::scratch(size_t bytes) {
+  if (scratch_->size < bytes) {
+    scratch_->data = std::make_unique_for_overwrite<std::byte[]>(bytes);
+    scratch_->size = bytes;
+  }
+  return {scratch_->data.get(), bytes};
+}
+
+void Communicator::check_alive(std::span<const int> peers) {
+  std::vector<pollfd> fds;
+  for (int p : peers) fds.push_back({peer(p).fd(), POLLRDHUP, 0});
+  if (::poll(fds.data(), fds.size(), 0) <= 0) return;
+  for (size_t i = 0; i < fds.size(); ++i) {
+    if (fds[i].revents & detail::kHangupEvents) throw detail::peer_closed_error(peer(peers[i]));
   }
 }
 

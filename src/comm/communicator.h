@@ -17,6 +17,8 @@
 
 namespace kolo::comm {
 
+struct CollectiveArena;
+
 using transport::Bytes;
 using transport::ConstBytes;
 using transport::Link;
@@ -25,6 +27,9 @@ using transport::Link;
 // algorithms (shared memory, hierarchical).
 struct Topology {
   std::vector<int> host_of_rank;  // host index per rank, hosts numbered by first appearance
+  // This rank's host's shared-memory arena (null: none), set up at bootstrap; see
+  // collective_arena.h for when a communicator may use it.
+  std::shared_ptr<CollectiveArena> host_arena;
 
   [[nodiscard]] int num_hosts() const;
   [[nodiscard]] std::vector<int> ranks_on_host(int host) const;
@@ -48,6 +53,8 @@ struct CommunicatorOptions {
   // How long a wait keeps retrying the links before sleeping in poll(2): a small message from a
   // busy peer is usually a few microseconds away, and a poll wake-up costs more than that.
   std::chrono::microseconds spin_before_poll{20};
+  // CPUs of this host, to tell whether its ranks outnumber them; 0: ask the system.
+  int host_cpus = 0;
 };
 
 class Communicator {
@@ -61,6 +68,18 @@ class Communicator {
   [[nodiscard]] const Topology& topology() const { return topology_; }
   [[nodiscard]] const CommunicatorOptions& options() const { return options_; }
   Link& peer(int r);
+
+  // The host arena when this communicator's ranks are exactly its members (null otherwise).
+  [[nodiscard]] CollectiveArena* arena() const { return arena_usable_ ? topology_.host_arena.get() : nullptr; }
+  // More ranks on this host than it has CPUs: waits yield the CPU at once.
+  [[nodiscard]] bool oversubscribed() const { return oversubscribed_; }
+  // A work buffer of at least `bytes`, owned by the communicator (and shared with its
+  // subgroups) and reused by every call: valid until the next scratch() call.
+  Bytes scratch(size_t bytes);
+  // Lets a subgroup reuse this communicator's scratch buffer (they never run at once).
+  void share_scratch_with(Communicator& subgroup) const { subgroup.scratch_ = scratch_; }
+  // Throws PeerError for the first of `peers` whose link reports a hang-up (without waiting).
+  void check_alive(std::span<const int> peers);
 
   // Runs all transfers concurrently until every one completed. Throws PeerError on a broken or
   // silent peer (see above). Zero-length transfers complete at once.
@@ -91,6 +110,13 @@ class Communicator {
   Topology topology_;
   CommunicatorOptions options_;
   bool watch_all_peers_ = true;
+  bool arena_usable_ = false;
+  bool oversubscribed_ = false;
+  struct Scratch {
+    std::unique_ptr<std::byte[]> data;
+    size_t size = 0;
+  };
+  std::shared_ptr<Scratch> scratch_ = std::make_shared<Scratch>();
 };
 
 }  // namespace kolo::comm

@@ -14,6 +14,7 @@
 #include "base/clock.h"
 #include "base/errors.h"
 #include "comm/communicator.h"
+#include "comm/cpu_relax.h"
 #include "comm/link_watch.h"
 
 namespace kolo::comm {
@@ -43,23 +44,11 @@ constexpr uint8_t kMuted = 16;  // peer hung up but left bytes for a later read:
 constexpr auto kPauseSpin = std::chrono::microseconds(2);
 constexpr unsigned kPausePasses = 32;
 
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
-std::string format_duration(std::chrono::milliseconds duration) {
-  if (duration.count() % 1000 == 0) return fmt::format("{} s", duration.count() / 1000);
-  return fmt::format("{} ms", duration.count());
-}
-
 class Exchange {
  public:
   Exchange(Communicator& comm, std::span<const SendOp> sends, std::span<const RecvOp> recvs)
-      : comm_(comm), peers_(static_cast<size_t>(comm.size()), 0) {
+      : comm_(comm), peers_(static_cast<size_t>(comm.size()), 0),
+        oversubscribed_(comm.oversubscribed()) {
     transfers_.reserve(sends.size() + recvs.size());
     for (const SendOp& op : sends) {
       if (!op.data.empty()) {
@@ -88,16 +77,19 @@ class Exchange {
         continue;
       }
       if (remaining_ == 0) break;
-      if (++idle_passes < kPausePasses) {
-        cpu_relax();
+      // Oversubscribed, the peer we wait for may need this very core: yield it at once.
+      if (++idle_passes < kPausePasses && !oversubscribed_) {
+        detail::cpu_relax();
         continue;
       }
       const auto now = Clock::now();
-      if (idle_passes == kPausePasses) last_progress = now;
-      if (now - last_progress < kPauseSpin) {
+      if (idle_passes == kPausePasses || (oversubscribed_ && idle_passes == 1)) {
+        last_progress = now;
+      }
+      if (now - last_progress < kPauseSpin && !oversubscribed_) {
         // A peer on another core answers within a few hundred nanoseconds (shared memory): a
         // system call here would cost more than the wait itself.
-        cpu_relax();
+        detail::cpu_relax();
         continue;
       }
       if (now - last_progress < spin) {
@@ -208,7 +200,7 @@ class Exchange {
       }
     }
     throw PeerError(blamed, fmt::format("no progress from {} for {}", waiting,
-                                        format_duration(comm_.options().peer_timeout)), PeerError::Kind::silent);
+                                        detail::format_duration(comm_.options().peer_timeout)), PeerError::Kind::silent);
   }
 
   Communicator& comm_;
@@ -217,6 +209,7 @@ class Exchange {
   std::vector<pollfd> fds_;
   std::vector<int> fd_peers_;
   size_t remaining_ = 0;
+  bool oversubscribed_;
 };
 
 }  // namespace

@@ -6,6 +6,9 @@
 
 #include <poll.h>
 
+#include <chrono>
+#include <string>
+
 #include "base/errors.h"
 #include "transport/link.h"
 
@@ -15,5 +18,8 @@ inline constexpr short kHangupEvents = POLLRDHUP | POLLHUP | POLLERR | POLLNVAL;
 
 // The error every survivor reports when `link`'s peer is gone.
 PeerError peer_closed_error(const transport::Link& link);
+
+// "30 s" or "1500 ms", for messages about the peer timeout.
+std::string format_duration(std::chrono::milliseconds duration);
 
 }  // namespace kolo::comm::detail

@@ -1,7 +1,6 @@
 #include "comm/ring_reduce_scatter.h"
 
 #include <algorithm>
-#include <memory>
 
 namespace kolo::comm::detail {
 
@@ -26,9 +25,8 @@ void ring_reduce_scatter(Communicator& comm, Bytes data, std::span<const size_t>
     const size_t begin = std::min(whole.size(), k * segment_elements * element);
     return whole.subspan(begin, std::min(whole.size() - begin, segment_elements * element));
   };
-  // Scratch for one incoming segment, allocated per call (a pooled buffer is a later optimisation).
-  const auto incoming =
-      std::make_unique_for_overwrite<std::byte[]>(std::min(largest, segment_elements) * element);
+  // One incoming segment at a time, in the communicator's reused scratch buffer.
+  std::byte* const incoming = comm.scratch(std::min(largest, segment_elements) * element).data();
 
   const int right = ring_position(rank + 1, n);
   const int left = ring_position(rank - 1, n);
@@ -37,8 +35,8 @@ void ring_reduce_scatter(Communicator& comm, Bytes data, std::span<const size_t>
     const Bytes target = block(rank - step - shift - 1);
     for (size_t k = 0; k < segments; ++k) {
       const Bytes into = segment(target, k);
-      comm.send_recv(right, segment(outgoing, k), left, Bytes(incoming.get(), into.size()));
-      if (!into.empty()) combine(into.data(), incoming.get(), into.size() / element);
+      comm.send_recv(right, segment(outgoing, k), left, Bytes(incoming, into.size()));
+      if (!into.empty()) combine(into.data(), incoming, into.size() / element);
     }
   }
 }

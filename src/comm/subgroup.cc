@@ -26,7 +26,11 @@ Communicator subgroup(Communicator& comm, std::span<const int> ranks) {
     throw InvalidArgument(
         fmt::format("rank {} is not in the subgroup it was asked to join", comm.rank()));
   }
-  return Communicator(my_index, std::move(links), std::move(topology), comm.options());
+  // The host arena goes along; the subgroup uses it only if it is exactly the host's ranks.
+  topology.host_arena = comm.topology().host_arena;
+  Communicator group(my_index, std::move(links), std::move(topology), comm.options());
+  comm.share_scratch_with(group);
+  return group;
 }
 
 }  // namespace kolo::comm

@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <functional>
 
 #include "base/errors.h"
 #include "rendezvous/tcp_store.h"
+#include "comm/collective_arena.h"
+#include "transport/shm/arena_setup.h"
+#include "transport/shm/job_names.h"
 #include "transport/shm/upgrade.h"
 #include "transport/tcp/interfaces.h"
 #include "transport/tcp/mesh.h"
@@ -56,12 +58,6 @@ std::string key(uint64_t round, const char* what, int rank) {
   return fmt::format("kolo/round{}/{}/{}", round, what, rank);
 }
 
-// Names this job's shared-memory segments: stable across ranks, unrelated jobs differ, and the
-// secret itself never shows in /dev/shm.
-std::string job_tag(const std::string& secret_hex) {
-  return fmt::format("{:016x}", std::hash<std::string>{}("kolo shm segment " + secret_hex));
-}
-
 }  // namespace
 
 Connected bootstrap(const LaunchInfo& launch, const Config& config, uint64_t round,
@@ -103,11 +99,26 @@ Connected bootstrap(const LaunchInfo& launch, const Config& config, uint64_t rou
   mesh.hosts = hostnames;
   mesh.deadline = Deadline(config.start_timeout);
   connected.links = transport::connect_mesh(mesh, listener, secret, logger);
+  std::shared_ptr<comm::CollectiveArena> arena;
+  if (!config.shm_disable && config.shm_allreduce_bytes > 0) {
+    // Before the links turn into shared-memory ones: the handshake wants plain sockets.
+    transport::shm::ArenaOptions options;
+    options.rank = launch.rank;
+    options.round = round;
+    options.job_tag = transport::shm::job_tag(launch.secret_hex);
+    for (int r = 0; r < launch.size; ++r) options.same_host.push_back(hostnames[r] == hostname);
+    options.deadline = Deadline(config.start_timeout);
+    if (auto host = transport::shm::setup_host_arena(connected.links, options, logger)) {
+      logger.debug("shared-memory collective arena for the {} ranks of this host",
+                   host->members.size());
+      arena = std::make_shared<comm::CollectiveArena>(std::move(*host), config.shm_allreduce_bytes);
+    }
+  }
   if (!config.shm_disable) {
     transport::shm::UpgradeOptions shm;
     shm.rank = launch.rank;
     shm.round = round;
-    shm.job_tag = job_tag(launch.secret_hex);
+    shm.job_tag = transport::shm::job_tag(launch.secret_hex);
     shm.ring_bytes = config.shm_ring_bytes;
     for (int r = 0; r < launch.size; ++r) shm.same_host.push_back(hostnames[r] == hostname);
     shm.deadline = Deadline(config.start_timeout);
@@ -115,6 +126,7 @@ Connected bootstrap(const LaunchInfo& launch, const Config& config, uint64_t rou
     logger.debug("{} same-host peer(s) on shared memory", upgraded);
   }
   connected.world = WorldInfo::from_hostnames(launch.rank, std::move(hostnames));
+  connected.world.topology.host_arena = std::move(arena);
   connected.store = std::move(owned_store);
   return connected;
 }

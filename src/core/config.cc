@@ -30,7 +30,8 @@ const std::set<std::string>& known_names() {
       "SHM_DISABLE",     "SHM_RING_BYTES",    "HIERARCHICAL_ALLREDUCE", "IFACE",
       "GLOO_IFACE",      "DYNAMIC_PROCESS_SETS", "TIMELINE_MARK_CYCLES", "STALL_CHECK_DISABLE",
       "STALL_CHECK_TIME_SECONDS", "STALL_SHUTDOWN_TIME_SECONDS", "AUTOTUNE", "AUTOTUNE_LOG",
-      "AUTOTUNE_WARMUP_SAMPLES", "AUTOTUNE_STEPS_PER_SAMPLE", "AUTOTUNE_SAMPLES_PER_TRIAL"};
+      "AUTOTUNE_WARMUP_SAMPLES", "AUTOTUNE_STEPS_PER_SAMPLE", "AUTOTUNE_SAMPLES_PER_TRIAL",
+      "SHM_ALLREDUCE_BYTES"};
   return names;
 }
 
@@ -150,6 +151,8 @@ Config Config::from_env(const EnvLookup& lookup, const std::vector<std::string>&
       static_cast<double>(config.shm_ring_bytes) != ring_bytes) {
     throw InvalidArgument(fmt::format("KOLO_SHM_RING_BYTES={} is not a power of two", ring_bytes));
   }
+  config.shm_allreduce_bytes =
+      static_cast<uint64_t>(reader.number("SHM_ALLREDUCE_BYTES", 1024.0 * 1024 * 1024 * 1024, 0));
   config.hierarchical_allreduce = reader.flag("HIERARCHICAL_ALLREDUCE");
   if (auto found = reader.find("CPU_OPERATIONS")) {
     config.cpu_operations = backends::parse_cpu_operations(found->second, found->first);

@@ -30,6 +30,9 @@ struct Config {
   uint64_t frame_limit = 256ull << 20;             // MAX_CONTROL_MESSAGE, bytes
   bool shm_disable = false;                        // SHM_DISABLE: same-host peers use TCP too
   uint64_t shm_ring_bytes = 1ull << 20;            // SHM_RING_BYTES: per direction, power of two
+  // SHM_ALLREDUCE_BYTES: allreduce of ranks all on one host goes through the host's shared-memory
+  // arena up to this size (bytes); 0 = never (no arena is set up).
+  uint64_t shm_allreduce_bytes = 1ull << 40;
   // HIERARCHICAL_ALLREDUCE: unset = automatic (on when hosts > 1 and some host runs > 1 rank).
   std::optional<bool> hierarchical_allreduce;
   // CPU_OPERATIONS: "gloo" (kolo's transports, default) or "mpi" (the MPI plugin).

@@ -24,6 +24,7 @@
 #include "launcher/supervisor.h"
 #include "rendezvous/keys.h"
 #include "rendezvous/tcp_store.h"
+#include "transport/shm/job_names.h"
 #include "transport/tcp/auth.h"
 
 namespace kolo::launcher {
@@ -157,7 +158,14 @@ int run_job(const LaunchOptions& options, const Environment& inherited, const Lo
     }
   };
   Supervisor supervisor(std::move(ranks), policy, output, signals, logger, publish_failure);
-  return supervisor.run();
+  const int status = supervisor.run();
+  // Ranks unlink their shared-memory objects as soon as the peers mapped them; one killed inside
+  // that window leaves its object behind, which only the launcher can still remove (local ranks).
+  if (const int removed = transport::shm::remove_job_leftovers(
+          transport::shm::job_tag(job.secret_hex))) {
+    logger.info("removed {} shared-memory object(s) left in /dev/shm by killed ranks", removed);
+  }
+  return status;
 }
 
 }  // namespace kolo::launcher

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -37,6 +38,16 @@ class JobResult:
 
 
 def kolorun_path() -> str:
+    # The kolorun built with the kolo package under test: $KOLORUN_PATH, else the one staged next
+    # to it (dev_stage.sh), else PATH. PATH alone is not enough: pyenv's python shim puts the
+    # interpreter's bin directory (with whatever kolorun pip installed there) first.
+    if os.environ.get("KOLORUN_PATH"):
+        return os.environ["KOLORUN_PATH"]
+    spec = importlib.util.find_spec("kolo")
+    if spec is not None and spec.origin is not None:
+        staged = Path(spec.origin).parent.parent / "bin" / "kolorun"
+        if staged.is_file():
+            return str(staged)
     path = shutil.which("kolorun")
     if path is None:
         pytest.fail("kolorun is not on PATH: run scripts/setup.sh (pip install .) first")

@@ -9,7 +9,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
+#include "transport/shm/mapping.h"
 #include "transport/shm/ring.h"
 
 namespace kolo::transport::shm {
@@ -25,29 +27,18 @@ class Segment {
   // Removes the name (the mappings stay valid). Idempotent; errors are ignored.
   static void unlink(const std::string& name);
 
-  Segment(Segment&& other) noexcept;
-  Segment& operator=(Segment&& other) noexcept;
-  Segment(const Segment&) = delete;
-  Segment& operator=(const Segment&) = delete;
-  ~Segment();
-
   // Ring 0 carries bytes from the creator (lower rank) to the opener; ring 1 the other way.
   [[nodiscard]] Ring ring(int direction) const;
-  [[nodiscard]] size_t size() const { return size_; }
+  [[nodiscard]] size_t size() const { return mapping_.size(); }
 
   static size_t bytes_needed(size_t ring_bytes);
 
  private:
-  Segment(void* base, size_t size, size_t ring_bytes)
-      : base_(base), size_(size), ring_bytes_(ring_bytes) {}
+  Segment(Mapping mapping, size_t ring_bytes) : mapping_(std::move(mapping)), ring_bytes_(ring_bytes) {}
 
-  void* base_;
-  size_t size_;
+  Mapping mapping_;
   size_t ring_bytes_;
 };
-
-// Free bytes in /dev/shm (statvfs), or nullopt if it cannot be asked.
-std::optional<uint64_t> dev_shm_free_bytes();
 
 // "/kolo-<job tag>-<round>-<a>-<b>": unique per job (the tag derives from the job secret, which
 // never appears in it), init round and pair.

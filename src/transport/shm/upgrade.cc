@@ -1,12 +1,12 @@
 #include "transport/shm/upgrade.h"
 
 #include <fmt/format.h>
-#include <poll.h>
 #include <sys/statvfs.h>
 
 #include <optional>
 
 #include "base/errors.h"
+#include "transport/shm/handshake.h"
 #include "transport/shm/segment.h"
 #include "transport/shm/shm_link.h"
 
@@ -14,60 +14,12 @@ namespace kolo::transport::shm {
 
 namespace {
 
-constexpr uint8_t kRefused = 0;
-constexpr uint8_t kAccepted = 1;
-
-// Blocking transfers over a non-blocking link, for this short handshake only.
-void wait_for(Link& link, short events, const Deadline& deadline, const char* what) {
-  pollfd fd{link.fd(), events, 0};
-  const int ready = ::poll(&fd, 1, deadline.remaining_ms(100));
-  if (ready < 0 && errno != EINTR) throw SystemError("poll", errno, link.peer_description());
-  if (ready == 0 && deadline.expired()) {
-    throw TimeoutError(fmt::format("timed out {} {} while setting up shared memory", what,
-                                   link.peer_description()));
-  }
-}
-
-void send_all(Link& link, ConstBytes data, const Deadline& deadline) {
-  size_t done = 0;
-  while (done < data.size()) {
-    const size_t n = link.send_some(data.subspan(done));
-    done += n;
-    if (n == 0) wait_for(link, POLLOUT, deadline, "sending to");
-  }
-}
-
-void recv_all(Link& link, Bytes data, const Deadline& deadline) {
-  size_t done = 0;
-  while (done < data.size()) {
-    const size_t n = link.recv_some(data.subspan(done));
-    done += n;
-    if (n == 0) wait_for(link, POLLIN, deadline, "waiting for");
-  }
-}
-
-uint8_t recv_byte(Link& link, const Deadline& deadline) {
-  std::byte value{};
-  recv_all(link, Bytes(&value, 1), deadline);
-  return static_cast<uint8_t>(value);
-}
-
-void send_offer(Link& link, const std::optional<std::string>& name, const Deadline& deadline) {
-  std::vector<std::byte> message;
-  message.push_back(std::byte{name ? kAccepted : kRefused});
-  const std::string text = name.value_or("");
-  message.push_back(static_cast<std::byte>(text.size()));
-  for (char c : text) message.push_back(static_cast<std::byte>(c));
-  send_all(link, message, deadline);
-}
-
-std::optional<std::string> recv_offer(Link& link, const Deadline& deadline) {
-  const uint8_t status = recv_byte(link, deadline);
-  std::string name(recv_byte(link, deadline), '\0');
-  recv_all(link, Bytes(reinterpret_cast<std::byte*>(name.data()), name.size()), deadline);
-  if (status != kAccepted) return std::nullopt;
-  return name;
-}
+using detail::kAccepted;
+using detail::kRefused;
+using detail::recv_byte;
+using detail::recv_offer;
+using detail::send_byte;
+using detail::send_offer;
 
 struct Pending {
   int peer;
@@ -156,8 +108,7 @@ int upgrade_same_host_links(std::vector<std::unique_ptr<Link>>& links,
       logger.warn("cannot map {} from {} ({}): using TCP", *name, links[peer]->peer_description(),
                   e.what());
     }
-    const std::byte answer{segment ? kAccepted : kRefused};
-    send_all(*links[peer], ConstBytes(&answer, 1), options.deadline);
+    send_byte(*links[peer], segment ? kAccepted : kRefused, options.deadline);
     if (segment) {
       links[peer] = make_shm_link(std::move(*segment), /*creator=*/false, std::move(links[peer]));
       ++upgraded;

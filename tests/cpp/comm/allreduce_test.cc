@@ -29,6 +29,8 @@ const char* algorithm_name(AllreduceAlgorithm algorithm) {
       return "recursive_doubling";
     case AllreduceAlgorithm::hierarchical:
       return "hierarchical";
+    case AllreduceAlgorithm::shared_memory:
+      return "shared_memory";
   }
   return "?";
 }
@@ -42,22 +44,16 @@ class AllreduceExact : public ::testing::TestWithParam<std::tuple<int, size_t>> 
 TEST_P(AllreduceExact, EveryTypeAndOpMatchesReference) {
   const auto [size, count] = GetParam();
   RankThreads group(size);
-  for (DataType type : testing::all_dtypes()) {
-    for (ReduceOp op : testing::all_ops()) {
-      if (!testing::op_defined(type, op)) continue;
-      std::vector<std::vector<std::byte>> inputs;
-      for (int r = 0; r < size; ++r) inputs.push_back(testing::make_input(type, op, r, count));
-      const auto expected = testing::reference_reduce(inputs, type, op);
-      group.run([&](Communicator& comm) {
-        for (AllreduceAlgorithm algorithm : kAlgorithms) {
-          auto data = inputs[comm.rank()];
-          allreduce(comm, data, count, type, op, {algorithm, 64 * 1024});
-          const std::string difference = testing::first_difference(data, expected, type);
-          EXPECT_EQ(difference, "") << "rank " << comm.rank() << " " << algorithm_name(algorithm)
-                                    << " " << dtype_name(type) << " " << reduce_op_name(op);
-        }
-      });
-    }
+  for (const testing::ReferenceCase& c : testing::every_reference_case(size, count)) {
+    group.run([&](Communicator& comm) {
+      for (AllreduceAlgorithm algorithm : kAlgorithms) {
+        auto data = c.inputs[comm.rank()];
+        allreduce(comm, data, count, c.type, c.op, {algorithm, size_t{64} * 1024});
+        const std::string difference = testing::first_difference(data, c.expected, c.type);
+        EXPECT_EQ(difference, "") << "rank " << comm.rank() << " " << algorithm_name(algorithm)
+                                  << " " << dtype_name(c.type) << " " << reduce_op_name(c.op);
+      }
+    });
   }
 }
 

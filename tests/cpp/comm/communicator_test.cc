@@ -12,6 +12,7 @@
 
 #include "base/errors.h"
 #include "comm/rank_threads.h"
+#include "comm/subgroup.h"
 #include "comm/typed_values.h"
 
 namespace kolo::comm {
@@ -32,7 +33,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 TEST(Topology, HostsAndRanks) {
-  Topology t{{0, 0, 1, 2, 1}};
+  Topology t{{0, 0, 1, 2, 1}, nullptr};
   EXPECT_EQ(t.num_hosts(), 3);
   EXPECT_EQ(t.ranks_on_host(1), (std::vector<int>{2, 4}));
   EXPECT_TRUE(t.ranks_on_host(7).empty());
@@ -55,6 +56,21 @@ TEST(Communicator, ConstructionChecks) {
   EXPECT_THROW(group.comm(0).peer(0), InvalidArgument);
   EXPECT_THROW(group.comm(0).peer(2), InvalidArgument);
   EXPECT_EQ(group.comm(1).peer(0).peer_rank(), 0);
+}
+
+// The ring's work buffer is allocated once and reused, also by subgroups made from the
+// communicator (a hierarchical allreduce builds them on every call).
+TEST(Communicator, ScratchIsReusedAndSharedWithSubgroups) {
+  RankThreads group(3);
+  Communicator& comm = group.comm(0);
+  std::byte* first = comm.scratch(1000).data();
+  EXPECT_EQ(comm.scratch(10).data(), first);
+  EXPECT_EQ(comm.scratch(1000).size(), 1000u);
+  std::byte* grown = comm.scratch(1 << 20).data();
+  EXPECT_EQ(comm.scratch(4096).data(), grown);
+  const int members[] = {0, 2};
+  Communicator sub = subgroup(comm, members);
+  EXPECT_EQ(sub.scratch(100).data(), grown);
 }
 
 TEST(Communicator, BothDirectionsAtOnceDoNotDeadlock) {

@@ -15,21 +15,9 @@ namespace kolo::comm {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::peer_of;
 using testing::RankThreads;
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-int peer_of(const std::exception_ptr& error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const PeerError& e) {
-    return e.peer_rank();
-  } catch (...) {
-    return -2;
-  }
-}
+using testing::seconds_since;
 
 class RankDiesMidAllreduce : public ::testing::TestWithParam<AllreduceAlgorithm> {};
 

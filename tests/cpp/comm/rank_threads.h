@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <stdexcept>
@@ -17,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include "base/errors.h"
+#include "comm/collective_arena.h"
 #include "comm/communicator.h"
 #include "transport/shm/shm_link.h"
 #include "transport/socket_link.h"
@@ -40,6 +43,21 @@ inline std::string describe(const std::exception_ptr& error) {
   }
 }
 
+// The rank a PeerError names (-2 for any other exception).
+inline int peer_of(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const PeerError& e) {
+    return e.peer_rank();
+  } catch (...) {
+    return -2;
+  }
+}
+
+inline double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 enum class LinkKind { socket, shm };
 
 class RankThreads {
@@ -55,9 +73,12 @@ class RankThreads {
 
   // One options value per rank (e.g. a smaller frame limit on one of them).
   // `topology` fakes which ranks share a host (default: all on one).
+  // `arena` gives every rank a slot in one shared-memory collective arena of that many bytes
+  // per slot half (0: no arena), used by automatic allreduce up to `arena_max_bytes`.
   explicit RankThreads(const std::vector<CommunicatorOptions>& options,
                        LinkKind kind = LinkKind::socket, size_t shm_ring_bytes = 64 * 1024,
-                       std::optional<Topology> topology = std::nullopt) {
+                       std::optional<Topology> topology = std::nullopt, size_t arena = 0,
+                       size_t arena_max_bytes = SIZE_MAX) {
     const int n = static_cast<int>(options.size());
     links_.resize(options.size());
     for (auto& row : links_) row.resize(options.size());
@@ -83,11 +104,14 @@ class RankThreads {
         }
       }
     }
+    const auto arenas = make_arenas(n, arena, arena_max_bytes);
     for (int r = 0; r < n; ++r) {
       std::vector<transport::Link*> peers(options.size(), nullptr);
       for (int p = 0; p < n; ++p) peers[p] = links_[r][p].get();
-      comms_.push_back(std::make_unique<Communicator>(
-          r, std::move(peers), topology.value_or(Topology::flat(n, true)), options[r]));
+      Topology rank_topology = topology.value_or(Topology::flat(n, true));
+      if (!arenas.empty()) rank_topology.host_arena = arenas[static_cast<size_t>(r)];
+      comms_.push_back(std::make_unique<Communicator>(r, std::move(peers),
+                                                      std::move(rank_topology), options[r]));
     }
   }
 
@@ -129,6 +153,30 @@ class RankThreads {
   }
 
  private:
+  // One mapping of the same arena per rank, as separate processes would have.
+  std::vector<std::shared_ptr<CollectiveArena>> make_arenas(int n, size_t chunk_bytes,
+                                                            size_t max_bytes) {
+    std::vector<std::shared_ptr<CollectiveArena>> arenas;
+    if (chunk_bytes == 0) return arenas;
+    const std::string name = "/kolo-test-" + std::to_string(::getpid()) + "-" +
+                             std::to_string(reinterpret_cast<uintptr_t>(this)) + "-arena";
+    std::string why;
+    auto created = transport::shm::Arena::create(name, n, chunk_bytes, why);
+    if (!created) throw std::runtime_error(why);
+    std::vector<int> members(static_cast<size_t>(n));
+    for (int r = 0; r < n; ++r) members[static_cast<size_t>(r)] = r;
+    for (int r = 1; r < n; ++r) {
+      arenas.push_back(std::make_shared<CollectiveArena>(
+          transport::shm::HostArena{transport::shm::Arena::open(name, n, chunk_bytes), r, members},
+          max_bytes));
+    }
+    transport::shm::Mapping::unlink(name);
+    arenas.insert(arenas.begin(), std::make_shared<CollectiveArena>(
+                                      transport::shm::HostArena{std::move(*created), 0, members},
+                                      max_bytes));
+    return arenas;
+  }
+
   static std::string name(int rank) { return "rank " + std::to_string(rank) + " (socketpair)"; }
 
   std::vector<std::vector<std::unique_ptr<transport::Link>>> links_;  // links_[rank][peer]

@@ -233,6 +233,28 @@ inline std::vector<std::byte> reference_reduce(const std::vector<std::vector<std
   return result;
 }
 
+// Every defined dtype x op with each rank's input and the expected result.
+struct ReferenceCase {
+  DataType type;
+  ReduceOp op;
+  std::vector<std::vector<std::byte>> inputs;  // per rank
+  std::vector<std::byte> expected;
+};
+
+inline std::vector<ReferenceCase> every_reference_case(int size, size_t count) {
+  std::vector<ReferenceCase> cases;
+  for (DataType type : all_dtypes()) {
+    for (ReduceOp op : all_ops()) {
+      if (!op_defined(type, op)) continue;
+      ReferenceCase c{type, op, {}, {}};
+      for (int r = 0; r < size; ++r) c.inputs.push_back(make_input(type, op, r, count));
+      c.expected = reference_reduce(c.inputs, type, op);
+      cases.push_back(std::move(c));
+    }
+  }
+  return cases;
+}
+
 // "" when equal, else where and how the first element differs.
 inline std::string first_difference(const std::vector<std::byte>& actual,
                                     const std::vector<std::byte>& expected, DataType type) {

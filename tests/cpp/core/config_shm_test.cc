@@ -15,7 +15,20 @@ TEST(ConfigShm, Defaults) {
   const Config config = Config::from_env(env_of({}), {});
   EXPECT_FALSE(config.shm_disable);
   EXPECT_EQ(config.shm_ring_bytes, 1u << 20);
+  EXPECT_EQ(config.shm_allreduce_bytes, 1ull << 40);
   EXPECT_FALSE(config.hierarchical_allreduce.has_value());
+}
+
+TEST(ConfigShm, ArenaAllreduceLimit) {
+  const Config zero = Config::from_env(env_of({{"KOLO_SHM_ALLREDUCE_BYTES", "0"}}),
+                                       {"KOLO_SHM_ALLREDUCE_BYTES"});
+  EXPECT_EQ(zero.shm_allreduce_bytes, 0u);
+  EXPECT_TRUE(zero.unknown_variables.empty());
+  const Config horovod =
+      Config::from_env(env_of({{"HOROVOD_SHM_ALLREDUCE_BYTES", "4096"}}), {});
+  EXPECT_EQ(horovod.shm_allreduce_bytes, 4096u);
+  EXPECT_THROW(Config::from_env(env_of({{"KOLO_SHM_ALLREDUCE_BYTES", "-1"}}), {}),
+               InvalidArgument);
 }
 
 TEST(ConfigShm, FlagsInEverySpellingAndHorovodName) {

@@ -9,6 +9,8 @@
 #include <functional>
 #include <numeric>
 #include <random>
+#include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "base/errors.h"
@@ -168,6 +170,7 @@ float sum_over(const std::vector<int>& ranks, const std::function<float(int)>& v
 
 TEST(SessionProcessSets, PairsOfThreeRanksRunInterleavedAndIndependently) {
   Job job;
+  std::atomic<bool> held_checked{false};  // rank 0 submits 'held' only after rank 1 looked
   job.run(3, test_config(), [&](int rank, Session& session, HandleTable& handles) {
     const std::vector<std::vector<int>> pairs = {{0, 1}, {1, 2}, {0, 2}};
     for (size_t i = 0; i < pairs.size(); ++i) {
@@ -208,8 +211,10 @@ TEST(SessionProcessSets, PairsOfThreeRanksRunInterleavedAndIndependently) {
     }
     if (rank == 1) {
       EXPECT_FALSE(handles.poll(held_id)) << "rank 0 never submitted 'held'";
+      held_checked = true;
     }
     if (rank == 0) {
+      while (!held_checked) std::this_thread::sleep_for(std::chrono::milliseconds(1));
       std::vector<float> late(4, 0.0f);
       HandleId late_id = session.enqueue(in_set(allreduce_entry("held", late), 1));
       handles.wait(late_id);

@@ -1,7 +1,6 @@
 // The same-host handshake: ranks (threads here) joined by socket pairs upgrade to shared memory,
 // the segments' names are gone from /dev/shm as soon as it returns, bytes flow both ways, and a
 // too-small /dev/shm is reported with its size.
-#include <dirent.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -9,36 +8,18 @@
 #include <vector>
 
 #include "transport/shm/upgrade.h"
-#include "transport/socket_link.h"
+#include "transport/shm_test_support.h"
 
 namespace kolo::transport::shm {
 namespace {
 
-std::vector<std::string> dev_shm_entries_with(const std::string& tag) {
-  std::vector<std::string> found;
-  if (DIR* dir = ::opendir("/dev/shm")) {
-    while (dirent* entry = ::readdir(dir)) {
-      if (std::string(entry->d_name).find(tag) != std::string::npos) found.push_back(entry->d_name);
-    }
-    ::closedir(dir);
-  }
-  return found;
-}
-
 TEST(ShmUpgrade, SameHostPairsUpgradeAndLeaveNothingInDevShm) {
   const int n = 3;
   const std::string tag = "upgradetest" + std::to_string(::getpid());
-  std::vector<std::vector<std::unique_ptr<Link>>> links(n);
-  for (auto& row : links) row.resize(n);
-  for (int a = 0; a < n; ++a) {
-    for (int b = a + 1; b < n; ++b) {
-      auto [sa, sb] = socket_pair();
-      links[a][b] = make_socket_link(std::move(sa), b, "rank " + std::to_string(b));
-      links[b][a] = make_socket_link(std::move(sb), a, "rank " + std::to_string(a));
-    }
-  }
+  auto links = testing::socket_mesh(n);
   std::vector<int> upgraded(n, -1);
   std::vector<std::thread> threads;
+  threads.reserve(n);
   const Logger logger(LogLevel::off);
   for (int r = 0; r < n; ++r) {
     threads.emplace_back([&, r] {
@@ -54,7 +35,7 @@ TEST(ShmUpgrade, SameHostPairsUpgradeAndLeaveNothingInDevShm) {
   }
   for (auto& thread : threads) thread.join();
   EXPECT_EQ(upgraded, (std::vector<int>{1, 1, 0}));
-  EXPECT_TRUE(dev_shm_entries_with(tag).empty());
+  EXPECT_TRUE(testing::dev_shm_entries_with(tag).empty());
   EXPECT_NE(links[0][1]->peer_description().find("shared memory"), std::string::npos);
   EXPECT_EQ(links[0][2]->peer_description().find("shared memory"), std::string::npos);
 

@@ -1,5 +1,5 @@
-"""Same-host ranks on shared memory; the victim kills itself with SIGKILL while large allreduces
-are in flight. Every survivor must fail at once (well inside the 30 s peer timeout) with an
+"""Same-host ranks on shared memory; the victim kills itself with SIGKILL while allreduces (16 MiB,
+or argv[2] floats) are in flight. Every survivor must fail at once (well inside the 30 s peer timeout) with an
 error naming the victim."""
 
 import os
@@ -15,9 +15,10 @@ import kolo
 
 def main() -> None:
     victim = int(sys.argv[1])
+    count = int(sys.argv[2]) if len(sys.argv) > 2 else 4 << 20  # 16 MiB: a while on shm
     kolo.init()
     rank = kolo.rank()
-    data = np.ones(4 << 20, np.float32)  # 16 MiB: each allreduce takes a while on shm
+    data = np.ones(count, np.float32)
     kolo.allreduce_(data, name="warmup")
     if rank == victim:
         threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGKILL)).start()

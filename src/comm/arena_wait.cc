@@ -1,0 +1,91 @@
+#include "comm/arena_wait.h"
+
+#include <fmt/format.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/errors.h"
+#include "comm/cpu_relax.h"
+#include "comm/link_watch.h"
+
+namespace kolo::comm::detail {
+
+namespace {
+
+using transport::shm::Arena;
+
+// Naps grow from the first to the longest: short ones while the peer is likely busy with the same
+// step, longer ones for a peer that went off to compute; a hang-up is still seen within the
+// longest nap.
+constexpr auto kFirstNap = std::chrono::microseconds(100);
+constexpr auto kLongestNap = std::chrono::microseconds(10000);
+
+// The first member at or after `from` (slot order, skipping `self`) whose flag is below target,
+// or -1 if none. Starting at the last laggard avoids rereading the lines already seen.
+int first_behind(const Arena& arena, int self, Arena::Flag which, uint64_t target, int from) {
+  const int n = arena.ranks();
+  for (int i = 0; i < n; ++i) {
+    const int slot = (from + i) % n;
+    if (slot != self && arena.flag(slot, which) < target) return slot;
+  }
+  return -1;
+}
+
+}  // namespace
+
+void wait_for_members(Communicator& comm, CollectiveArena& collective, Arena::Flag which,
+                      uint64_t target) {
+  const Arena& arena = collective.host.arena;
+  const int self = collective.host.slot;
+  int behind = first_behind(arena, self, which, target, 0);
+  if (behind < 0) return;
+
+  const auto start = Clock::now();
+  const auto spin = comm.options().spin_before_poll;
+  // Spin (pause) on a core of our own; oversubscribed, yield at once: the rank we wait for may
+  // need this very core to post.
+  for (unsigned pass = 0;; ++pass) {
+    if (comm.oversubscribed()) {
+      ::sched_yield();
+    } else {
+      cpu_relax();
+    }
+    behind = first_behind(arena, self, which, target, behind);
+    if (behind < 0) return;
+    if (pass % 64 == 63 && Clock::now() - start >= spin) break;
+  }
+
+  Arena& sleeper = collective.host.arena;
+  auto nap = kFirstNap;
+  std::vector<int> laggards;
+  for (;;) {
+    const uint32_t ticket = sleeper.begin_sleep();
+    behind = first_behind(arena, self, which, target, behind);
+    if (behind >= 0) sleeper.sleep(ticket, nap);
+    sleeper.end_sleep();
+    behind = first_behind(arena, self, which, target, std::max(behind, 0));
+    if (behind < 0) return;
+    // Slot numbers are this communicator's ranks (it uses the arena only then).
+    laggards.clear();
+    for (int slot = 0; slot < arena.ranks(); ++slot) {
+      if (slot != self && arena.flag(slot, which) < target) laggards.push_back(slot);
+    }
+    comm.check_alive(laggards);
+    const auto timeout = comm.options().peer_timeout;
+    if (Clock::now() - start >= timeout) {
+      const Link& link = comm.peer(behind);
+      throw PeerError(link.peer_rank(),
+                      fmt::format("no progress from {} for {} (waiting for it in a shared-memory "
+                                  "collective)",
+                                  link.peer_description(), format_duration(timeout)),
+                      PeerError::Kind::silent);
+    }
+    nap = std::min(nap * 2, std::chrono::duration_cast<std::chrono::microseconds>(kLongestNap));
+  }
+}
+
+}  // namespace kolo::comm::detail

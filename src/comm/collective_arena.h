@@ -1,0 +1,26 @@
+// The host's shared-memory collective arena as the communicators of one process see it: shared
+// (std::shared_ptr in Topology) by the world communicator and the subgroups made from it, since
+// they all run their steps on the same flags. A communicator uses it only when its ranks are
+// exactly the arena's members in slot order (every rank of the host, see
+// Communicator::arena()), so every member runs the same steps in the same order.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "transport/shm/arena_setup.h"
+
+namespace kolo::comm {
+
+struct CollectiveArena {
+  explicit CollectiveArena(transport::shm::HostArena host_arena, size_t max_bytes)
+      : host(std::move(host_arena)), allreduce_max_bytes(max_bytes) {}
+
+  transport::shm::HostArena host;
+  // automatic allreduce goes through the arena up to this many bytes (0: never)
+  // (KOLO_SHM_ALLREDUCE_BYTES).
+  size_t allreduce_max_bytes;
+  uint64_t steps = 0;  // steps this process ran on the arena: the same on every member
+};
+
+}  // namespace kolo::comm

@@ -1,0 +1,63 @@
+// The host's collective arena: one shared-memory object mapped by every rank of a host, in which
+// each rank owns a slot (two halves, used alternately by successive steps) that the others read
+// directly, plus per-rank sequence flags. comm/allreduce_shared_memory.cc runs the collectives;
+// this file only knows the layout and how to sleep on and wake the flags (a futex on a shared
+// word, so a waiting rank leaves its core to the others).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "transport/shm/mapping.h"
+
+namespace kolo::transport::shm {
+
+class Arena {
+ public:
+  // The flags each rank posts: `ready` after copying a step's data into its slot, `reduced`
+  // after folding its slice of a step. Both count steps (step s posts s + 1).
+  enum class Flag { ready, reduced };
+
+  // Creates and initialises `name` for `ranks` slots of 2 x `chunk_bytes` (a multiple of 4096).
+  // nullopt + `why` when /dev/shm has no room; throws SystemError otherwise.
+  static std::optional<Arena> create(const std::string& name, int ranks, size_t chunk_bytes,
+                                     std::string& why);
+  // Maps the arena a peer created; throws SystemError / ProtocolError on a mismatch.
+  static Arena open(const std::string& name, int ranks, size_t chunk_bytes);
+  static size_t bytes_needed(int ranks, size_t chunk_bytes);
+
+  [[nodiscard]] int ranks() const { return ranks_; }
+  [[nodiscard]] size_t chunk_bytes() const { return chunk_bytes_; }
+  // Slot half `half` (0 or 1) of rank `slot`: chunk_bytes() bytes, page aligned.
+  [[nodiscard]] std::byte* slot(int slot, int half) const;
+  [[nodiscard]] uint64_t flag(int slot, Flag which) const;
+
+  // Sets this rank's flag (seq_cst) and wakes sleeping ranks, if any.
+  void post(int slot, Flag which, uint64_t value);
+
+  // Sleeping protocol for a waiter: begin_sleep() registers it and returns a ticket; the waiter
+  // then rechecks its condition and, only if still unmet, sleep()s until a post() after
+  // begin_sleep() or `timeout`; end_sleep() always follows begin_sleep().
+  uint32_t begin_sleep();
+  void sleep(uint32_t ticket, std::chrono::microseconds timeout);
+  void end_sleep();
+
+ private:
+  Arena(Mapping mapping, int ranks, size_t chunk_bytes)
+      : mapping_(std::move(mapping)), ranks_(ranks), chunk_bytes_(chunk_bytes) {}
+
+  [[nodiscard]] std::atomic<uint64_t>& flag_word(int slot, Flag which) const;
+
+  Mapping mapping_;
+  int ranks_;
+  size_t chunk_bytes_;
+};
+
+// "/kolo-<job tag>-<round>-arena-<lowest rank of the host>".
+std::string arena_name(const std::string& job_tag, uint64_t round, int leader);
+
+}  // namespace kolo::transport::shm

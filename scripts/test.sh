@@ -10,8 +10,17 @@ if [ -z "$build_dir" ] || [ ! -f "$build_dir/CTestTestfile.cmake" ]; then
   echo "test: no build directory with tests; run scripts/setup.sh first" >&2
   exit 1
 fi
-echo "test: C++ suites (ctest in $build_dir)"
-KOLORUN_PATH=$(command -v kolorun) ctest --test-dir "$build_dir" --output-on-failure -j2 --timeout 300
+# The kolorun that pip installed beside this Python (not a pyenv shim: a shim is a bash script
+# that a test running kolorun with PATH=/nonexistent could not start).
+scripts_dir=$($PYTHON -c 'import sysconfig; print(sysconfig.get_path("scripts"))')
+if [ -x "$scripts_dir/kolorun" ]; then
+  KOLORUN_PATH="$scripts_dir/kolorun"
+else
+  KOLORUN_PATH=$(command -v kolorun)
+fi
+export KOLORUN_PATH
+echo "test: C++ suites (ctest in $build_dir, kolorun $KOLORUN_PATH)"
+ctest --test-dir "$build_dir" --output-on-failure -j2 --timeout 300
 
 echo "test: Python suites (pytest)"
 $PYTHON -m pytest -q tests/python

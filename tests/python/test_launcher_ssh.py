@@ -75,8 +75,12 @@ def test_environment_cwd_and_ssh_options_reach_the_remote_rank(tmp_path):
               "print('kolo_var', e.get('KOLO_TEST_PREFIXED')); "
               "print('not_forwarded', e.get('NOT_FORWARDED_VAR')); "
               "print('pythonpath', e.get('PYTHONPATH') == os.environ.get('EXPECTED_PYTHONPATH'))")
+    # A PYTHONPATH entry of the test's own, so forwarding is proven even where the caller has no
+    # PYTHONPATH (CI runs against the pip-installed package).
+    pythonpath = os.pathsep.join(filter(None, [str(tmp_path / "marker"),
+                                               os.environ.get("PYTHONPATH", "")]))
     env = ssh_env(tmp_path, KOLO_TEST_FORWARDED="yes", NOT_FORWARDED_VAR="leak",
-                  EXPECTED_PYTHONPATH=os.environ.get("PYTHONPATH", ""))
+                  PYTHONPATH=pythonpath, EXPECTED_PYTHONPATH=pythonpath)
     # HOROVOD_/KOLO_ variables travel on their own; this one only if the launcher forwards it.
     env["HOROVOD_TEST_PREFIXED"] = "h"
     env["KOLO_TEST_PREFIXED"] = "k"

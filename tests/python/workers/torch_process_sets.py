@@ -59,6 +59,21 @@ def check_collectives_on(ps, rank, tag):
     for root in members:
         got = hvd.broadcast(torch.full((3,), float(rank)), root_rank=root, process_set=ps)
         assert torch.equal(got, torch.full((3,), float(root)))
+    # Alltoall with splits: member i sends j + 1 rows of value 100 * rank + j to member j.
+    send = torch.cat([torch.full((j + 1, 2), float(100 * rank + j)) for j in range(k)])
+    received, received_splits = hvd.alltoall(send, splits=[j + 1 for j in range(k)],
+                                             process_set=ps)
+    assert received_splits.tolist() == [me + 1] * k, received_splits
+    expected = torch.cat([torch.full((me + 1, 2), float(100 * r + me)) for r in members])
+    assert torch.equal(received, expected), (received, expected)
+    # Reducescatter: rows split over the set's members (the first rows % k get one more).
+    rows = 2 * k + 1
+    table = torch.arange(rows * 3, dtype=torch.float64).reshape(rows, 3) * (rank + 1)
+    scattered = hvd.reducescatter(table, op=hvd.Sum, process_set=ps)
+    counts = [rows // k + (1 if i < rows % k else 0) for i in range(k)]
+    start = sum(counts[:me])
+    total = torch.arange(rows * 3, dtype=torch.float64).reshape(rows, 3) * sum(r + 1 for r in members)
+    assert torch.equal(scattered, total[start:start + counts[me]]), (scattered, me)
     obj = hvd.broadcast_object({"from": rank}, root_rank=members[-1], process_set=ps)
     assert obj == {"from": members[-1]}
     assert hvd.allgather_object(rank, process_set=ps) == members

@@ -3,7 +3,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cstring>
 #include <numeric>
 
 #include "backends/backend_choice.h"
@@ -101,79 +100,6 @@ HandleId Session::enqueue(TensorEntry entry) {
     queue_.push(std::move(entry));
     return handle;
   }
-}
-
-HandleId Session::enqueue_control(negotiation::OpType op, std::string name,
-                                  std::vector<int64_t> payload, int32_t flag) {
-  TensorEntry entry;
-  entry.request.name = std::move(name);
-  entry.request.op = op;
-  entry.request.dtype = comm::DataType::int64;
-  entry.request.shape = std::move(payload);
-  entry.request.root = flag;
-  entry.request.process_set = kGlobalProcessSet;
-  // No data: the executor never sees these (apply_control answers them).
-  return enqueue(std::move(entry));
-}
-
-HandleId Session::request_add_process_set(std::vector<int> ranks) {
-  std::sort(ranks.begin(), ranks.end());
-  if (ranks.empty()) throw InvalidArgument("a process set needs at least one rank");
-  if (std::adjacent_find(ranks.begin(), ranks.end()) != ranks.end()) {
-    throw InvalidArgument(fmt::format("process set ranks {} list a rank twice", ranks));
-  }
-  if (ranks.front() < 0 || ranks.back() >= world_.size) {
-    throw InvalidArgument(fmt::format("process set ranks {} are not all in 0..{} (the job has {} "
-                                      "ranks)",
-                                      ranks, world_.size - 1, world_.size));
-  }
-  std::string name;
-  {
-    std::lock_guard lock(mutex_);
-    name = fmt::format("kolo.add_process_set.{}", control_calls_++);
-  }
-  return enqueue_control(negotiation::OpType::process_set_add, std::move(name),
-                         {ranks.begin(), ranks.end()}, 0);
-}
-
-HandleId Session::request_remove_process_set(int32_t id) {
-  std::string name;
-  int32_t busy = 0;
-  {
-    std::lock_guard lock(mutex_);
-    name = fmt::format("kolo.remove_process_set.{}", control_calls_++);
-    for (const auto& [set_id, tensor] : names_in_flight_) {
-      if (set_id == id) busy = 1;
-    }
-  }
-  // `busy` goes along in the request's root: the coordinator refuses the removal on every rank
-  // when any member still has operations pending on the set.
-  return enqueue_control(negotiation::OpType::process_set_remove, std::move(name), {id}, busy);
-}
-
-HandleId Session::request_join() {
-  std::string name;
-  {
-    std::lock_guard lock(mutex_);
-    name = fmt::format("kolo.join.{}", control_calls_++);
-  }
-  return enqueue_control(negotiation::OpType::join, std::move(name), {}, 0);
-}
-
-std::vector<int> Session::process_set_ranks(int32_t id) const {
-  std::lock_guard lock(mutex_);
-  auto it = set_ranks_.find(id);
-  if (it == set_ranks_.end()) {
-    throw InvalidArgument(fmt::format("process set {} is not registered", id));
-  }
-  return it->second;
-}
-
-std::vector<int32_t> Session::process_set_ids() const {
-  std::lock_guard lock(mutex_);
-  std::vector<int32_t> ids;
-  for (const auto& [id, ranks] : set_ranks_) ids.push_back(id);
-  return ids;
 }
 
 void Session::shutdown() {
@@ -285,82 +211,6 @@ negotiation::ResponseList Session::run_cycle(ProcessSet& set,
   for (const auto& response : control) apply_control(set, response);
   agreed.responses.clear();
   return agreed;
-}
-
-void Session::apply_control(ProcessSet& set, const negotiation::Response& response) {
-  using negotiation::OpType;
-  for (const std::string& name : response.names) {
-    auto it = set.pending().find(name);
-    if (it == set.pending().end()) continue;  // a joined rank's share of a join it never sent
-    const HandleId handle = it->second.handle;
-    set.pending().erase(it);
-    if (!response.error.empty()) {
-      handles_.fail(handle, response.error);
-      continue;
-    }
-    int64_t result = 0;
-    try {
-      if (response.op == OpType::join) result = response.root;
-      if (response.op == OpType::process_set_add) result = add_set(response.shape);
-      if (response.op == OpType::process_set_remove) {
-        result = remove_set(static_cast<int32_t>(response.shape.at(0)));
-      }
-    } catch (const InvalidArgument& error) {
-      // Decided from agreed state, so every rank fails the same way.
-      handles_.fail(handle, error.what());
-      continue;
-    }
-    OwnedBuffer out;
-    out.data = std::shared_ptr<std::byte[]>(new std::byte[sizeof result]);
-    std::memcpy(out.data.get(), &result, sizeof result);
-    out.bytes = sizeof result;
-    out.shape = {1};
-    out.dtype = comm::DataType::int64;
-    handles_.complete(handle, std::move(out));
-  }
-}
-
-int64_t Session::add_set(const std::vector<int64_t>& payload) {
-  const std::vector<int> ranks(payload.begin(), payload.end());
-  int32_t id = 0;
-  {
-    std::lock_guard lock(mutex_);
-    for (const auto& [existing, members] : set_ranks_) {
-      if (members == ranks) {
-        throw InvalidArgument(
-            fmt::format("process set with ranks {} already exists (id {})", ranks, existing));
-      }
-    }
-    id = next_set_id_++;
-    set_ranks_.emplace(id, ranks);
-  }
-  if (std::binary_search(ranks.begin(), ranks.end(), world_.rank)) {
-    sets_.emplace(id, std::make_unique<ProcessSet>(id, ranks, *comm_, config_, make_backend_,
-                                                   handles_, logger_));
-  }
-  logger_.debug("process set {} added: ranks {}", id, ranks);
-  return id;
-}
-
-int64_t Session::remove_set(int32_t id) {
-  {
-    std::lock_guard lock(mutex_);
-    if (id == kGlobalProcessSet || set_ranks_.erase(id) == 0) return 0;
-  }
-  auto it = sets_.find(id);
-  if (it == sets_.end()) return 1;  // not a member: nothing to tear down here
-  for (auto& [name, entry] : it->second->pending()) {
-    {
-      std::lock_guard lock(mutex_);
-      names_in_flight_.erase({id, name});
-    }
-    handles_.fail(entry.handle, fmt::format("tensor '{}' on rank {}: process set {} was removed "
-                                            "while the operation was pending",
-                                            name, world_.rank, id));
-  }
-  sets_.erase(it);
-  logger_.debug("process set {} removed", id);
-  return 1;
 }
 
 void Session::publish_stats() {

@@ -19,6 +19,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "backends/backend.h"
@@ -82,8 +83,9 @@ class Session {
 
  private:
   void run_loop();
-  HandleId enqueue_control(negotiation::OpType op, std::string name, std::vector<int64_t> payload,
-                           int32_t flag);
+  // Queues a process-set/join request on the global set, named `kolo.<kind>.<call number>`.
+  HandleId enqueue_control(negotiation::OpType op, std::string_view kind,
+                           std::vector<int64_t> payload, int32_t flag);
   std::map<int32_t, std::vector<negotiation::Request>> take_new_entries();
   negotiation::ResponseList run_cycle(ProcessSet& set, std::vector<negotiation::Request> fresh,
                                       bool shutting_down);

@@ -16,6 +16,11 @@ import torch
 
 import kolo
 from kolo import _core
+# allreduce and grouped allreduce live in allreduce_ops.py; re-exported here, as Horovod's.
+from kolo.torch.allreduce_ops import (  # noqa: F401
+    HorovodAllreduce, HorovodGroupedAllreduce, allreduce, allreduce_, allreduce_async,
+    allreduce_async_, grouped_allreduce, grouped_allreduce_, grouped_allreduce_async,
+    grouped_allreduce_async_)
 from kolo.torch.basics import (  # noqa: F401  (re-exported: scripts import them from mpi_ops)
     Adasum, Average, Max, Min, Product, Sum, ccl_built, cross_rank, cross_size, cuda_built,
     ddl_built, gloo_built, gloo_enabled, handle_average_backwards_compatibility, init,
@@ -28,151 +33,6 @@ from kolo.torch.process_sets import (  # noqa: F401
     ProcessSet, add_process_set, check_process_set, global_process_set, remove_process_set)
 
 HorovodInternalError = kolo.KoloError
-
-
-# ---- allreduce -----------------------------------------------------------------------------------
-
-def _allreduce_async(tensor, output, name, op, prescale_factor, postscale_factor, process_set):
-    return submit(_core.OP_ALLREDUCE, "allreduce", tensor, output, name, op,
-                  prescale=prescale_factor, postscale=postscale_factor, process_set=process_set)
-
-
-def allreduce_async(tensor: torch.Tensor, average: Optional[bool] = None,
-                    name: Optional[str] = None, op: Optional[int] = None,
-                    prescale_factor: float = 1.0, postscale_factor: float = 1.0,
-                    process_set=global_process_set) -> int:
-    """Starts averaging (or op-reducing) `tensor` over all ranks into a new tensor; the input is
-    not modified. Returns a handle for poll() / synchronize()."""
-    op = handle_average_backwards_compatibility(op, average)
-    output = torch.empty_like(tensor, memory_format=torch.contiguous_format)
-    return _allreduce_async(tensor, output, name, op, prescale_factor, postscale_factor,
-                            process_set)
-
-
-def allreduce_async_(tensor: torch.Tensor, average: Optional[bool] = None,
-                     name: Optional[str] = None, op: Optional[int] = None,
-                     prescale_factor: float = 1.0, postscale_factor: float = 1.0,
-                     process_set=global_process_set) -> int:
-    """Starts an in-place allreduce of `tensor` (which must be contiguous)."""
-    op = handle_average_backwards_compatibility(op, average)
-    return _allreduce_async(tensor, None, name, op, prescale_factor, postscale_factor, process_set)
-
-
-def allreduce_(tensor: torch.Tensor, average: Optional[bool] = None, name: Optional[str] = None,
-               op: Optional[int] = None, prescale_factor: float = 1.0,
-               postscale_factor: float = 1.0, process_set=global_process_set) -> torch.Tensor:
-    """In-place allreduce; returns `tensor`."""
-    return synchronize(allreduce_async_(tensor, average, name, op, prescale_factor,
-                                        postscale_factor, process_set))
-
-
-class HorovodAllreduce(torch.autograd.Function):
-    """Allreduce whose gradient is the same allreduce of the output gradients."""
-
-    @staticmethod
-    def forward(ctx, tensor, average, name, op, prescale_factor, postscale_factor, process_set):
-        ctx.args = (average, op, prescale_factor, postscale_factor, process_set)
-        return synchronize(allreduce_async(tensor, average, name, op, prescale_factor,
-                                           postscale_factor, process_set))
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        average, op, prescale, postscale, process_set = ctx.args
-        reduced = allreduce(grad_output.contiguous(), average=average, op=op,
-                            prescale_factor=prescale, postscale_factor=postscale,
-                            process_set=process_set)
-        return reduced, None, None, None, None, None, None
-
-
-def allreduce(tensor: torch.Tensor, average: Optional[bool] = None, name: Optional[str] = None,
-              compression=Compression.none, op: Optional[int] = None,
-              prescale_factor: float = 1.0, postscale_factor: float = 1.0,
-              process_set=global_process_set) -> torch.Tensor:
-    """Averages (default) or op-reduces `tensor` over all ranks into a new tensor; differentiable.
-
-    Arguments match Horovod's: `average` (deprecated; use `op`), `name`, `compression`
-    (Compression.none / fp16), `op` (Average, Sum, Min, Max, Product), scale factors applied
-    before and after the reduction, and `process_set`.
-    """
-    compressed, ctx = compression.compress(tensor)
-    reduced = HorovodAllreduce.apply(compressed, average, name, op, prescale_factor,
-                                     postscale_factor, process_set)
-    return compression.decompress(reduced, ctx)
-
-
-# ---- grouped allreduce ---------------------------------------------------------------------------
-
-def _grouped_allreduce_async(tensors, outputs, name, op, prescale_factor, postscale_factor,
-                             process_set):
-    if len(tensors) == 0:
-        raise ValueError("grouped allreduce needs at least one tensor")
-    base = kolo._name("grouped_allreduce", name, check_process_set(process_set))
-    # One group id: the core runs no member before all are ready on every rank, fused together.
-    group = kolo._new_group(base, len(tensors))
-    handles = [submit(_core.OP_ALLREDUCE, "allreduce", t, o, f"{base}.{i}", op,
-                      prescale=prescale_factor, postscale=postscale_factor,
-                      process_set=process_set, group=group)
-               for i, (t, o) in enumerate(zip(tensors, outputs))]
-    return make_group(handles)
-
-
-def grouped_allreduce_async(tensors: Sequence[torch.Tensor], average: Optional[bool] = None,
-                            name: Optional[str] = None, op: Optional[int] = None,
-                            prescale_factor: float = 1.0, postscale_factor: float = 1.0,
-                            process_set=global_process_set) -> int:
-    """Starts allreducing a list of tensors as one group; synchronize() returns the list."""
-    op = handle_average_backwards_compatibility(op, average)
-    outputs = [torch.empty_like(t, memory_format=torch.contiguous_format) for t in tensors]
-    return _grouped_allreduce_async(list(tensors), outputs, name, op, prescale_factor,
-                                    postscale_factor, process_set)
-
-
-def grouped_allreduce_async_(tensors: Sequence[torch.Tensor], average: Optional[bool] = None,
-                             name: Optional[str] = None, op: Optional[int] = None,
-                             prescale_factor: float = 1.0, postscale_factor: float = 1.0,
-                             process_set=global_process_set) -> int:
-    """Starts an in-place grouped allreduce."""
-    op = handle_average_backwards_compatibility(op, average)
-    return _grouped_allreduce_async(list(tensors), [None] * len(tensors), name, op,
-                                    prescale_factor, postscale_factor, process_set)
-
-
-def grouped_allreduce_(tensors: Sequence[torch.Tensor], average: Optional[bool] = None,
-                       name: Optional[str] = None, op: Optional[int] = None,
-                       prescale_factor: float = 1.0, postscale_factor: float = 1.0,
-                       process_set=global_process_set) -> list:
-    """In-place grouped allreduce; returns the tensors."""
-    return synchronize(grouped_allreduce_async_(tensors, average, name, op, prescale_factor,
-                                                postscale_factor, process_set))
-
-
-class HorovodGroupedAllreduce(torch.autograd.Function):
-    """Grouped allreduce whose gradient is the grouped allreduce of the output gradients."""
-
-    @staticmethod
-    def forward(ctx, average, name, op, prescale_factor, postscale_factor, process_set, *tensors):
-        ctx.args = (average, op, prescale_factor, postscale_factor, process_set)
-        return tuple(synchronize(grouped_allreduce_async(
-            list(tensors), average, name, op, prescale_factor, postscale_factor, process_set)))
-
-    @staticmethod
-    def backward(ctx, *grad_output):
-        average, op, prescale, postscale, process_set = ctx.args
-        reduced = grouped_allreduce([g.contiguous() for g in grad_output], average=average, op=op,
-                                    prescale_factor=prescale, postscale_factor=postscale,
-                                    process_set=process_set)
-        return (None, None, None, None, None, None, *reduced)
-
-
-def grouped_allreduce(tensors: Sequence[torch.Tensor], average: Optional[bool] = None,
-                      name: Optional[str] = None, compression=Compression.none,
-                      op: Optional[int] = None, prescale_factor: float = 1.0,
-                      postscale_factor: float = 1.0, process_set=global_process_set) -> list:
-    """Allreduces a list of tensors as one group (fused); differentiable. Returns a list."""
-    compressed, ctxs = zip(*[compression.compress(t) for t in tensors])
-    reduced = HorovodGroupedAllreduce.apply(average, name, op, prescale_factor, postscale_factor,
-                                            process_set, *compressed)
-    return [compression.decompress(t, c) for t, c in zip(reduced, ctxs)]
 
 
 # ---- allgather -----------------------------------------------------------------------------------

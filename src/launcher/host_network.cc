@@ -3,15 +3,11 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <ifaddrs.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <cerrno>
 
 #include "base/errors.h"
+#include "transport/tcp/interfaces.h"
 
 namespace kolo::launcher {
 
@@ -38,47 +34,27 @@ in_addr resolve_ipv4(const std::string& host) {
   return address;
 }
 
+// The first --network-interfaces name that is up with an IPv4 address (transport/ lists them, as
+// the ranks do when they publish theirs).
 std::string interface_address(const std::vector<std::string>& interfaces) {
-  ifaddrs* list = nullptr;
-  if (::getifaddrs(&list) != 0) throw SystemError("getifaddrs", errno, "--network-interfaces");
-  std::string chosen;
+  const auto available = transport::up_ipv4_interfaces();
   for (const auto& wanted : interfaces) {
-    for (ifaddrs* entry = list; entry != nullptr && chosen.empty(); entry = entry->ifa_next) {
-      if (entry->ifa_addr != nullptr && entry->ifa_addr->sa_family == AF_INET &&
-          wanted == entry->ifa_name) {
-        chosen = ipv4_text(reinterpret_cast<sockaddr_in*>(entry->ifa_addr)->sin_addr);
-      }
+    for (const auto& entry : available) {
+      if (entry.name == wanted) return entry.address;
     }
-    if (!chosen.empty()) break;
   }
-  ::freeifaddrs(list);
-  if (chosen.empty()) {
-    throw InvalidArgument(fmt::format("none of the --network-interfaces ({}) has an IPv4 address "
-                                      "on this machine",
-                                      fmt::join(interfaces, ", ")));
-  }
-  return chosen;
+  throw InvalidArgument(fmt::format("none of the --network-interfaces ({}) has an IPv4 address "
+                                    "on this machine",
+                                    fmt::join(interfaces, ", ")));
 }
 
 std::string route_source_toward(const std::string& host) {
-  sockaddr_in target{};
-  target.sin_family = AF_INET;
-  target.sin_port = htons(9);
-  target.sin_addr = resolve_ipv4(host);
-  int probe = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (probe < 0) throw SystemError("socket", errno, "finding the route toward " + host);
-  sockaddr_in local{};
-  socklen_t length = sizeof(local);
-  const bool found = ::connect(probe, reinterpret_cast<sockaddr*>(&target), sizeof(target)) == 0 &&
-                     ::getsockname(probe, reinterpret_cast<sockaddr*>(&local), &length) == 0;
-  const int error = errno;
-  ::close(probe);
-  if (!found) {
-    throw SystemError("connect", error,
-                      fmt::format("no route from this machine toward host '{}' ({})", host,
-                                  ipv4_text(target.sin_addr)));
+  const std::string target = ipv4_text(resolve_ipv4(host));
+  std::string source = transport::address_toward(target);
+  if (source.empty()) {
+    throw Error(fmt::format("no route from this machine toward host '{}' ({})", host, target));
   }
-  return ipv4_text(local.sin_addr);
+  return source;
 }
 
 }  // namespace

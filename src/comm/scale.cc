@@ -1,6 +1,9 @@
-// scale_buffer: prescale/postscale (Average is Sum then 1/size). Floating types are multiplied
-// in double and rounded once to their own precision; integers are rounded to nearest (ties to
-// even) and saturated, so a factor never produces an out-of-range conversion.
+// scale_buffer: prescale/postscale (Average is Sum then 1/size), with Horovod's CPU arithmetic so
+// results match it bit for bit: float32 and float64 are multiplied in double and rounded once;
+// float16 and bfloat16 in float (the factor rounded to float first); integers in double, then
+// truncated toward zero as a C++ conversion does. Unlike Horovod, integers saturate (an
+// out-of-range conversion is undefined behaviour there) and a product a few ulps short of a
+// whole number counts as that number (Horovod's average of 49 ones on 49 ranks gives 0).
 #include <fmt/format.h>
 
 #include <cmath>
@@ -25,28 +28,37 @@ void scale_floating(T* __restrict data, size_t count, double factor) {
 template <typename Widen, typename Narrow>
 void scale_narrow(uint16_t* __restrict data, size_t count, double factor, Widen widen,
                   Narrow narrow) {
-  for (size_t i = 0; i < count; ++i) {
-    data[i] = narrow(static_cast<float>(static_cast<double>(widen(data[i])) * factor));
+  const auto single = static_cast<float>(factor);
+  for (size_t i = 0; i < count; ++i) data[i] = narrow(widen(data[i]) * single);
+}
+
+// A product within a few ulps of a whole number is that number: 49 * (1.0 / 49) is
+// 0.9999999999999999 in double, and averaging 49 ones must still give 1.
+double truncate_toward_zero(double value) {
+  const double nearest = std::nearbyint(value);
+  if (std::abs(value - nearest) <= 4 * std::numeric_limits<double>::epsilon() * std::abs(value)) {
+    return nearest;
   }
+  return std::trunc(value);
 }
 
 template <typename T>
-T round_saturated(double value) {
-  const double rounded = std::nearbyint(value);
+T truncate_saturated(double value) {
+  const double whole = truncate_toward_zero(value);
   // double(max) may round up past max (int64: 2^63), so >= catches the exact boundary too.
-  if (rounded >= static_cast<double>(std::numeric_limits<T>::max())) {
+  if (whole >= static_cast<double>(std::numeric_limits<T>::max())) {
     return std::numeric_limits<T>::max();
   }
-  if (rounded <= static_cast<double>(std::numeric_limits<T>::min())) {
+  if (whole <= static_cast<double>(std::numeric_limits<T>::min())) {
     return std::numeric_limits<T>::min();
   }
-  return static_cast<T>(rounded);
+  return static_cast<T>(whole);
 }
 
 template <typename T>
 void scale_integer(T* data, size_t count, double factor) {
   for (size_t i = 0; i < count; ++i) {
-    data[i] = round_saturated<T>(static_cast<double>(data[i]) * factor);
+    data[i] = truncate_saturated<T>(static_cast<double>(data[i]) * factor);
   }
 }
 

@@ -1,4 +1,5 @@
-// scale_buffer: double-precision scaling, integer rounding (ties to even) and saturation.
+// scale_buffer: Horovod's CPU arithmetic (double for float32/64 and integers, float for the 16-bit
+// types), integer truncation toward zero, and saturation.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -38,13 +39,34 @@ TEST(ScaleBuffer, HalfTypes) {
   EXPECT_EQ(bfloat16_to_float(b[1]), 0.25f);
 }
 
-TEST(ScaleBuffer, IntegersRoundToNearestEven) {
-  std::vector<int32_t> v = {5, 7, -5, -7, 9, 1};
-  scale_buffer(v.data(), v.size(), DataType::int32, 0.5);  // 2.5 3.5 -2.5 -3.5 4.5 0.5
-  EXPECT_EQ(v, (std::vector<int32_t>{2, 4, -2, -4, 4, 0}));
-  std::vector<int64_t> w = {10, -10};
-  scale_buffer(w.data(), w.size(), DataType::int64, 1.0 / 3.0);
-  EXPECT_EQ(w, (std::vector<int64_t>{3, -3}));
+TEST(ScaleBuffer, IntegersTruncateTowardZeroAsHorovod) {
+  std::vector<int32_t> v = {5, 7, -5, -7, 9, 1, 99};
+  scale_buffer(v.data(), v.size(), DataType::int32, 0.5);  // 2.5 3.5 -2.5 -3.5 4.5 0.5 49.5
+  EXPECT_EQ(v, (std::vector<int32_t>{2, 3, -2, -3, 4, 0, 49}));
+  std::vector<int64_t> w = {10, -10, 29};
+  scale_buffer(w.data(), w.size(), DataType::int64, 0.7);  // 7 -7 20.3
+  EXPECT_EQ(w, (std::vector<int64_t>{7, -7, 20}));
+}
+
+TEST(ScaleBuffer, IntegerProductsAnUlpShortOfWholeStayWhole) {
+  // 49 * (1.0 / 49) is 0.9999999999999999 in double: an average of 49 equal values is exact.
+  for (int n : {3, 7, 49, 98, 1000}) {
+    std::vector<int64_t> sums = {n, -n, 5LL * n};
+    scale_buffer(sums.data(), sums.size(), DataType::int64, 1.0 / n);
+    EXPECT_EQ(sums, (std::vector<int64_t>{1, -1, 5})) << n;
+  }
+}
+
+TEST(ScaleBuffer, HalfTypesScaleInFloatLikeHorovod) {
+  const double factor = 0.1915194503788923;  // a factor that is not exact in float
+  for (float x : {-97.0f, -3.0f, 1.0f, 13.0f, 77.0f}) {
+    std::vector<uint16_t> h = {float_to_half(x)};
+    scale_buffer(h.data(), 1, DataType::float16, factor);
+    EXPECT_EQ(h[0], float_to_half(x * static_cast<float>(factor))) << x;
+    std::vector<uint16_t> b = {float_to_bfloat16(x)};
+    scale_buffer(b.data(), 1, DataType::bfloat16, factor);
+    EXPECT_EQ(b[0], float_to_bfloat16(x * static_cast<float>(factor))) << x;
+  }
 }
 
 TEST(ScaleBuffer, IntegersSaturate) {

@@ -24,7 +24,7 @@ from kolo.torch.mpi_ops import (
     grouped_allreduce_, grouped_allreduce_async, grouped_allreduce_async_, init, is_homogeneous,
     is_initialized, join, local_rank, local_size, mpi_built, mpi_enabled, mpi_threads_supported,
     nccl_built, poll, rank, remove_process_set, rocm_built, shutdown, size, start_timeline,
-    stop_timeline, synchronize)
+    sparse_allreduce_async, stop_timeline, synchronize)
 from kolo.torch.optimizer import DistributedOptimizer
 from kolo.torch.sync_batch_norm import SyncBatchNorm
 
@@ -41,5 +41,5 @@ __all__ = [
     "rocm_built", "shutdown", "size", "start_timeline", "stop_timeline", "synchronize",
     "DistributedOptimizer", "alltoall", "alltoall_async", "grouped_allgather",
     "grouped_allgather_async", "grouped_reducescatter", "grouped_reducescatter_async",
-    "reducescatter", "reducescatter_async", "SyncBatchNorm",
+    "reducescatter", "reducescatter_async", "SyncBatchNorm", "sparse_allreduce_async",
 ]

@@ -9,6 +9,7 @@ import torch
 
 from kolo.torch.mpi_ops import (
     allgather, broadcast_, broadcast_async_, rank, size, synchronize)
+from kolo.torch.optimizer import step_locally
 from kolo.torch.process_sets import check_process_set, global_process_set
 
 try:  # Horovod pickles with cloudpickle (lambdas, local classes); plain pickle otherwise.
@@ -84,19 +85,45 @@ def allgather_object(obj: Any, name: Optional[str] = None,
     return out
 
 
-def broadcast_optimizer_state(optimizer: torch.optim.Optimizer, root_rank: int,
+def _sparse_parameter_ids(model) -> set:
+    """ids of the parameters of `model`'s sparse embeddings (their gradients are sparse)."""
+    if model is None:
+        return set()
+    return {id(p) for m in model.modules()
+            if isinstance(m, torch.nn.Embedding) and m.sparse for p in m.parameters()}
+
+
+def _initialize_state(optimizer: torch.optim.Optimizer, model) -> None:
+    """Creates the state of an optimizer that has none yet, as Horovod does: every trainable
+    parameter gets a zero gradient (sparse for SparseAdam and for `model`'s sparse embeddings
+    under SGD) and the optimizer takes one local step. Its gradients are left in place."""
+    sparse_ids = _sparse_parameter_ids(model)
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            if p.requires_grad:
+                p.grad = torch.zeros_like(p, memory_format=torch.contiguous_format)
+                if isinstance(optimizer, torch.optim.SparseAdam) or (
+                        isinstance(optimizer, torch.optim.SGD) and id(p) in sparse_ids):
+                    p.grad = p.grad.to_sparse()
+    step_locally(optimizer)
+
+
+def broadcast_optimizer_state(optimizer: torch.optim.Optimizer, root_rank: int, model=None,
                               process_set=global_process_set) -> None:
     """Makes every rank's optimizer state (per-parameter buffers, step counts, and options such
     as the learning rate) equal to root_rank's.
 
-    The state's structure and its non-tensor values travel as one pickled object; its tensors are
-    broadcast in place, without pickling. Works for any torch optimizer (SGD with momentum, Adam,
-    AdamW, ...) and for one whose state is still empty: unlike Horovod, no warm-up step is taken
-    to create the state, so parameters are never touched and an empty state stays empty.
+    As Horovod's: an optimizer whose state is still empty first takes one local step on zero
+    gradients to create it (so a parameter without a gradient gets a zero one); `model`, if
+    given, tells which parameters belong to sparse embeddings. The state's structure and its
+    non-tensor values travel as one pickled object; its tensors are broadcast in place, without
+    pickling, so a rank whose state differs in shape from root_rank's still ends up equal.
     """
     if isinstance(optimizer, torch.optim.LBFGS):
         raise ValueError("cannot broadcast torch.optim.LBFGS state")
     check_process_set(process_set)
+    if len(optimizer.state_dict()["state"]) == 0:
+        _initialize_state(optimizer, model)
     state_dict = optimizer.state_dict()
     tensors: list[torch.Tensor] = []
     skeleton = None

@@ -112,6 +112,32 @@ def grouped_allgather(tensors: Sequence[torch.Tensor], name: Optional[str] = Non
     return list(HorovodGroupedAllgather.apply(name, process_set, *_check_group(tensors)))
 
 
+def sparse_allreduce_async(tensor: torch.Tensor, name: str, op: int,
+                           process_set=global_process_set):
+    """Starts reducing a sparse COO tensor over all ranks (Average or Sum), as Horovod's: its
+    indices and values are allgathered (their counts may differ by rank). Returns a callable
+    (not a handle id, as Horovod's) that waits and returns the sparse result, duplicates summed.
+    """
+    if not isinstance(tensor, torch.Tensor) or not tensor.is_sparse:
+        raise TypeError("sparse_allreduce_async needs a sparse COO torch.Tensor")
+    if op not in (Average, Sum):
+        raise ValueError("sparse_allreduce_async supports op=Average or op=Sum only")
+    t = tensor.coalesce()
+    indices_handle = allgather_async(t.indices().transpose(0, 1).contiguous(),
+                                     name=f"{name}.indices", process_set=process_set)
+    values_handle = allgather_async(t.values(), name=f"{name}.values", process_set=process_set)
+
+    def finish() -> torch.Tensor:
+        values = synchronize(values_handle)
+        indices = synchronize(indices_handle)
+        if op == Average:
+            values = values / _set_size(process_set)
+        return torch.sparse_coo_tensor(indices.transpose(0, 1), values, t.size(),
+                                       check_invariants=False).coalesce()
+
+    return finish
+
+
 # ---- reducescatter -------------------------------------------------------------------------------
 
 def reducescatter_async(tensor: torch.Tensor, name: Optional[str] = None, op: int = Average,
@@ -125,19 +151,16 @@ def reducescatter_async(tensor: torch.Tensor, name: Optional[str] = None, op: in
 
 
 def _reducescatter_grad_scale(op, prescale, postscale, process_set) -> float:
-    # out_r = post * op_k(pre * x_k)[rows of r]: for Sum (and Average, with 1 / size) the
-    # gradient of x_k is the gathered output gradient times the same factors.
+    # Horovod's convention, which its tests check: the gathered output gradient is multiplied by
+    # the set's size for Sum and left as is for Average (each rank's output stands for the whole
+    # set's contribution), then by both scale factors.
     scale = prescale * postscale
-    if op != Average:
-        return scale
-    members = size() if process_set is None or check_process_set(process_set) == 0 \
-        else process_set.size()
-    return scale / members
+    return scale * _set_size(process_set) if op == Sum else scale
 
 
 class HorovodReducescatter(torch.autograd.Function):
-    """Reducescatter; the gradient is the allgather of the output gradients (scaled by 1 / size
-    for Average, and by the scale factors)."""
+    """Reducescatter; the gradient is the allgather of the output gradients, times the set's size
+    for Sum (as Horovod's) and the scale factors."""
 
     @staticmethod
     def forward(ctx, tensor, name, op, process_set, prescale_factor, postscale_factor):
@@ -321,6 +344,13 @@ def join(device: int = -1) -> int:
     so the zeros are always in host memory.
     """
     return int(kolo.join())
+
+
+def _set_size(process_set) -> int:
+    """How many ranks `process_set` has (the job's size for the global set)."""
+    if process_set is None or check_process_set(process_set) == 0:
+        return size()
+    return process_set.size()
 
 
 def _rank_in(process_set) -> int:

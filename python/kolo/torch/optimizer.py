@@ -15,7 +15,7 @@ import torch
 
 from kolo.torch.compression import Compression
 from kolo.torch.mpi_ops import (
-    Adasum, Average, allgather_async, allreduce_async_, grouped_allreduce_async_, size,
+    Adasum, Average, allreduce_async_, grouped_allreduce_async_, size, sparse_allreduce_async,
     synchronize)
 from kolo.torch.process_sets import check_process_set, global_process_set
 
@@ -33,25 +33,6 @@ def _split_list(items: list, parts: int) -> list[list]:
 
 def _set_size(process_set) -> int:
     return size() if check_process_set(process_set) == 0 else process_set.size()
-
-
-def _sparse_allreduce_async(tensor: torch.Tensor, name: str, op: int, process_set):
-    """Sparse gradients: allgather indices and values (the first dimension differs per rank);
-    returns a callable that waits and builds the summed (or averaged) sparse tensor."""
-    t = tensor.coalesce()
-    indices_handle = allgather_async(t.indices().transpose(0, 1).contiguous(),
-                                     name=f"{name}.indices", process_set=process_set)
-    values_handle = allgather_async(t.values(), name=f"{name}.values", process_set=process_set)
-
-    def finish() -> torch.Tensor:
-        values = synchronize(values_handle)
-        indices = synchronize(indices_handle)
-        if op == Average:
-            values = values / _set_size(process_set)
-        return torch.sparse_coo_tensor(indices.transpose(0, 1), values, t.size(),
-                                       check_invariants=False).coalesce()
-
-    return finish
 
 
 class _DistributedOptimizer(torch.optim.Optimizer):
@@ -158,7 +139,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             if self.sparse_as_dense:
                 p.grad = p.grad.to_dense()
             else:
-                return _sparse_allreduce_async(p.grad, name, self.op, self.process_set), None
+                return sparse_allreduce_async(p.grad, name, self.op, self.process_set), None
         compressed, ctx = self._compression.compress(p.grad)
         prescale, postscale = self._scale_factors()
         handle = allreduce_async_(compressed, name=name, op=self.op, prescale_factor=prescale,
@@ -269,6 +250,15 @@ class _DistributedOptimizer(torch.optim.Optimizer):
                                  "before optimizer.step() or optimizer.synchronize(). This is "
                                  "prohibited as it can cause a race condition.")
         return super(self.__class__, self).zero_grad(set_to_none)
+
+
+def step_locally(optimizer: torch.optim.Optimizer) -> None:
+    """One step of `optimizer` on this rank's gradients as they are: a DistributedOptimizer's
+    own step() would wait for every rank to reduce its gradients."""
+    if type(optimizer).__dict__.get("step") is _DistributedOptimizer.__dict__["step"]:
+        super(type(optimizer), optimizer).step()
+    else:
+        optimizer.step()
 
 
 def DistributedOptimizer(optimizer, named_parameters=None, compression=Compression.none,

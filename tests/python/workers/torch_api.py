@@ -222,20 +222,22 @@ def check_optimizer_state(rank: int, size: int) -> None:
         model(torch.ones(1, 4)).sum().backward()
         opt.step()
 
-    # Fresh state everywhere: nothing to send, parameters untouched.
+    # Fresh state everywhere: as Horovod, one local step on zero gradients creates it (Adam's
+    # update is then zero: parameters untouched); every trainable parameter gets a gradient.
     model = torch.nn.Linear(4, 2)
     before = [p.clone() for p in model.parameters()]
     opt = torch.optim.Adam(model.parameters())
     hvd.broadcast_optimizer_state(opt, root_rank=0)
-    assert len(opt.state_dict()["state"]) == 0
+    assert len(opt.state_dict()["state"]) == 2
     assert all(torch.equal(a, b) for a, b in zip(before, model.parameters()))
-    # Root has state, the others are fresh: they receive it.
+    assert all(torch.equal(p.grad, torch.zeros_like(p)) for p in model.parameters())
+    # Root steps further, the others receive its step count.
     if rank == 0:
         model(torch.ones(2, 4)).sum().backward()
         opt.step()
     hvd.broadcast_optimizer_state(opt, root_rank=0)
     assert len(opt.state_dict()["state"]) == 2
-    assert float(opt.state_dict()["state"][0]["step"]) == 1.0
+    assert float(opt.state_dict()["state"][0]["step"]) == 2.0
 
 
 def check_mismatch(rank: int, size: int) -> None:

@@ -108,8 +108,8 @@ def check_reducescatter(rank: int, size: int) -> None:
     # Fewer rows than ranks: the last ranks get none.
     small = hvd.reducescatter(torch.ones(1, 2), op=hvd.Sum, name="rs.small")
     assert small.shape == ((1, 2) if rank == 0 else (0, 2)), small.shape
-    # Autograd: the allgather of the output gradients (/ size for Average).
-    for op, factor in ((hvd.Sum, 1.0), (hvd.Average, 1.0 / size)):
+    # Autograd, as Horovod's: the allgather of the output gradients, times size for Sum.
+    for op, factor in ((hvd.Sum, float(size)), (hvd.Average, 1.0)):
         x = data(rank).requires_grad_()
         y = hvd.reducescatter(x, op=op, name=f"rs.grad.{op}")
         weights = torch.arange(rows, dtype=torch.float32).unsqueeze(1).expand(rows, 3)

@@ -8,7 +8,8 @@
     hvd.broadcast_optimizer_state(optimizer, root_rank=0)
 
 Tensors cross into kolo's C++ core through DLPack; kolo is not compiled against torch, so one
-build serves every torch version. CPU tensors only in this version.
+build serves every torch version. Tensors on other devices (cuda, xpu, mps, xla) are staged
+through host memory (staging.py); NCCL is not in this version.
 """
 
 from kolo.torch.compression import Compression

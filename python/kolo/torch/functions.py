@@ -43,23 +43,30 @@ def broadcast_parameters(params, root_rank: int, prefix: Optional[str] = None,
         synchronize(handle)
 
 
+def _part(name: Optional[str], part: str) -> Optional[str]:
+    """The name of one part of an object transfer (None: kolo's per-kind counter names it)."""
+    return None if name is None else f"{name}.{part}"
+
+
 def broadcast_object(obj: Any, root_rank: int = 0, name: Optional[str] = None,
                      process_set=global_process_set) -> Any:
-    """root_rank's `obj` (pickled, broadcast, unpickled) on every rank."""
+    """root_rank's `obj` (pickled, broadcast, unpickled) on every rank.
+
+    Unlike Horovod, an unnamed call is named by kolo's per-kind counter rather than by the
+    object's type, so ``broadcast_object(x if rank == 0 else None)`` works instead of stalling
+    on names that differ between ranks."""
     check_process_set(process_set)
-    if name is None:
-        name = type(obj).__name__
     if rank() == root_rank:
         buffer = io.BytesIO()
         _pickle.dump(obj, buffer)
         payload = torch.frombuffer(bytearray(buffer.getvalue()), dtype=torch.uint8)
         length = torch.tensor([payload.numel()], dtype=torch.int64)
-        broadcast_(length, root_rank, name + ".sz", process_set=process_set)
+        broadcast_(length, root_rank, _part(name, "sz"), process_set=process_set)
     else:
         length = torch.zeros(1, dtype=torch.int64)
-        broadcast_(length, root_rank, name + ".sz", process_set=process_set)
+        broadcast_(length, root_rank, _part(name, "sz"), process_set=process_set)
         payload = torch.empty(int(length.item()), dtype=torch.uint8)
-    broadcast_(payload, root_rank, name + ".t", process_set=process_set)
+    broadcast_(payload, root_rank, _part(name, "t"), process_set=process_set)
     if rank() == root_rank:
         return obj
     return _pickle.loads(payload.numpy().tobytes())
@@ -69,14 +76,12 @@ def allgather_object(obj: Any, name: Optional[str] = None,
                      process_set=global_process_set) -> list:
     """Every rank's `obj` (of the process set), as a list in rank order."""
     members = size() if check_process_set(process_set) == 0 else process_set.size()
-    if name is None:
-        name = type(obj).__name__
     buffer = io.BytesIO()
     _pickle.dump(obj, buffer)
     payload = torch.frombuffer(bytearray(buffer.getvalue()), dtype=torch.uint8)
-    sizes = allgather(torch.tensor([payload.numel()], dtype=torch.int64), name=name + ".sz",
-                      process_set=process_set)
-    gathered = allgather(payload, name=name + ".t", process_set=process_set).numpy()
+    sizes = allgather(torch.tensor([payload.numel()], dtype=torch.int64),
+                      name=_part(name, "sz"), process_set=process_set)
+    gathered = allgather(payload, name=_part(name, "t"), process_set=process_set).numpy()
     out, start = [], 0
     for r in range(members):
         end = start + int(sizes[r])

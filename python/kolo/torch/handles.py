@@ -14,10 +14,13 @@ from typing import Any, Optional
 import torch
 
 import kolo
+from kolo.torch import staging
 from kolo.torch.process_sets import check_process_set
 
 # In-place operations return the caller's tensor itself (the core saw a detached alias).
 _inplace_results: dict[int, torch.Tensor] = {}
+# Operations on device tensors ran on host copies (staging.py); synchronize() moves them back.
+_staged: dict[int, staging.Staged] = {}
 _groups: dict[int, list[int]] = {}
 _group_ids = itertools.count(1)
 
@@ -33,21 +36,31 @@ def submit(op: int, kind: str, tensor: torch.Tensor, output: Optional[torch.Tens
     alltoall and reducescatter). `group` is (id, size) for members of a grouped operation.
 
     Tensors are detached first: DLPack refuses tensors that require grad, and the core only
-    reads and writes their memory.
+    reads and writes their memory. A tensor that is not on the CPU (or any tensor, with
+    KOLO_STAGE_THROUGH_HOST=1) is staged through host memory (staging.py).
     """
     if not isinstance(tensor, torch.Tensor):
         raise TypeError(f"expected a torch.Tensor, got {type(tensor).__name__}")
     set_id = check_process_set(process_set)
+    inplace = output is None and op not in _ALLOCATING
     source = tensor.detach()
-    if output is None and op not in _ALLOCATING and not source.is_contiguous():
+    if inplace and not source.is_contiguous():
         raise ValueError(f"tensor '{name or kind}': in-place operations need a contiguous tensor")
+    staged = None
+    if staging.needs_staging(source, name or kind):
+        staged = staging.Staged(source.device, tensor if inplace else None)
+        source = staging.to_host(source)
+        if output is not None:
+            output = torch.empty_like(source)
     if output is not None or op in _ALLOCATING:
         source = source.contiguous()
     if output is not None:
         output = output.detach()
     handle = kolo._submit(op, kind, source, output, name, reduce_op, root, prescale, postscale,
                           set_id, splits, group)
-    if output is None and op not in _ALLOCATING:
+    if staged is not None:
+        _staged[handle] = staged
+    elif inplace:
         _inplace_results[handle] = tensor
     return handle
 
@@ -81,5 +94,8 @@ def synchronize(handle: int) -> Any:
             raise first_error
         return results
     inplace = _inplace_results.pop(handle, None)
+    staged = _staged.pop(handle, None)
     result = kolo.synchronize(handle)
+    if staged is not None:
+        return staging.to_caller(result, staged)
     return inplace if inplace is not None else result

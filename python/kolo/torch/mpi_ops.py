@@ -340,8 +340,8 @@ def join(device: int = -1) -> int:
     the whole job's size, as in Horovod), and allgather, broadcast, alltoall and reducescatter
     fail while a rank is joined. Blocks until all ranks joined; returns the rank that joined last.
 
-    ``device`` is accepted as Horovod's (where the zeros live); this build runs CPU tensors only,
-    so the zeros are always in host memory.
+    ``device`` is accepted as Horovod's (where the zeros live); kolo reduces in host memory,
+    so the zeros always live there.
     """
     return int(kolo.join())
 

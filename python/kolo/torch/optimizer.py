@@ -135,12 +135,13 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             # contribute zeros so the allreduce still matches on every rank.
             p.grad = torch.zeros_like(p)
         name = self._parameter_names.get(p)
-        if p.grad.is_sparse:
-            if self.sparse_as_dense:
-                p.grad = p.grad.to_dense()
-            else:
-                return sparse_allreduce_async(p.grad, name, self.op, self.process_set), None
-        compressed, ctx = self._compression.compress(p.grad)
+        grad = p.grad
+        if grad.is_sparse:
+            if not self.sparse_as_dense:
+                return sparse_allreduce_async(grad, name, self.op, self.process_set), None
+            # Reduced densely; p.grad stays sparse (SparseAdam refuses dense gradients).
+            grad = grad.to_dense()
+        compressed, ctx = self._compression.compress(grad)
         prescale, postscale = self._scale_factors()
         handle = allreduce_async_(compressed, name=name, op=self.op, prescale_factor=prescale,
                                   postscale_factor=postscale, process_set=self.process_set)
@@ -191,7 +192,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         compressed, cctx = ctx if ctx is not None else (None, None)
         result = self._compression.decompress(output, cctx) if ctx is not None else output
         if p.grad.is_sparse:
-            p.grad = result
+            p.grad = result if result.is_sparse else result.to_sparse()
         elif result is not p.grad:
             p.grad.copy_(result)
 

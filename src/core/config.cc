@@ -18,7 +18,8 @@ namespace kolo::core {
 namespace {
 
 // The names (without prefix) of every variable kolo understands. Launch information is here too,
-// so that KOLO_RANK and friends are not reported as unknown.
+// so that KOLO_RANK and friends are not reported as unknown, and STAGE_THROUGH_HOST, which
+// kolo.torch reads (staging.py).
 const std::set<std::string>& known_names() {
   static const std::set<std::string> names = {
       "CYCLE_TIME",      "FUSION_THRESHOLD",  "CACHE_CAPACITY",      "LOG_LEVEL",
@@ -31,7 +32,7 @@ const std::set<std::string>& known_names() {
       "GLOO_IFACE",      "DYNAMIC_PROCESS_SETS", "TIMELINE_MARK_CYCLES", "STALL_CHECK_DISABLE",
       "STALL_CHECK_TIME_SECONDS", "STALL_SHUTDOWN_TIME_SECONDS", "AUTOTUNE", "AUTOTUNE_LOG",
       "AUTOTUNE_WARMUP_SAMPLES", "AUTOTUNE_STEPS_PER_SAMPLE", "AUTOTUNE_SAMPLES_PER_TRIAL",
-      "SHM_ALLREDUCE_BYTES"};
+      "SHM_ALLREDUCE_BYTES", "STAGE_THROUGH_HOST"};
   return names;
 }
 

@@ -38,6 +38,8 @@ def _set_size(process_set) -> int:
 class _DistributedOptimizer(torch.optim.Optimizer):
     """Methods grafted onto a subclass of the user's optimizer class (see DistributedOptimizer)."""
 
+    _kolo_distributed = True
+
     def __init__(self, params, named_parameters, compression, backward_passes_per_step=1,
                  op=Average, gradient_predivide_factor=1.0, groups=None, sparse_as_dense=False,
                  process_set=global_process_set):
@@ -256,7 +258,9 @@ class _DistributedOptimizer(torch.optim.Optimizer):
 def step_locally(optimizer: torch.optim.Optimizer) -> None:
     """One step of `optimizer` on this rank's gradients as they are: a DistributedOptimizer's
     own step() would wait for every rank to reduce its gradients."""
-    if type(optimizer).__dict__.get("step") is _DistributedOptimizer.__dict__["step"]:
+    # torch patches each optimizer class's step() (hooks), so the class is recognised by a
+    # marker; super() skips the DistributedOptimizer layer to the user's optimizer class.
+    if getattr(type(optimizer), "_kolo_distributed", False):
         super(type(optimizer), optimizer).step()
     else:
         optimizer.step()

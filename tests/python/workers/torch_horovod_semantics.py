@@ -158,6 +158,21 @@ def check_broadcast_state_without_grad(rank: int, size: int) -> None:
     assert torch.equal(model.weight.grad, torch.zeros(4))
     assert torch.equal(hvd.broadcast(model.weight.grad, root_rank=0), model.weight.grad)
     assert torch.equal(hvd.broadcast(model.weight.detach(), 0), model.weight.detach())
+    # Only root_rank has state (it loaded a checkpoint): the others create theirs with a purely
+    # local step (a DistributedOptimizer's own step would wait for root_rank), then receive it.
+    model = torch.nn.Linear(3, 2)
+    hvd.broadcast_parameters(model.state_dict(), root_rank=0)
+    opt = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9),
+                                   named_parameters=model.named_parameters())
+    if rank == 0:
+        plain = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        for p in model.parameters():
+            p.grad = torch.full_like(p, 2.0)
+        plain.step()
+        opt.load_state_dict(plain.state_dict())
+    hvd.broadcast_optimizer_state(opt, root_rank=0)
+    for p in model.parameters():
+        assert torch.equal(opt.state[p]["momentum_buffer"], torch.full_like(p, 2.0)), opt.state[p]
     # model= marks sparse embeddings: SGD then warms up with a sparse zero gradient.
     embedding = torch.nn.Embedding(5, 2, sparse=True)
     sgd = torch.optim.SGD(embedding.parameters(), lr=0.1)

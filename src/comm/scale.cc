@@ -1,6 +1,6 @@
 // scale_buffer: prescale/postscale (Average is Sum then 1/size), with Horovod's CPU arithmetic so
-// results match it bit for bit: float32 and float64 are multiplied in double and rounded once;
-// float16 and bfloat16 in float (the factor rounded to float first); integers in double, then
+// results match it bit for bit: float32, float16 and bfloat16 are multiplied in float (the factor
+// rounded to float first), float64 in double; integers in double, then
 // truncated toward zero as a C++ conversion does. Unlike Horovod, integers saturate (an
 // out-of-range conversion is undefined behaviour there) and a product a few ulps short of a
 // whole number counts as that number (Horovod's average of 49 ones on 49 ranks gives 0).
@@ -18,11 +18,11 @@ namespace kolo::comm {
 
 namespace {
 
+// In T's own precision, the factor rounded to T first (float32 in float, float64 in double).
 template <typename T>
 void scale_floating(T* __restrict data, size_t count, double factor) {
-  for (size_t i = 0; i < count; ++i) {
-    data[i] = static_cast<T>(static_cast<double>(data[i]) * factor);
-  }
+  const auto own = static_cast<T>(factor);
+  for (size_t i = 0; i < count; ++i) data[i] *= own;
 }
 
 template <typename Widen, typename Narrow>

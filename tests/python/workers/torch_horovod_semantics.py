@@ -20,12 +20,12 @@ FACTOR = 0.3736  # not exact in float: float16 must scale with the factor rounde
 
 def horovod_scaled(x: torch.Tensor, factor: float) -> torch.Tensor:
     """x * factor as Horovod's CPU kernel computes it: integers in float64 then truncated toward
-    zero, float16 in float32 with the factor rounded to float32, the rest in float64."""
+    zero, float16 and float32 in float32 with the factor rounded to float32, float64 in float64."""
     if x.dtype in (torch.int32, torch.int64):
         return (x.double() * factor).to(x.dtype)
-    if x.dtype == torch.float16:
-        return (x.float() * torch.tensor(factor, dtype=torch.float32)).half()
-    return (x.double() * factor).to(x.dtype)
+    if x.dtype in (torch.float16, torch.float32):
+        return (x.float() * torch.tensor(factor, dtype=torch.float32)).to(x.dtype)
+    return x * factor
 
 
 def data(rank: int, shape, dtype) -> torch.Tensor:

@@ -74,29 +74,41 @@ def _read(path: Path) -> dict[str, Any]:
     raise ConfigError(f"{path}: a config is a .py or .yaml file")
 
 
-def _merge(into: dict[str, dict[str, Any]], update: dict[str, Any], origin: str) -> None:
+# Constructor arguments: open-ended, and a file's section replaces the default one whole (an
+# AdamW must not inherit SGD's momentum). The other sections are closed sets of keys.
+OPEN_SECTIONS = ("model", "optimizer")
+
+
+def _merge(into: dict[str, dict[str, Any]], update: dict[str, Any], origin: str,
+           replace_open: bool) -> None:
     for section, values in update.items():
         if section not in into:
             raise ConfigError(f"{origin}: unknown section '{section}' "
                               f"(sections: {', '.join(into)})")
         if not isinstance(values, dict):
             raise ConfigError(f"{origin}: section '{section}' must be a dict")
-        for key, value in values.items():
-            # The model's own keyword arguments are open-ended; every other section is closed.
-            if key not in into[section] and section != "model":
-                raise ConfigError(f"{origin}: unknown key '{section}.{key}' "
-                                  f"(known: {', '.join(into[section])})")
-            into[section][key] = value
+        if section in OPEN_SECTIONS:
+            if replace_open:
+                if "type" not in values:
+                    raise ConfigError(f"{origin}: section '{section}' needs a 'type'")
+                into[section] = {}
+        else:
+            for key in values:
+                if key not in into[section]:
+                    raise ConfigError(f"{origin}: unknown key '{section}.{key}' "
+                                      f"(known: {', '.join(into[section])})")
+        into[section].update(values)
 
 
 def load_config(path: str | None, overrides: list[str] = ()) -> dict[str, dict[str, Any]]:
     config = copy.deepcopy(DEFAULTS)
     if path:
-        _merge(config, _read(Path(path)), str(path))
+        _merge(config, _read(Path(path)), str(path), replace_open=True)
     for item in overrides:
         dotted, sep, text = item.partition("=")
         section, dot, key = dotted.partition(".")
         if not sep or not dot:
             raise ConfigError(f"--cfg-options: '{item}' is not section.key=value")
-        _merge(config, {section: {key: _parse_value(text)}}, "--cfg-options")
+        _merge(config, {section: {key: _parse_value(text)}}, "--cfg-options",
+               replace_open=False)
     return config

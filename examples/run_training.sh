@@ -95,6 +95,7 @@ cmd+=("$python_bin" "$train_script" "${train_args[@]}")
 
 echo "run_training.sh: hostfile $mpi_hostfile:"
 sed 's/^/  /' "$mpi_hostfile"
-echo "run_training.sh: $(printf '%q ' "${cmd[@]}")"
+printed=$(printf '%q ' "${cmd[@]}")
+echo "run_training.sh: ${printed% }"
 if [ "$dry_run" = 1 ]; then exit 0; fi
 exec "${cmd[@]}"

@@ -90,8 +90,8 @@ def main() -> None:
     schedule = LearningRate(config["optimizer"]["lr"], size, args.auto_scale_lr,
                             config["schedule"])
 
-    logger.info("%s ranks (%s), device %s, amp %s, config %s: %s", size, backend.name, device,
-                amp_dtype, args.config or "defaults", config)
+    logger.info("%d ranks (%s) on %d host(s), device %s, amp %s, config %s: %s", size,
+                backend.name, backend.hosts, device, amp_dtype, args.config or "defaults", config)
     first_epoch, consumed = 1, 0
     if args.resume:
         state = checkpoint.load_on_rank0(args.resume, backend)
@@ -109,7 +109,8 @@ def main() -> None:
     job = Job(backend, model, optimizer, scaler, schedule, device, amp_dtype, logger,
               train_loader(train_set, config["data"], sampler),
               test_loader(test_set, config["data"], rank, size), sampler, config["train"])
-    metrics.write({"event": "start", "world_size": size, "launcher": backend.name,
+    metrics.write({"event": "start", "world_size": size, "hosts": backend.hosts,
+                   "launcher": backend.name,
                    "amp": str(amp_dtype) if amp_dtype else None, "resume": args.resume,
                    "first_epoch": first_epoch, "consumed": consumed, "config": config})
     if args.resume and config["train"]["eval_on_resume"]:

@@ -25,6 +25,7 @@ class HorovodBackend:
         self.hvd = hvd
         self.rank, self.size = hvd.rank(), hvd.size()
         self.local_rank, self.local_size = hvd.local_rank(), hvd.local_size()
+        self.hosts = hvd.cross_size()  # ranks with this local rank: one per host
 
     def wrap(self, model: torch.nn.Module, optimizer: torch.optim.Optimizer):
         optimizer = self.hvd.DistributedOptimizer(optimizer,
@@ -82,6 +83,7 @@ class DDPBackend:
         self.rank, self.size = dist.get_rank(), dist.get_world_size()
         self.local_rank = int(os.environ.get("LOCAL_RANK", "0"))
         self.local_size = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+        self.hosts = self.size // self.local_size  # torchrun runs as many ranks on every host
 
     def wrap(self, model: torch.nn.Module, optimizer: torch.optim.Optimizer):
         device_ids = [self.local_rank] if torch.cuda.is_available() else None

@@ -60,7 +60,8 @@ def compare(np_: int, repeats: int, kolorun: str, train_args: list[str]) -> str:
         return [r[key] for r in results[side]]
 
     def ratio(key: str) -> str:
-        return f"{statistics.median(column('kolo', key)) / statistics.median(column('ddp', key)):.3f}"
+        kolo, ddp = statistics.median(column("kolo", key)), statistics.median(column("ddp", key))
+        return f"{kolo / ddp:.3f}"
 
     def row(label: str, key: str, fmt: str) -> str:
         return (f"| {label} | {spread(column('kolo', key), fmt)} | "

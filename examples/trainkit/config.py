@@ -59,9 +59,9 @@ def _read(path: Path) -> dict[str, Any]:
         raise ConfigError(f"config file {path} does not exist")
     if path.suffix == ".py":
         names = runpy.run_path(str(path))
+        helpers = (types.ModuleType, types.FunctionType, type)  # imports and functions it defines
         return {k: v for k, v in names.items()
-                if not k.startswith("_") and not isinstance(v, (types.ModuleType, types.FunctionType,
-                                                                type))}
+                if not k.startswith("_") and not isinstance(v, helpers)}
     if path.suffix in (".yaml", ".yml"):
         try:
             import yaml

@@ -56,7 +56,8 @@ class HorovodBackend:
     def allreduce(self, values: list[float], op: str) -> list[float]:
         tensor = torch.tensor(values, dtype=torch.float64)
         reduce_op = self.hvd.Sum if op == "sum" else self.hvd.Max
-        return self.hvd.allreduce(tensor, op=reduce_op, name=f"trainkit.{op}.{len(values)}").tolist()
+        name = f"trainkit.{op}.{len(values)}"
+        return self.hvd.allreduce(tensor, op=reduce_op, name=name).tolist()
 
     def broadcast_object(self, obj: Any) -> Any:
         return self.hvd.broadcast_object(obj, root_rank=0, name="trainkit.object")

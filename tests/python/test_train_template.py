@@ -201,7 +201,8 @@ def launch_script(tmp_path: Path, *args: str, env: dict | None = None, timeout: 
 
 
 def test_the_launcher_writes_the_guides_hostfile_and_mpirun_line(tmp_path):
-    (tmp_path / "worker.host").write_text("worker-node-1\nworker-node-2\n\n# spare\nworker-node-3\n")
+    (tmp_path / "worker.host").write_text(
+        "worker-node-1\nworker-node-2\n\n# spare\nworker-node-3\n")
     job = launch_script(tmp_path, "--config", "c.py", "--work-dir", "w", "--amp",
                         "--auto-scale-lr", "--resume", "w/epoch_10.pth", "--slots-per-node", "4",
                         "--dry-run", env={"MPIRUN": "mpirun", "HOROVOD_LOG_LEVEL": "debug"})

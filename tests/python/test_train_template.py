@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -148,6 +149,46 @@ def test_resume_on_three_ranks_continues_where_two_ranks_left_off(tmp_path):
     assert (tmp_path / "epoch_3.pth").exists()
     saved = torch.load(tmp_path / "latest.pth", weights_only=False)
     assert saved["epoch"] == 3 and saved["world_size"] == 3 and saved["consumed"] == 0
+
+
+@needs_fashion
+def test_a_job_stopped_mid_epoch_resumes_at_the_same_sample_on_another_world_size(tmp_path):
+    # latest.pth every 2 steps; the job is stopped as soon as one holds a mid-epoch position.
+    cmd = [kolorun_path(), "-np", "2", sys.executable, str(TRAIN), "--work-dir", str(tmp_path),
+           "--cfg-options", *SMALL, "schedule.epochs=20", "train.checkpoint_every_steps=2"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=dict(os.environ, OMP_NUM_THREADS="1"))
+    saved = None
+    deadline = time.monotonic() + 240
+    try:
+        while proc.poll() is None and time.monotonic() < deadline:
+            try:
+                saved = torch.load(tmp_path / "latest.pth", weights_only=False)
+            except (OSError, RuntimeError, EOFError):
+                saved = None
+            if saved is not None and saved["consumed"] > 0:
+                break
+            time.sleep(0.05)
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=60)
+    assert saved is not None and saved["consumed"] > 0, out
+    saved = torch.load(tmp_path / "latest.pth", weights_only=False)  # the last one written
+    done, consumed = saved["epoch"], saved["consumed"]
+
+    job = run_command([kolorun_path(), "-np", "3", sys.executable, str(TRAIN), "--work-dir",
+                       str(tmp_path), "--resume", str(tmp_path / "latest.pth"), "--cfg-options",
+                       *SMALL, f"schedule.epochs={done + 1}"], {"OMP_NUM_THREADS": "1"},
+                      timeout=240)
+    assert job.returncode == 0, job.output
+    start = [r for r in records(tmp_path) if r.get("event") == "start"][-1]
+    assert start["first_epoch"] == done + 1 and start["consumed"] == consumed, start
+    # The resumed epoch trains only the samples the stopped job had not reached (3 ranks pad
+    # the rest to a multiple of 3).
+    remaining = 960 - consumed
+    trained = [r for r in records(tmp_path) if r.get("epoch") == done + 1][-1]
+    assert trained["world_size"] == 3
+    assert remaining <= trained["samples"] <= remaining + 2, (consumed, trained)
 
 
 @needs_fashion

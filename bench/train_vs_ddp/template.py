@@ -3,7 +3,8 @@ the same file, data, seed and flags under `kolorun -np N` (Horovod API) and unde
 `torchrun --nproc-per-node N ... --launcher ddp`, alternating which goes first. Each run's
 metrics.jsonl gives the last epoch's samples/s, the peak memory per rank (the largest rank's
 resident set on CPU) and the final test accuracy; the table shows medians over the repeats and
-their run-to-run spread (min..max)."""
+their run-to-run spread (min..max). Repeat i trains with --seed 42+i on both sides, so the
+accuracy spread is over seeds (with one seed both sides train the same model)."""
 
 from __future__ import annotations
 
@@ -27,9 +28,9 @@ def commands(np_: int, kolorun: str, args: list[str]) -> dict[str, list[str]]:
     }
 
 
-def run_once(cmd: list[str], work_dir: Path) -> dict:
+def run_once(cmd: list[str], work_dir: Path, seed: int) -> dict:
     env = dict(os.environ, OMP_NUM_THREADS="1")
-    proc = subprocess.run([*cmd, "--work-dir", str(work_dir)], stdout=subprocess.PIPE,
+    proc = subprocess.run([*cmd, "--work-dir", str(work_dir), "--seed", str(seed)], stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True, timeout=1800, env=env)
     if proc.returncode != 0:
         raise SystemExit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stdout}")
@@ -51,7 +52,7 @@ def compare(np_: int, repeats: int, kolorun: str, train_args: list[str]) -> str:
     with tempfile.TemporaryDirectory(prefix="kolo-train-vs-ddp-") as tmp:
         for i in range(repeats):
             for side in (SIDES if i % 2 == 0 else SIDES[::-1]):
-                results[side].append(run_once(cmds[side], Path(tmp) / f"{side}{i}"))
+                results[side].append(run_once(cmds[side], Path(tmp) / f"{side}{i}", 42 + i))
             print(f"repeat {i + 1}/{repeats}: " + "  ".join(
                 f"{side} {results[side][-1]['samples_per_s']:.0f} samples/s, acc "
                 f"{results[side][-1]['test_acc']:.4f}" for side in SIDES), flush=True)

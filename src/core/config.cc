@@ -9,6 +9,7 @@
 
 #include "base/errors.h"
 #include "core/mpi_launch_env.h"
+#include "core/thread_affinity.h"
 #include "transport/tcp/interfaces.h"
 
 extern char** environ;
@@ -31,7 +32,7 @@ const std::set<std::string>& known_names() {
       "GLOO_IFACE",      "DYNAMIC_PROCESS_SETS", "TIMELINE_MARK_CYCLES", "STALL_CHECK_DISABLE",
       "STALL_CHECK_TIME_SECONDS", "STALL_SHUTDOWN_TIME_SECONDS", "AUTOTUNE", "AUTOTUNE_LOG",
       "AUTOTUNE_WARMUP_SAMPLES", "AUTOTUNE_STEPS_PER_SAMPLE", "AUTOTUNE_SAMPLES_PER_TRIAL",
-      "SHM_ALLREDUCE_BYTES"};
+      "SHM_ALLREDUCE_BYTES", "THREAD_AFFINITY"};
   return names;
 }
 
@@ -162,6 +163,10 @@ Config Config::from_env(const EnvLookup& lookup, const std::vector<std::string>&
   if (!interfaces) interfaces = reader.text("GLOO_IFACE");
   if (interfaces) config.network_interfaces = transport::parse_interface_list(*interfaces);
   config.dynamic_process_sets = reader.flag("DYNAMIC_PROCESS_SETS").value_or(false);
+  if (auto cores = reader.find("THREAD_AFFINITY")) {
+    config.thread_affinity = parse_core_list(cores->second, cores->first);
+  }
+  config.log_timestamps = !reader.flag("LOG_HIDE_TIME").value_or(true);
   read_observability(reader, config);
 
   for (const auto& name : all_names) {

@@ -116,10 +116,9 @@ constexpr std::array kFlags{
                "kolo has no NCCL in this version: collectives run in host memory over TCP and "
                "shared memory, so there are no NCCL streams to set"},
     TuningFlag{"--thread-affinity", "THREAD_AFFINITY", Kind::non_negative_integer,
-               "Accepted for horovodrun compatibility; kolo does not pin its background thread.",
-               Effect::not_in_kolo,
-               "kolo does not pin its background thread to a core; pin whole ranks instead "
-               "(taskset/numactl in the command, or --mpi with --binding-args)"},
+               "Core to pin kolo's background thread to (the variable takes one core per local "
+               "rank, e.g. HOROVOD_THREAD_AFFINITY=0,1; as in Horovod a host running more ranks "
+               "than cores listed pins nothing and says so)."},
     TuningFlag{"--gloo-timeout-seconds",
                "GLOO_TIMEOUT_SECONDS",
                Kind::non_negative_number,
@@ -129,20 +128,13 @@ constexpr std::array kFlags{
                {},
                "PEER_TIMEOUT"},
     TuningFlag{"--log-with-timestamp", "LOG_HIDE_TIME", Kind::switch_off,
-               "Accepted for horovodrun compatibility; kolo's log lines carry no timestamp.",
-               Effect::not_in_kolo,
-               "kolo's log lines carry no timestamp; --prefix-output-with-timestamp puts one on "
-               "every output line of every rank"},
+               "Show a timestamp on kolo's log messages."},
     TuningFlag{"--log-without-timestamp", "LOG_HIDE_TIME", Kind::switch_on,
-               "Hide the timestamp from kolo's log messages (kolo's log lines never carry one).",
-               Effect::kolos_way_already},
+               "Hide the timestamp from kolo's log messages (kolo's default)."},
     TuningFlag{"--log-hide-timestamp", "LOG_HIDE_TIME", Kind::switch_on,
-               "Deprecated horovodrun spelling of --log-without-timestamp.",
-               Effect::kolos_way_already},
+               "Deprecated horovodrun spelling of --log-without-timestamp."},
     TuningFlag{"--no-log-hide-timestamp", "LOG_HIDE_TIME", Kind::switch_off,
-               "Deprecated horovodrun spelling of --log-with-timestamp.", Effect::not_in_kolo,
-               "kolo's log lines carry no timestamp; --prefix-output-with-timestamp puts one on "
-               "every output line of every rank"},
+               "Deprecated horovodrun spelling of --log-with-timestamp."},
 };
 
 InvalidArgument bad_value(const TuningFlag& flag, const std::string& text, const char* expected) {

@@ -34,13 +34,13 @@ EXPECTED = {
     "HOROVOD_GLOO_TIMEOUT_SECONDS": "45", "HOROVOD_HIERARCHICAL_ALLGATHER": "1",
     "HOROVOD_TORUS_ALLREDUCE": "1", "HOROVOD_AUTOTUNE_BAYES_OPT_MAX_SAMPLES": "20",
     "HOROVOD_AUTOTUNE_GAUSSIAN_PROCESS_NOISE": "0.8", "HOROVOD_MPI_THREADS_DISABLE": "1",
-    "HOROVOD_NUM_NCCL_STREAMS": "2", "HOROVOD_THREAD_AFFINITY": "0", "HOROVOD_LOG_HIDE_TIME": "0",
-    "NCCL_IB_DISABLE": "1",
+    "HOROVOD_NUM_NCCL_STREAMS": "2", "KOLO_THREAD_AFFINITY": "0", "HOROVOD_THREAD_AFFINITY": "0",
+    "KOLO_LOG_HIDE_TIME": "0", "HOROVOD_LOG_HIDE_TIME": "0", "NCCL_IB_DISABLE": "1",
 }
 # Flags that must each print one warning naming them.
 WARNED = ["--hierarchical-allgather", "--torus-allreduce", "--autotune-bayes-opt-max-samples",
           "--autotune-gaussian-process-noise", "--mpi-threads-disable", "--num-nccl-streams",
-          "--thread-affinity", "--log-with-timestamp", "--binding-args", "--jsrun"]
+          "--binding-args", "--jsrun"]
 
 # Each rank starts kolo (so the settings must be valid for the core), runs an allreduce, and
 # prints the variables it got.
@@ -87,3 +87,55 @@ def test_the_horovodrun_name_takes_the_same_flags():
     assert "HOROVOD_LOG_HIDE_TIME=1" in job.lines_of(1)
     # Flags asking for what kolo always does are silent.
     assert not [line for line in job.output.splitlines() if line.startswith("[kolorun]")], job.output
+
+
+# Each rank reports the CPUs its threads may run on; the background thread is the one pinned.
+AFFINITY_WORKER = r"""
+import os
+import kolo
+kolo.init()
+allowed = set()
+for tid in os.listdir("/proc/self/task"):
+    with open(f"/proc/self/task/{tid}/status") as f:
+        for line in f:
+            if line.startswith("Cpus_allowed_list:"):
+                allowed.add(line.split(":", 1)[1].strip())
+print("threads allowed:", ";".join(sorted(allowed)))
+print(f"rank {kolo.rank()} OK")
+kolo.shutdown()
+"""
+
+
+@pytest.mark.parametrize("np_", [2, 3])
+def test_thread_affinity_pins_each_local_ranks_background_thread(np_):
+    import os
+    cpus = sorted(os.sched_getaffinity(0))
+    cores = [cpus[i % len(cpus)] for i in range(np_)]  # one core per local rank (may repeat)
+    cmd = [kolorun_path(), "-np", str(np_), sys.executable, "-c", AFFINITY_WORKER]
+    job = run_command(cmd, env={"HOROVOD_THREAD_AFFINITY": ",".join(map(str, cores))},
+                      timeout=180)
+    job.assert_ok(np_)
+    for rank in range(np_):
+        line = next(x for x in job.lines_of(rank) if x.startswith("threads allowed:"))
+        allowed = line.split(":", 1)[1].strip().split(";")
+        assert str(cores[rank]) in allowed, f"rank {rank}: {line}"
+
+
+def test_too_few_cores_pin_nothing_and_say_so():
+    cmd = [kolorun_path(), "-np", "2", "--thread-affinity", "0", sys.executable, "-c",
+           AFFINITY_WORKER]
+    job = run_command(cmd, timeout=180)
+    job.assert_ok(2)
+    assert "one core per local rank is needed" in job.output, job.output
+
+
+def test_log_with_timestamp_puts_a_timestamp_on_kolos_log_lines():
+    import re
+    cmd = [kolorun_path(), "-np", "2", "--log-with-timestamp", sys.executable, "-c",
+           WORKER]
+    job = run_command(cmd, env={"KOLO_NOT_A_SETTING": "1"}, timeout=180)
+    job.assert_ok(2)
+    stamped = re.compile(r"\[kolo rank \d/2\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6} WARNING: "
+                         r"KOLO_NOT_A_SETTING is not a kolo setting")
+    for rank in range(2):
+        assert any(stamped.search(line) for line in job.lines_of(rank, "stderr")), job.output

@@ -154,8 +154,11 @@ TEST(HorovodrunFlags, FlagsWithAKoloMechanismDriveIt) {
   EXPECT_EQ(timeout["HOROVOD_GLOO_TIMEOUT_SECONDS"], "45");
   EXPECT_EQ(timeout.count("KOLO_GLOO_TIMEOUT_SECONDS"), 0u);
   EXPECT_EQ(env({"--tcp"})["NCCL_IB_DISABLE"], "1");
+  EXPECT_EQ(env({"--thread-affinity", "1"})["KOLO_THREAD_AFFINITY"], "1");
+  EXPECT_EQ(env({"--log-with-timestamp"})["KOLO_LOG_HIDE_TIME"], "0");
+  EXPECT_EQ(env({"--no-log-hide-timestamp"})["KOLO_LOG_HIDE_TIME"], "0");
+  EXPECT_EQ(env({"--log-hide-timestamp"})["KOLO_LOG_HIDE_TIME"], "1");
   // What kolo always does: Horovod's variable, no warning.
-  EXPECT_EQ(env({"--log-without-timestamp"})["HOROVOD_LOG_HIDE_TIME"], "1");
   EXPECT_EQ(env({"--no-torus-allreduce"})["HOROVOD_TORUS_ALLREDUCE"], "0");
   EXPECT_EQ(env({"--no-hierarchical-allgather"})["HOROVOD_HIERARCHICAL_ALLGATHER"], "0");
 }
@@ -180,8 +183,6 @@ TEST(HorovodrunFlags, FlagsWithoutAKoloMechanismWarnOnceSayingWhatKoloDoes) {
       {"HOROVOD_AUTOTUNE_GAUSSIAN_PROCESS_NOISE", {"--autotune-gaussian-process-noise", "0.8"}},
       {"HOROVOD_MPI_THREADS_DISABLE", {"--mpi-threads-disable"}},
       {"HOROVOD_NUM_NCCL_STREAMS", {"--num-nccl-streams", "2"}},
-      {"HOROVOD_THREAD_AFFINITY", {"--thread-affinity", "1"}},
-      {"HOROVOD_LOG_HIDE_TIME", {"--log-with-timestamp"}},
   };
   for (const auto& [variable, words] : cases) {
     ParseResult result = parse(words);

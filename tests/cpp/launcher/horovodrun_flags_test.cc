@@ -4,7 +4,10 @@
 // kolo has no mechanism for must set Horovod's variable and say, in one warning, what kolo does
 // instead. The elastic flags belong to the elastic issue and are still refused by name.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -216,6 +219,27 @@ TEST(HorovodrunFlags, BindingArgsReplaceMpirunsDefaultBinding) {
   ASSERT_TRUE(without_mpi.options.has_value()) << without_mpi.message;
   ASSERT_EQ(without_mpi.options->warnings.size(), 1u);
   EXPECT_NE(without_mpi.options->warnings[0].find("--mpi"), std::string::npos);
+}
+
+TEST(HorovodrunFlags, ConfigFileKeysOfTheseFlagsActAsTheFlags) {
+  char path[] = "/tmp/kolo-horovodrun-flags-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  const std::string text =
+      "params:\n  torus_allreduce: true\nlibrary_options:\n  gloo_timeout_seconds: 50\n"
+      "  thread_affinity: 1\nlogging:\n  with_timestamp: true\n";
+  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  close(fd);
+  ParseResult result = parse({"--config-file", path, "--gloo-timeout-seconds", "70"});
+  unlink(path);
+  ASSERT_TRUE(result.options.has_value()) << result.message;
+  auto env = environment_of(*result.options);
+  EXPECT_EQ(env["KOLO_PEER_TIMEOUT"], "70");  // the command line beats the file
+  EXPECT_EQ(env["KOLO_THREAD_AFFINITY"], "1");
+  EXPECT_EQ(env["KOLO_LOG_HIDE_TIME"], "0");
+  EXPECT_EQ(env["HOROVOD_TORUS_ALLREDUCE"], "1");
+  ASSERT_EQ(result.options->warnings.size(), 1u);
+  EXPECT_NE(result.options->warnings[0].find("--torus-allreduce"), std::string::npos);
 }
 
 TEST(HorovodrunFlags, ElasticFlagsAreStillRefusedByName) {

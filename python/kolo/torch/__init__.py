@@ -12,6 +12,7 @@ build serves every torch version. Tensors on other devices (cuda, xpu, mps, xla)
 through host memory (staging.py); NCCL is not in this version.
 """
 
+from kolo.horovod_common import check_extension  # noqa: F401  (horovod.torch has it)
 from kolo.torch.compression import Compression
 from kolo.torch.functions import (
     allgather_object, broadcast_object, broadcast_optimizer_state, broadcast_parameters)

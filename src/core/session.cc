@@ -222,6 +222,8 @@ void Session::publish_stats() {
     stats_.fast_cycles += counters.fast_cycles;
     stats_.full_exchanges += counters.full_exchanges;
     stats_.cache_hits += counters.cache_hits;
+    stats_.cache_entries += set->controller().cache().size();
+    stats_.cache_capacity += set->controller().cache().capacity();
     stats_.fused_groups += set->executor().stats().fused_groups;
     stats_.fused_tensors += set->executor().stats().fused_tensors;
   }

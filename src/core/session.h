@@ -43,6 +43,10 @@ struct SessionStats {
   uint64_t fast_cycles = 0;     // agreed through the response cache's bit vector alone
   uint64_t full_exchanges = 0;  // request lists went to the coordinator
   uint64_t cache_hits = 0;
+  // Response-cache entries held now, summed over this rank's process sets, and their summed
+  // capacity: a long run with ever new tensor names must keep entries <= capacity.
+  uint64_t cache_entries = 0;
+  uint64_t cache_capacity = 0;
   uint64_t fused_groups = 0;
   uint64_t fused_tensors = 0;
   TuningState tuning;  // parameters in force (autotune changes them)

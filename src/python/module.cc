@@ -170,6 +170,8 @@ NB_MODULE(_core, m) {
     d["fast_cycles"] = s.fast_cycles;
     d["full_exchanges"] = s.full_exchanges;
     d["cache_hits"] = s.cache_hits;
+    d["cache_entries"] = s.cache_entries;
+    d["cache_capacity"] = s.cache_capacity;
     d["fused_groups"] = s.fused_groups;
     d["fused_tensors"] = s.fused_tensors;
     d["autotuning"] = s.tuning.autotuning;

@@ -10,6 +10,7 @@
 
 #include "backends/mpi_plugin.h"
 #include "base/errors.h"
+#include "core/launcher_watch.h"
 #include "core/runtime.h"
 #include "python/dlpack_types.h"
 
@@ -124,6 +125,8 @@ nb::tuple take_alltoall_output(HandleId handle, bool as_torch) {
 NB_MODULE(_core, m) {
   using namespace kolo::python;
   m.doc() = "kolo's C++ runtime (framework-free; arrays cross through DLPack)";
+  // From the import on, a rank whose kolorun is killed ends too (before init() as well).
+  kolo::core::end_with_launcher(kolo::core::process_environment());
 
   nb::exception<kolo::Error>(m, "KoloError");
 

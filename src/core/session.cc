@@ -36,8 +36,7 @@ Session::Session(const Config& config, const LaunchInfo& launch, uint64_t round,
       allreduce_options.hierarchical =
           *config_.hierarchical_allreduce ? comm::Hierarchical::on : comm::Hierarchical::off;
     }
-    return backends::make_backend(config_.cpu_operations, set_comm, allreduce_options,
-                                  world_.size);
+    return backends::make_backend(config_.cpu_operations, set_comm, allreduce_options, world_.size);
   };
   std::vector<int> everyone(static_cast<size_t>(world_.size));
   std::iota(everyone.begin(), everyone.end(), 0);
@@ -52,7 +51,12 @@ Session::Session(const Config& config, const LaunchInfo& launch, uint64_t round,
   thread_ = std::thread([this] { run_loop(); });
 }
 
-Session::~Session() { shutdown(); }
+Session::~Session() {
+  try {
+    shutdown();
+  } catch (const Error&) {  // already logged; a destructor must not throw
+  }
+}
 
 HandleId Session::enqueue(TensorEntry entry) {
   const std::string& name = entry.request.name;
@@ -106,6 +110,15 @@ void Session::shutdown() {
   shutdown_requested_ = true;
   queue_.wake();
   if (thread_.joinable()) thread_.join();
+  // A peer that died or froze while the ranks were leaving together: the caller learns it (and
+  // which rank), so a script exits non-zero and its launcher ends the job instead of waiting on
+  // the frozen rank. The session is finished either way; init() may be called again.
+  if (failed_in_shutdown_) {
+    failed_in_shutdown_ = false;
+    std::lock_guard lock(mutex_);
+    throw Error(fmt::format("shutdown() did not complete with every rank: {}",
+                            failure_.value_or("a peer failed")));
+  }
 }
 
 SessionStats Session::stats() const {
@@ -141,9 +154,8 @@ void Session::run_loop() {
   try {
     for (;;) {
       auto fresh = take_new_entries();
-      negotiation::ResponseList agreed = run_cycle(*sets_.at(kGlobalProcessSet),
-                                                   std::move(fresh[kGlobalProcessSet]),
-                                                   shutdown_requested_);
+      negotiation::ResponseList agreed = run_cycle(
+          *sets_.at(kGlobalProcessSet), std::move(fresh[kGlobalProcessSet]), shutdown_requested_);
       if (agreed.shutdown) {
         publish_stats();
         shutdown_by_ = agreed.shutdown_ranks;
@@ -159,21 +171,24 @@ void Session::run_loop() {
       // Sleep out the cycle unless new work (or shutdown) arrives; a dead peer ends the wait.
       comm_->wait_idle(queue_.wake_fd(), observability_->cycle_time());
     }
-    fail_everything(fmt::format("kolo rank {}: the job has shut down (rank{} {} called "
-                                "shutdown() or its script ended); operations pending then or "
-                                "submitted since cannot complete",
-                                world_.rank, shutdown_by_.size() == 1 ? "" : "s",
-                                fmt::join(shutdown_by_, ", ")));
+    fail_everything(fmt::format(
+        "kolo rank {}: the job has shut down (rank{} {} called "
+        "shutdown() or its script ended); operations pending then or "
+        "submitted since cannot complete",
+        world_.rank, shutdown_by_.size() == 1 ? "" : "s", fmt::join(shutdown_by_, ", ")));
   } catch (const PeerError& error) {
     std::string message =
         fmt::format("kolo rank {}/{}: {}", world_.rank, world_.size, with_root_cause(error));
     logger_.error("{}", message);
     comm_->abort();
+    failed_in_shutdown_ = shutdown_requested_.load();
     fail_everything(message);
   } catch (const std::exception& error) {
-    std::string message = fmt::format("kolo rank {}/{}: {}", world_.rank, world_.size, error.what());
+    std::string message =
+        fmt::format("kolo rank {}/{}: {}", world_.rank, world_.size, error.what());
     logger_.error("{}", message);
     comm_->abort();
+    failed_in_shutdown_ = shutdown_requested_.load();
     fail_everything(message);
   }
 }
@@ -239,8 +254,8 @@ std::string Session::with_root_cause(const PeerError& error) const {
     return message + trace_wait_chain(error.peer_rank());
   }
   try {
-    const std::string first = store_->get(std::string(rendezvous::kFailureKey),
-                                          std::chrono::seconds(2));
+    const std::string first =
+        store_->get(std::string(rendezvous::kFailureKey), std::chrono::seconds(2));
     message += "; the launcher reports the first failure: " + first;
   } catch (const Error&) {
     // No launcher report (not started by kolorun, or the peer is alive but silent).
@@ -259,9 +274,10 @@ std::string Session::trace_wait_chain(int awaited) const {
       // The others time out at about the same moment as this rank; give them a second.
       const int next = std::stoi(store_->get(key(chain.back()), std::chrono::seconds(1)));
       if (next == world_.rank || std::find(chain.begin(), chain.end(), next) != chain.end()) {
-        return fmt::format("; ranks {} wait on each other in a cycle (collectives submitted in "
-                           "different orders?)",
-                           fmt::join(chain, ", "));
+        return fmt::format(
+            "; ranks {} wait on each other in a cycle (collectives submitted in "
+            "different orders?)",
+            fmt::join(chain, ", "));
       }
       chain.push_back(next);
     }
@@ -275,9 +291,10 @@ std::string Session::trace_wait_chain(int awaited) const {
     return fmt::format("; rank {} is alive but not responding (hung, stopped, or overloaded)",
                        awaited);
   }
-  return fmt::format("; rank {} was itself waiting (chain {}): rank {} is the one not responding "
-                     "(hung, stopped, or overloaded)",
-                     awaited, fmt::join(chain, " -> "), chain.back());
+  return fmt::format(
+      "; rank {} was itself waiting (chain {}): rank {} is the one not responding "
+      "(hung, stopped, or overloaded)",
+      awaited, fmt::join(chain, " -> "), chain.back());
 }
 
 void Session::leave_together() {

@@ -29,8 +29,8 @@
 #include "core/config.h"
 #include "core/executor.h"
 #include "core/handle_table.h"
-#include "core/process_set.h"
 #include "core/observability.h"
+#include "core/process_set.h"
 #include "core/tensor_queue.h"
 #include "core/world.h"
 #include "negotiation/controller.h"
@@ -76,7 +76,8 @@ class Session {
   // Ranks (ascending world ranks) of a registered set; throws InvalidArgument for an unknown id.
   [[nodiscard]] std::vector<int> process_set_ranks(int32_t id) const;
   [[nodiscard]] std::vector<int32_t> process_set_ids() const;
-  // Negotiates shutdown with the other ranks and joins the background thread.
+  // Negotiates shutdown with the other ranks and joins the background thread. Throws (naming the
+  // peer) when a peer died or stopped responding during that negotiation.
   void shutdown();
   [[nodiscard]] SessionStats stats() const;
   // hvd.start_timeline / stop_timeline (rank 0 writes; no-ops elsewhere). Any thread.
@@ -120,7 +121,7 @@ class Session {
   // declared after sets_ so they go first.
   std::unique_ptr<Observability> observability_;
 
-  mutable std::mutex mutex_;  // guards everything below up to stats_
+  mutable std::mutex mutex_;                       // guards everything below up to stats_
   std::map<int32_t, std::vector<int>> set_ranks_;  // every registered set, member or not
   std::set<std::pair<int32_t, std::string>> names_in_flight_;  // (process set, name)
   uint64_t control_calls_ = 0;  // names add/remove/join requests identically on every rank
@@ -128,6 +129,8 @@ class Session {
   SessionStats stats_;
 
   std::atomic<bool> shutdown_requested_{false};
+  // Written by the background thread before it ends, read after the join.
+  bool failed_in_shutdown_ = false;
   std::vector<int32_t> shutdown_by_;  // ranks that announced the agreed shutdown (loop thread)
   std::thread thread_;
 };

@@ -203,7 +203,9 @@ negotiation::ResponseList Session::run_cycle(ProcessSet& set,
   // one every rank runs.
   Observability* observers = set.id() == kGlobalProcessSet ? observability_.get() : nullptr;
   if (observers) observers->cycle_started(fresh);
+  const auto negotiation_start = Clock::now();
   negotiation::ResponseList agreed = set.controller().cycle(std::move(fresh), shutting_down);
+  negotiation_time_ += Clock::now() - negotiation_start;
   if (observers) observers->agreed(agreed, set.pending());
 
   // Names are settled before any handle completes, so a caller that wakes up may at once
@@ -237,6 +239,10 @@ void Session::publish_stats() {
     stats_.fast_cycles += counters.fast_cycles;
     stats_.full_exchanges += counters.full_exchanges;
     stats_.cache_hits += counters.cache_hits;
+    stats_.negotiation_us =
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                  negotiation_time_)
+                                  .count());
     stats_.cache_entries += set->controller().cache().size();
     stats_.cache_capacity += set->controller().cache().capacity();
     stats_.fused_groups += set->executor().stats().fused_groups;

@@ -49,6 +49,9 @@ struct SessionStats {
   uint64_t cache_capacity = 0;
   uint64_t fused_groups = 0;
   uint64_t fused_tensors = 0;
+  // Time the background thread spent agreeing on what to run (controller cycles of every set,
+  // waiting on peers included), in microseconds: the negotiation cost of a step.
+  uint64_t negotiation_us = 0;
   TuningState tuning;  // parameters in force (autotune changes them)
 };
 
@@ -131,6 +134,7 @@ class Session {
   std::atomic<bool> shutdown_requested_{false};
   // Written by the background thread before it ends, read after the join.
   bool failed_in_shutdown_ = false;
+  Duration negotiation_time_{};  // background thread only; published through stats_
   std::vector<int32_t> shutdown_by_;  // ranks that announced the agreed shutdown (loop thread)
   std::thread thread_;
 };

@@ -175,6 +175,7 @@ NB_MODULE(_core, m) {
     d["cache_hits"] = s.cache_hits;
     d["cache_entries"] = s.cache_entries;
     d["cache_capacity"] = s.cache_capacity;
+    d["negotiation_us"] = s.negotiation_us;
     d["fused_groups"] = s.fused_groups;
     d["fused_tensors"] = s.fused_tensors;
     d["autotuning"] = s.tuning.autotuning;

@@ -4,10 +4,11 @@ negotiation cost per step.
     python3 bench/load/run.py [--steps 40] [--tensors 2000] [--np 3] [--warmup 5]
 
 Runs tests/faults/workers/load_worker.py under kolorun over TCP and over shared memory, with the
-response cache on (default capacity 1024... raised to hold every name) and off, and prints per
+response cache on (its capacity raised to hold every name) and off, and prints per
 configuration the median step time, its 10th/90th percentiles (stability), and the median time
 the background thread spent negotiating per step (stats()["negotiation_us"]: controller cycles,
-peer waits included), with negotiation's share of the step. Rank 0's figures; warm-up steps
+peer waits included), with negotiation's share of the step, and the drift: median step time of the second half of
+the steps over the first half's (1.00: no slowdown as the run goes on). Rank 0's figures; warm-up steps
 (the first, full negotiation of every name) are left out.
 """
 
@@ -64,14 +65,15 @@ def main() -> None:
     print(f"{args.tensors} tensors/step, np {args.np}, {args.steps} steps after {args.warmup} "
           "warm-up; rank 0; milliseconds")
     print(f"{'configuration':<16} {'step median':>11} {'p10':>8} {'p90':>8} "
-          f"{'negotiation median':>18} {'share':>6}")
+          f"{'negotiation median':>18} {'share':>6} {'drift':>6}")
     for label, env in configs:
         steps, negotiation = run(args, env)
         step_median = statistics.median(steps)
         negotiation_median = statistics.median(negotiation)
         print(f"{label:<16} {step_median:>11.2f} {quantile(steps, 0.1):>8.2f} "
               f"{quantile(steps, 0.9):>8.2f} {negotiation_median:>18.2f} "
-              f"{negotiation_median / step_median:>6.0%}")
+              f"{negotiation_median / step_median:>6.0%} "
+              f"{statistics.median(steps[len(steps) // 2:]) / statistics.median(steps[:len(steps) // 2]):>6.2f}")
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (DETECTION_SLACK, GRACE, PEER_TIMEOUT, WORKER, Measured, record, run_job)
+from fault_harness import DETECTION_SLACK, GRACE, PEER_TIMEOUT, WORKER, Measured, record, run_job
 
 VICTIM = 1
 SURVIVORS = (0, 2)
@@ -84,7 +84,7 @@ def pids_alive(pids: list[int]) -> list[int]:
 def test_launcher_killed_leaves_no_orphan_rank(transport):
     before = kolo_shm_files()
     job = run_job(["-np", "3", sys.executable, str(WORKER), str(VICTIM), "forever", "KILL"],
-                  env=TRANSPORTS[transport], fault_after_ready=lambda proc: proc.kill())
+                  env=TRANSPORTS[transport], fault_after_ready=lambda proc, _: proc.kill())
     pids = [int(line.split()[2]) for rank in range(3) for line in job.lines(rank)
             if line.startswith("READY ")]
     assert len(pids) == 3, job.output

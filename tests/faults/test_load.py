@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import kolorun
+from fault_harness import kolorun
 
 WORKER = Path(__file__).parent / "workers" / "load_worker.py"
 STEPS = 5

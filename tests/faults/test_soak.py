@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import kolorun
+from fault_harness import kolorun
 
 WORKER = Path(__file__).parent / "workers" / "soak_worker.py"
 STEPS = int(os.environ.get("KOLO_SOAK_STEPS", "2000"))

@@ -7,8 +7,10 @@ The promise checked, from the moment of the fault:
   - kolorun exits non-zero within peer timeout + 2 s + failure grace + 1 s (the grace: how long
     kolorun lets the other ranks end on their own after the first failure before it sends
     SIGTERM, followed by SIGCONT so that a stopped rank ends too).
-Timing bounds are the product's promise here, measured from the fault and generous for a loaded
-machine; the table of measured times is printed at the end of the session."""
+A peer with the wrong secret is refused and harms nobody; a slow rendezvous store only slows the
+start, one that stalls fails every rank within the start timeout, naming the server. Timing
+bounds are the product's promise here, measured from the fault and generous for a loaded machine;
+the table of measured times is printed at the end of the session."""
 
 from __future__ import annotations
 
@@ -101,3 +103,37 @@ def test_launcher_killed_leaves_no_orphan_rank(transport):
     assert job.returncode == -signal.SIGKILL
     time.sleep(0.2)
     assert kolo_shm_files() <= before, "shared-memory objects left in /dev/shm"
+
+
+def test_a_peer_with_the_wrong_secret_is_refused_and_the_job_goes_on():
+    job = run_job(["-np", "3", sys.executable, str(WORKER), str(VICTIM), "intruder", "KILL"],
+                  env=TRANSPORTS["tcp"])
+    assert job.returncode == 0, job.output
+    intruder = next(line for line in job.lines(0) if line.startswith("INTRUDER "))
+    assert "rc=0" not in intruder and "authentication" in intruder, intruder
+    assert "does not know the job secret" in job.output, job.output  # kolorun's warning
+    for rank in range(3):
+        assert f"rank {rank} OK" in job.lines(rank), job.output
+
+
+def test_a_slow_store_only_slows_the_start():
+    job = run_job(["-np", "3", sys.executable, str(WORKER), str(VICTIM), "slowstore:0.3:2",
+                   "KILL"], env=TRANSPORTS["tcp"])
+    assert job.returncode == 0, job.output
+    for rank in range(3):
+        assert f"rank {rank} OK" in job.lines(rank), job.output
+
+
+def test_a_store_that_stalls_after_the_handshake_fails_init_within_the_start_timeout():
+    job = run_job(["-np", "3", sys.executable, str(WORKER), str(VICTIM), "slowstore:20:2",
+                   "KILL"], env=TRANSPORTS["tcp"])
+    row = Measured("tcp store stalls 20 s per reply", returncode=job.returncode)
+    for rank in range(3):
+        when, message = job.detection(rank)
+        row.detections[rank] = when - job.fault_time(rank)
+        assert "rendezvous server 127.0.0.1:" in message and "no reply" in message, message
+    row.exit_after = job.exited_at - min(job.fault_time(rank) for rank in range(3))
+    record(row)
+    assert job.returncode != 0, job.output
+    assert max(row.detections.values()) <= PEER_TIMEOUT + DETECTION_SLACK, (row, job.output)
+    assert row.exit_after <= KOLORUN_BOUND, (row, job.output)

@@ -5,8 +5,12 @@ other ranks keep working and report how and when the job's failure reached them.
 
 PHASE: bootstrap (before init), negotiation (others wait on a tensor the victim never submits),
 allreduce (inside a 64 MiB allreduce), arena (inside small shared-memory arena allreduces),
-shutdown (the others are in shutdown), forever (no fault: loop until killed from outside).
-SIGNAL: KILL or STOP.
+shutdown (the others are in shutdown), forever (no fault: loop until killed from outside),
+intruder (rank 0 starts a kolo process with the wrong job secret against the job's rendezvous
+server while the job runs; nobody is harmed), slowstore:SECONDS[:PROMPT] (every rank reaches
+the rendezvous server through a proxy that holds each reply that long, but for the first PROMPT
+reads of each connection: 2 lets the authentication through at once).
+SIGNAL: KILL or STOP (ignored by intruder and slowstore).
 
 Lines for the test (CLOCK_MONOTONIC is one clock for every process of the machine, network
 namespaces included, so times from different ranks compare):
@@ -17,7 +21,10 @@ A survivor exits with status 3 after detection (a failed job), as a training scr
 """
 
 import os
+import select
 import signal
+import socket
+import subprocess
 import sys
 import threading
 import time
@@ -62,10 +69,73 @@ def run_until_error(step) -> None:
     os._exit(4)
 
 
+def slow_proxy(delay: float, prompt: int) -> int:
+    """A TCP proxy to the job's rendezvous server that holds every reply `delay` seconds, except
+    the first `prompt` reads from the server on each connection (the authentication); returns its
+    port. Requests go through at once."""
+    target = (os.environ["KOLO_RENDEZVOUS_ADDR"], int(os.environ["KOLO_RENDEZVOUS_PORT"]))
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def pump(client: socket.socket) -> None:
+        server = socket.create_connection(target)
+        replies = 0
+        with client, server:
+            while True:
+                ready, _, _ = select.select([client, server], [], [])
+                for source in ready:
+                    data = source.recv(65536)
+                    if not data:
+                        return
+                    if source is server:
+                        replies += 1
+                        if replies > prompt:
+                            time.sleep(delay)
+                        client.sendall(data)
+                    else:
+                        server.sendall(data)
+
+    def accept() -> None:
+        while True:
+            client, _ = listener.accept()
+            threading.Thread(target=pump, args=(client,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    return listener.getsockname()[1]
+
+
+def intrude() -> str:
+    """A kolo process with this job's rank 1 identity but another job's secret."""
+    env = dict(os.environ, KOLO_SECRET="ab" * (len(os.environ["KOLO_SECRET"]) // 2),
+               KOLO_RANK="1", HOROVOD_RANK="1", KOLO_START_TIMEOUT="3")
+    env.pop("KOLO_LAUNCHER_PID", None)
+    proc = subprocess.run([sys.executable, "-c", "import kolo; kolo.init()"], env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+    return f"rc={proc.returncode} {' '.join(proc.stdout.split())[-300:]}"
+
+
 def main() -> None:
     victim, phase, sig_name = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     sig = {"KILL": signal.SIGKILL, "STOP": signal.SIGSTOP}[sig_name]
     me = int(os.environ.get("KOLO_RANK", os.environ.get("HOROVOD_RANK", "-1")))
+
+    if phase.startswith("slowstore:"):
+        os.environ["KOLO_RENDEZVOUS_ADDR"] = "127.0.0.1"
+        delay, *prompt = phase.split(":")[1:]
+        os.environ["KOLO_RENDEZVOUS_PORT"] = str(slow_proxy(float(delay), int(*prompt or [0])))
+        start = time.monotonic()
+        say(f"FAULT {start:.6f}")  # every rank: its first request meets the slow store
+        try:
+            kolo.init()
+        except kolo.KoloError as error:
+            detected(error)
+        say(f"INIT {time.monotonic() - start:.2f}")
+        data = np.ones(1000, np.float32)
+        for step in range(20):
+            kolo.allreduce_(data, op=kolo.Sum, name="slow")
+            assert np.all(data == 3 ** (step + 1)), data[:3]
+        kolo.shutdown()
+        say(f"rank {kolo.rank() if kolo.is_initialized() else me} OK")
+        return
 
     if phase == "bootstrap":
         if me == victim:
@@ -84,6 +154,16 @@ def main() -> None:
 
     if phase == "forever":
         run_until_error(lambda i: kolo.allreduce_(warm, name="steady"))
+    elif phase == "intruder":
+        data = np.ones(1000, np.float32)
+        if rank == 0:
+            say(f"INTRUDER {intrude()}")
+        for step in range(20):
+            kolo.allreduce_(data, op=kolo.Sum, name="after.intruder")
+            assert np.all(data == 3 ** (step + 1)), data[:3]
+        kolo.shutdown()
+        say(f"rank {rank} OK")
+        return
     elif phase == "negotiation":
         if rank == victim:
             inject(sig)

@@ -105,6 +105,19 @@ def run_job(args: list[str], env: dict[str, str], timeout: float = 90,
     return Job("".join(lines), proc.returncode, fault_at, exited_at)
 
 
+def pids_alive(pids: list[int]) -> list[int]:
+    """The pids that still name a live (not zombie) process."""
+    alive = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                if stat.read().split(")")[-1].split()[0] != "Z":
+                    alive.append(pid)
+        except FileNotFoundError:
+            pass
+    return alive
+
+
 def print_table(write) -> None:
     if not TABLE:
         return

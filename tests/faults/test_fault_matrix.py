@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from fault_harness import DETECTION_SLACK, GRACE, PEER_TIMEOUT, WORKER, Measured, record, run_job
+from fault_harness import (DETECTION_SLACK, GRACE, PEER_TIMEOUT, WORKER, Measured, pids_alive,
+                           record, run_job)
 
 VICTIM = 1
 SURVIVORS = (0, 2)
@@ -68,18 +69,6 @@ def test_rank_fault(phase, sig, transport):
                   env=TRANSPORTS[transport])
     check_and_record(f"{transport} SIG{sig} {phase}", job, VICTIM, sig)
     assert kolo_shm_files() <= before, "shared-memory objects left in /dev/shm"
-
-
-def pids_alive(pids: list[int]) -> list[int]:
-    alive = []
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as stat:
-                if stat.read().split(")")[-1].split()[0] != "Z":
-                    alive.append(pid)
-        except FileNotFoundError:
-            pass
-    return alive
 
 
 @pytest.mark.parametrize("transport", sorted(TRANSPORTS))

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 
 import pytest
 
-from fault_harness import DETECTION_SLACK, GRACE, PEER_TIMEOUT, WORKER, Measured, record, run_job
+from fault_harness import (DETECTION_SLACK, GRACE, PEER_TIMEOUT, WORKER, Measured, pids_alive,
+                           record, run_job)
 
 HOSTS = "ns1:1,ns2:1,ns3:1"
 VICTIM, VICTIM_HOST = 1, "ns2"
@@ -24,6 +26,13 @@ BOUNDS = {"SIGKILL": PEER_TIMEOUT + DETECTION_SLACK + GRACE + 1.0,
 def in_namespace(cluster, host: str, *command: str, check: bool = True) -> None:
     subprocess.run(["ip", "netns", "exec", cluster.netns(host), *command], check=check,
                    timeout=30)
+
+
+def wait_reachable(cluster, host: str) -> None:
+    """After a link comes back up, until ssh reaches `host` again (the next test needs it)."""
+    deadline = time.monotonic() + 30
+    while cluster.ssh(host, "true", check=False).returncode != 0 and time.monotonic() < deadline:
+        time.sleep(0.2)
 
 
 @pytest.mark.parametrize("fault", sorted(BOUNDS))
@@ -44,6 +53,7 @@ def test_remote_fault(fake_hosts, fault):
                       fault_after_ready=inject)
     finally:
         in_namespace(fake_hosts, VICTIM_HOST, "ip", "link", "set", "kolomh0", "up", check=False)
+        wait_reachable(fake_hosts, VICTIM_HOST)
     row = Measured(f"netns {fault}, rank {VICTIM} on {VICTIM_HOST}", returncode=job.returncode)
     for rank in SURVIVORS:
         row.detections[rank] = job.detection(rank)[0] - job.fault_at
@@ -57,3 +67,21 @@ def test_remote_fault(fake_hosts, fault):
     assert row.exit_after <= BOUNDS[fault], (row, job.output)
     launcher = [line for line in job.output.splitlines() if line.startswith("[kolorun]")]
     assert any(f"host {VICTIM_HOST}" in line or "ns" in line for line in launcher), job.output
+
+
+def test_kolorun_killed_leaves_no_remote_rank(fake_hosts):
+    """kolorun dies with SIGKILL: each host's agent sees its ssh session end and stops its rank."""
+    job = run_job(["-np", "3", "-H", HOSTS, "-x", "OMP_NUM_THREADS", sys.executable, str(WORKER),
+                   str(VICTIM), "forever", "KILL"], env=fake_hosts.env(OMP_NUM_THREADS="1"),
+                  timeout=150, fault_after_ready=lambda proc, _: proc.kill())
+    pids = {rank: int(line.split()[2]) for rank in range(3) for line in job.lines(rank)
+            if line.startswith("READY ")}
+    assert len(pids) == 3, job.output
+    deadline = job.fault_at + 10.0  # the agent's SIGTERM, SIGKILL 3 s later at worst
+    while pids_alive(list(pids.values())) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    gone_after = time.monotonic() - job.fault_at
+    left = pids_alive(list(pids.values()))
+    record(Measured("netns kolorun SIGKILL (remote ranks gone)", exit_after=gone_after,
+                    returncode=job.returncode))
+    assert not left, f"remote ranks {left} outlived kolorun by more than 10 s"

@@ -7,9 +7,9 @@ Runs tests/faults/workers/load_worker.py under kolorun over TCP and over shared 
 response cache on (its capacity raised to hold every name) and off, and prints per
 configuration the median step time, its 10th/90th percentiles (stability), and the median time
 the background thread spent negotiating per step (stats()["negotiation_us"]: controller cycles,
-peer waits included), with negotiation's share of the step, and the drift: median step time of the second half of
-the steps over the first half's (1.00: no slowdown as the run goes on). Rank 0's figures; warm-up steps
-(the first, full negotiation of every name) are left out.
+peer waits included), with negotiation's share of the step, and the drift: median step time of
+the second half of the steps over the first half's (1.00: no slowdown as the run goes on).
+Rank 0's figures; warm-up steps (the first, full negotiation of every name) are left out.
 """
 
 import argparse
@@ -70,10 +70,12 @@ def main() -> None:
         steps, negotiation = run(args, env)
         step_median = statistics.median(steps)
         negotiation_median = statistics.median(negotiation)
+        half = len(steps) // 2
+        drift = statistics.median(steps[half:]) / statistics.median(steps[:half])
         print(f"{label:<16} {step_median:>11.2f} {quantile(steps, 0.1):>8.2f} "
               f"{quantile(steps, 0.9):>8.2f} {negotiation_median:>18.2f} "
               f"{negotiation_median / step_median:>6.0%} "
-              f"{statistics.median(steps[len(steps) // 2:]) / statistics.median(steps[:len(steps) // 2]):>6.2f}")
+              f"{drift:>6.2f}")
 
 
 if __name__ == "__main__":

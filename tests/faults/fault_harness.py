@@ -55,6 +55,13 @@ class Job:
                 found.append(match.group(3))
         return found
 
+    def shm_leftovers(self) -> list[str]:
+        """This job's objects still in /dev/shm (the workers print their job's name prefix)."""
+        prefix = next((line.split()[1] for rank in range(3) for line in self.lines(rank)
+                       if line.startswith("SHM ")), None)
+        assert prefix, f"no rank printed its shared-memory prefix:\n{self.output}"
+        return sorted(name for name in os.listdir("/dev/shm") if name.startswith(prefix))
+
     def fault_time(self, victim: int) -> float:
         for line in self.lines(victim):
             if line.startswith("FAULT "):
@@ -76,8 +83,8 @@ def run_job(args: list[str], env: dict[str, str], timeout: float = 90,
     Job so far, whose lines name each rank's pid) once every rank printed READY, and takes that
     moment as the fault's."""
     full_env = dict(os.environ)
-    full_env.update({"KOLO_PEER_TIMEOUT": str(PEER_TIMEOUT), "KOLO_START_TIMEOUT": str(PEER_TIMEOUT),
-                     "OMP_NUM_THREADS": "1"})
+    full_env.update({"KOLO_PEER_TIMEOUT": str(PEER_TIMEOUT),
+                     "KOLO_START_TIMEOUT": str(PEER_TIMEOUT), "OMP_NUM_THREADS": "1"})
     full_env.update(env)
     cmd = [kolorun(), "--failure-grace-seconds", str(GRACE), *args]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -31,10 +29,6 @@ SURVIVORS = (0, 2)
 KOLORUN_BOUND = PEER_TIMEOUT + DETECTION_SLACK + GRACE + 1.0
 TRANSPORTS = {"tcp": {"KOLO_SHM_DISABLE": "1"}, "shm": {"KOLO_SHM_DISABLE": "0"}}
 CULPRIT = f"rank {VICTIM} on host 'localhost'"
-
-
-def kolo_shm_files() -> set[str]:
-    return {name for name in os.listdir("/dev/shm") if name.startswith("kolo")}
 
 
 def check_and_record(case: str, job, victim: int, sig: str) -> None:
@@ -64,16 +58,14 @@ PHASES = ["bootstrap", "negotiation", "allreduce", "arena", "shutdown"]
 def test_rank_fault(phase, sig, transport):
     if phase == "arena" and transport == "tcp":
         pytest.skip("the shared-memory arena exists only with shared memory")
-    before = kolo_shm_files()
     job = run_job(["-np", "3", sys.executable, str(WORKER), str(VICTIM), phase, sig],
                   env=TRANSPORTS[transport])
     check_and_record(f"{transport} SIG{sig} {phase}", job, VICTIM, sig)
-    assert kolo_shm_files() <= before, "shared-memory objects left in /dev/shm"
+    assert not job.shm_leftovers(), "shared-memory objects left in /dev/shm"
 
 
 @pytest.mark.parametrize("transport", sorted(TRANSPORTS))
 def test_launcher_killed_leaves_no_orphan_rank(transport):
-    before = kolo_shm_files()
     job = run_job(["-np", "3", sys.executable, str(WORKER), str(VICTIM), "forever", "KILL"],
                   env=TRANSPORTS[transport], fault_after_ready=lambda proc, _: proc.kill())
     pids = [int(line.split()[2]) for rank in range(3) for line in job.lines(rank)
@@ -90,8 +82,7 @@ def test_launcher_killed_leaves_no_orphan_rank(transport):
                     returncode=job.returncode))
     assert not left, f"ranks {left} outlived kolorun by more than 5 s"
     assert job.returncode == -signal.SIGKILL
-    time.sleep(0.2)
-    assert kolo_shm_files() <= before, "shared-memory objects left in /dev/shm"
+    assert not job.shm_leftovers(), "shared-memory objects left in /dev/shm"
 
 
 def test_a_peer_with_the_wrong_secret_is_refused_and_the_job_goes_on():

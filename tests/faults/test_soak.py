@@ -6,7 +6,6 @@ shared-memory object behind. CI runs KOLO_SOAK_STEPS (default 2,000) steps; the 
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -21,13 +20,8 @@ STEPS = int(os.environ.get("KOLO_SOAK_STEPS", "2000"))
 CACHE_CAPACITY = 16
 
 
-def kolo_shm_files() -> set[str]:
-    return {name for name in os.listdir("/dev/shm") if name.startswith("kolo")}
-
-
 @pytest.mark.parametrize("transport", ["tcp", "shm"])
 def test_soak_holds_memory_cache_and_descriptors(transport):
-    before = kolo_shm_files()
     env = dict(os.environ, KOLO_CACHE_CAPACITY=str(CACHE_CAPACITY), OMP_NUM_THREADS="1",
                KOLO_SHM_DISABLE="1" if transport == "tcp" else "0")
     proc = subprocess.run([kolorun(), "-np", "3", sys.executable, str(WORKER), str(STEPS)],
@@ -44,4 +38,6 @@ def test_soak_holds_memory_cache_and_descriptors(transport):
         assert int(report["largest_cache"]) <= CACHE_CAPACITY, report
         assert int(report["fds_end"]) == int(report["fds_warm"]), report
         assert int(report["fds_after_shutdown"]) <= int(report["fds_before_init"]), report
-    assert kolo_shm_files() <= before, "shared-memory objects left in /dev/shm"
+    prefix = next(line.split()[1] for line in proc.stdout.splitlines() if "<stdout>:SHM " in line)
+    left = [name for name in os.listdir("/dev/shm") if name.startswith(prefix)]
+    assert not left, f"shared-memory objects left in /dev/shm: {left}"

@@ -14,6 +14,7 @@ SIGNAL: KILL or STOP (ignored by intruder and slowstore).
 
 Lines for the test (CLOCK_MONOTONIC is one clock for every process of the machine, network
 namespaces included, so times from different ranks compare):
+    SHM <prefix>               every rank, first: its job's /dev/shm names start so
     FAULT <t>                  the victim, just before signalling itself
     DETECTED <t> <message>     a survivor, when the error reached it
     UNEXPECTED <what>          a survivor whose collectives kept succeeding
@@ -32,6 +33,7 @@ import time
 import numpy as np
 
 import kolo
+from job_tag import shm_prefix  # tests/faults/workers/job_tag.py
 
 MIB = 1 << 20
 
@@ -127,6 +129,7 @@ def main() -> None:
     victim, phase, sig_name = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     sig = {"KILL": signal.SIGKILL, "STOP": signal.SIGSTOP}[sig_name]
     me = int(os.environ.get("KOLO_RANK", os.environ.get("HOROVOD_RANK", "-1")))
+    say(f"SHM {shm_prefix()}")
 
     if phase.startswith("slowstore:"):
         os.environ["KOLO_RENDEZVOUS_ADDR"] = "127.0.0.1"

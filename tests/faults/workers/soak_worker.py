@@ -15,6 +15,7 @@ import time
 import numpy as np
 
 import kolo
+from job_tag import shm_prefix  # tests/faults/workers/job_tag.py
 
 GENERATION = 100  # steps per set of names
 TENSORS = 3
@@ -31,6 +32,7 @@ def fd_count() -> int:
 
 def main() -> None:
     steps = int(sys.argv[1])
+    print(f"SHM {shm_prefix()}")
     fds_before = fd_count()
     kolo.init()
     rank, size = kolo.rank(), kolo.size()

@@ -9,7 +9,7 @@
 
 #include "base/errors.h"
 #include "comm/collective_arena.h"
-#include "rendezvous/keys.h"
+#include "core/peer_wait.h"
 #include "rendezvous/tcp_store.h"
 #include "transport/shm/arena_setup.h"
 #include "transport/shm/job_names.h"
@@ -57,56 +57,6 @@ std::vector<transport::Endpoint> parse_addresses(const std::string& text) {
 
 std::string key(uint64_t round, const char* what, int rank) {
   return fmt::format("kolo/round{}/{}/{}", round, what, rank);
-}
-
-// " on host 'node2'" when the launcher published where rank `peer` was started, else "".
-std::string planned_host(rendezvous::Store& store, int peer) {
-  try {
-    const std::string hosts =
-        store.get(std::string(rendezvous::kPlannedHostsKey), Duration::zero());
-    size_t begin = 0;
-    for (int line = 0; line < peer && begin != std::string::npos; ++line) {
-      begin = hosts.find('\n', begin);
-      if (begin != std::string::npos) ++begin;
-    }
-    if (begin == std::string::npos || begin >= hosts.size()) return "";
-    return fmt::format(" on host '{}'", hosts.substr(begin, hosts.find('\n', begin) - begin));
-  } catch (const Error&) {
-    return "";  // not started by kolorun (mpirun, srun): the host is not known
-  }
-}
-
-// Waits for a key that rank `peer` publishes when it joins. Between short slices it looks for the
-// launcher's report of a failed rank: a rank that dies before joining then fails the others at
-// once, naming it, its host and how it ended, instead of at the start timeout.
-std::string await_peer_key(rendezvous::Store& store, const std::string& name, int peer,
-                           Duration timeout, const std::string& server) {
-  constexpr Duration kSlice = std::chrono::milliseconds(250);
-  const Deadline deadline(timeout);
-  for (;;) {
-    const Duration left = deadline.at() - Clock::now();
-    try {
-      return store.get(name, std::max(Duration::zero(), std::min(left, kSlice)));
-    } catch (const TimeoutError&) {
-    }
-    std::string failure;
-    try {
-      failure = store.get(std::string(rendezvous::kFailureKey), Duration::zero());
-    } catch (const TimeoutError&) {
-    }
-    if (!failure.empty()) {
-      throw PeerError(peer, fmt::format("rank {} did not join the job: the launcher reports the "
-                                        "first failure: {}",
-                                        peer, failure));
-    }
-    if (deadline.expired()) {
-      throw TimeoutError(fmt::format(
-          "rank {}{} did not join within {:.3g} s (no '{}' at the rendezvous server {}): it did "
-          "not start, or it is stopped or stuck before init()",
-          peer, planned_host(store, peer), std::chrono::duration<double>(timeout).count(), name,
-          server));
-    }
-  }
 }
 
 }  // namespace

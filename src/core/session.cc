@@ -3,6 +3,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <utility>
 #include <numeric>
 
 #include "backends/backend_choice.h"
@@ -63,7 +64,10 @@ HandleId Session::enqueue(TensorEntry entry) {
   const int32_t set_id = entry.request.process_set;
   {
     std::lock_guard lock(mutex_);
-    if (failure_) throw Error(fmt::format("tensor '{}' not submitted: {}", name, *failure_));
+    if (failure_) {
+      untold_failure_.reset();  // the caller learns it now
+      throw Error(fmt::format("tensor '{}' not submitted: {}", name, *failure_));
+    }
     if (shutdown_requested_) throw Error("kolo is shutting down: no new operations are accepted");
     auto set = set_ranks_.find(set_id);
     if (set == set_ranks_.end()) {
@@ -116,8 +120,16 @@ void Session::shutdown() {
   if (failed_in_shutdown_) {
     failed_in_shutdown_ = false;
     std::lock_guard lock(mutex_);
+    untold_failure_.reset();
     throw Error(fmt::format("shutdown() did not complete with every rank: {}",
                             failure_.value_or("a peer failed")));
+  }
+  // The job failed while this rank had nothing in flight (a peer died between steps): nothing
+  // told the caller yet, so shutdown() does, and the script does not end as if all was well.
+  std::lock_guard lock(mutex_);
+  if (untold_failure_) {
+    const std::string message = *std::exchange(untold_failure_, std::nullopt);
+    throw Error("the job failed while this rank had no operation in flight: " + message);
   }
 }
 
@@ -182,14 +194,14 @@ void Session::run_loop() {
     logger_.error("{}", message);
     comm_->abort();
     failed_in_shutdown_ = shutdown_requested_.load();
-    fail_everything(message);
+    note_if_untold(message, fail_everything(message));
   } catch (const std::exception& error) {
     std::string message =
         fmt::format("kolo rank {}/{}: {}", world_.rank, world_.size, error.what());
     logger_.error("{}", message);
     comm_->abort();
     failed_in_shutdown_ = shutdown_requested_.load();
-    fail_everything(message);
+    note_if_untold(message, fail_everything(message));
   }
 }
 
@@ -314,7 +326,13 @@ void Session::leave_together() {
   }
 }
 
-void Session::fail_everything(const std::string& message) {
+void Session::note_if_untold(const std::string& message, size_t failed_handles) {
+  if (failed_handles > 0) return;
+  std::lock_guard lock(mutex_);
+  untold_failure_ = message;
+}
+
+size_t Session::fail_everything(const std::string& message) {
   std::vector<TensorEntry> queued;
   {
     std::lock_guard lock(mutex_);
@@ -323,15 +341,18 @@ void Session::fail_everything(const std::string& message) {
     queued = queue_.take_all();
   }
   // Each handle's error names its own tensor: the caller may be waiting on several.
+  size_t failed = 0;
   auto fail = [&](const TensorEntry& entry) {
     handles_.fail(entry.handle, fmt::format("tensor '{}' on rank {}: {}", entry.request.name,
                                             world_.rank, message));
+    ++failed;
   };
   for (auto& [id, set] : sets_) {
     for (auto& [name, entry] : set->pending()) fail(entry);
     set->pending().clear();
   }
   for (TensorEntry& entry : queued) fail(entry);
+  return failed;
 }
 
 }  // namespace kolo::core

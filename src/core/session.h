@@ -104,7 +104,10 @@ class Session {
   void leave_together();
   std::string with_root_cause(const PeerError& error) const;
   std::string trace_wait_chain(int awaited) const;
-  void fail_everything(const std::string& message);
+  // Fails every pending and queued handle with `message`; returns how many.
+  size_t fail_everything(const std::string& message);
+  // Keeps `message` for shutdown() to raise when the failure reached no handle.
+  void note_if_untold(const std::string& message, size_t failed_handles);
 
   const Config config_;
   const Logger& logger_;
@@ -129,6 +132,7 @@ class Session {
   std::set<std::pair<int32_t, std::string>> names_in_flight_;  // (process set, name)
   uint64_t control_calls_ = 0;  // names add/remove/join requests identically on every rank
   std::optional<std::string> failure_;
+  std::optional<std::string> untold_failure_;  // a failure no caller has been told of yet
   SessionStats stats_;
 
   std::atomic<bool> shutdown_requested_{false};

@@ -36,7 +36,11 @@ def check_and_record(case: str, job, victim: int, sig: str) -> None:
     row = Measured(case, returncode=job.returncode)
     for rank in SURVIVORS:
         when, message = job.detection(rank)
-        row.detections[rank] = when - fault
+        # Nothing waits on an idle peer: a freeze can be seen only once a rank needs the victim
+        # (in shutdown, when it calls shutdown()).
+        started = max([fault] + [float(line.split()[1]) for line in job.lines(rank)
+                                 if line.startswith("SHUTDOWN ")])
+        row.detections[rank] = when - started
     row.exit_after = job.exited_at - fault
     record(row)
     assert job.returncode != 0, job.output

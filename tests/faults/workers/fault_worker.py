@@ -16,6 +16,7 @@ Lines for the test (CLOCK_MONOTONIC is one clock for every process of the machin
 namespaces included, so times from different ranks compare):
     SHM <prefix>               every rank, first: its job's /dev/shm names start so
     FAULT <t>                  the victim, just before signalling itself
+    SHUTDOWN <t>               a survivor, as it calls shutdown() (phase shutdown)
     DETECTED <t> <message>     a survivor, when the error reached it
     UNEXPECTED <what>          a survivor whose collectives kept succeeding
 A survivor exits with status 3 after detection (a failed job), as a training script would.
@@ -184,6 +185,10 @@ def main() -> None:
     elif phase == "shutdown":
         if rank == victim:
             inject(sig)
+        # The victim is gone or frozen before the others leave: its background thread cannot
+        # take part in their shutdown (were it still running, the job would shut down cleanly).
+        time.sleep(0.5)
+        say(f"SHUTDOWN {time.monotonic():.6f}")
         try:
             kolo.shutdown()
         except kolo.KoloError as error:

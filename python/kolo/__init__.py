@@ -319,4 +319,13 @@ def synchronize(handle: int) -> Any:
     return output if output is not None else array
 
 
-atexit.register(_core.shutdown)
+def _shutdown_at_exit() -> None:
+    # At interpreter exit a failed shutdown has already been logged (naming the rank); a
+    # traceback from an atexit hook would only repeat it.
+    try:
+        _core.shutdown()
+    except KoloError:
+        pass
+
+
+atexit.register(_shutdown_at_exit)

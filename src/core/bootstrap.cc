@@ -8,8 +8,9 @@
 #include <cerrno>
 
 #include "base/errors.h"
-#include "rendezvous/tcp_store.h"
 #include "comm/collective_arena.h"
+#include "core/peer_wait.h"
+#include "rendezvous/tcp_store.h"
 #include "transport/shm/arena_setup.h"
 #include "transport/shm/job_names.h"
 #include "transport/shm/upgrade.h"
@@ -32,9 +33,9 @@ std::string published_addresses(const Config& config, const LaunchInfo& launch,
                                 const std::string& hostname, uint16_t port) {
   std::vector<std::string> addresses;
   try {
-    addresses = transport::candidate_addresses(transport::up_ipv4_interfaces(),
-                                               config.network_interfaces,
-                                               transport::address_toward(launch.rendezvous_addr));
+    addresses =
+        transport::candidate_addresses(transport::up_ipv4_interfaces(), config.network_interfaces,
+                                       transport::address_toward(launch.rendezvous_addr));
   } catch (const InvalidArgument& e) {
     throw InvalidArgument(fmt::format("rank {} on host '{}': {}", launch.rank, hostname, e.what()));
   }
@@ -70,8 +71,9 @@ Connected bootstrap(const LaunchInfo& launch, const Config& config, uint64_t rou
     return connected;
   }
   if (launch.secret_hex.empty()) {
-    throw InvalidArgument("no job secret (KOLO_SECRET) in the environment: start the job with "
-                          "kolorun or horovodrun");
+    throw InvalidArgument(
+        "no job secret (KOLO_SECRET) in the environment: start the job with "
+        "kolorun or horovodrun");
   }
   const auto secret = transport::Secret::from_hex(launch.secret_hex);
   const transport::Endpoint server{launch.rendezvous_addr, launch.rendezvous_port};
@@ -93,8 +95,10 @@ Connected bootstrap(const LaunchInfo& launch, const Config& config, uint64_t rou
   mesh.round = round;
   mesh.endpoints.resize(launch.size);
   for (int r = 0; r < launch.size; ++r) {
-    hostnames[r] = store.get(key(round, "host", r), config.start_timeout);
-    mesh.endpoints[r] = parse_addresses(store.get(key(round, "addr", r), config.start_timeout));
+    hostnames[r] =
+        await_peer_key(store, key(round, "host", r), r, config.start_timeout, server.to_string());
+    mesh.endpoints[r] = parse_addresses(
+        await_peer_key(store, key(round, "addr", r), r, config.start_timeout, server.to_string()));
   }
   mesh.hosts = hostnames;
   mesh.deadline = Deadline(config.start_timeout);

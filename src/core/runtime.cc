@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "base/errors.h"
+#include "core/launcher_watch.h"
 #include "core/mpi_bootstrap.h"
 
 namespace kolo::core {
@@ -20,6 +21,7 @@ void Runtime::init() {
   std::lock_guard lock(mutex_);
   if (session_) return;
   config_ = Config::from_process_env();
+  end_with_launcher(process_environment());
   LaunchInfo launch = LaunchInfo::from_env(process_environment());
   logger_.set_level(config_.log_level);
   logger_.set_timestamps(config_.log_timestamps);

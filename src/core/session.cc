@@ -3,6 +3,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <utility>
 #include <numeric>
 
 #include "backends/backend_choice.h"
@@ -37,8 +38,7 @@ Session::Session(const Config& config, const LaunchInfo& launch, uint64_t round,
       allreduce_options.hierarchical =
           *config_.hierarchical_allreduce ? comm::Hierarchical::on : comm::Hierarchical::off;
     }
-    return backends::make_backend(config_.cpu_operations, set_comm, allreduce_options,
-                                  world_.size);
+    return backends::make_backend(config_.cpu_operations, set_comm, allreduce_options, world_.size);
   };
   std::vector<int> everyone(static_cast<size_t>(world_.size));
   std::iota(everyone.begin(), everyone.end(), 0);
@@ -58,14 +58,22 @@ Session::Session(const Config& config, const LaunchInfo& launch, uint64_t round,
   }
 }
 
-Session::~Session() { shutdown(); }
+Session::~Session() {
+  try {
+    shutdown();
+  } catch (const Error&) {  // already logged; a destructor must not throw
+  }
+}
 
 HandleId Session::enqueue(TensorEntry entry) {
   const std::string& name = entry.request.name;
   const int32_t set_id = entry.request.process_set;
   {
     std::lock_guard lock(mutex_);
-    if (failure_) throw Error(fmt::format("tensor '{}' not submitted: {}", name, *failure_));
+    if (failure_) {
+      untold_failure_.reset();  // the caller learns it now
+      throw Error(fmt::format("tensor '{}' not submitted: {}", name, *failure_));
+    }
     if (shutdown_requested_) throw Error("kolo is shutting down: no new operations are accepted");
     auto set = set_ranks_.find(set_id);
     if (set == set_ranks_.end()) {
@@ -112,6 +120,23 @@ void Session::shutdown() {
   shutdown_requested_ = true;
   queue_.wake();
   if (thread_.joinable()) thread_.join();
+  // A peer that died or froze while the ranks were leaving together: the caller learns it (and
+  // which rank), so a script exits non-zero and its launcher ends the job instead of waiting on
+  // the frozen rank. The session is finished either way; init() may be called again.
+  if (failed_in_shutdown_) {
+    failed_in_shutdown_ = false;
+    std::lock_guard lock(mutex_);
+    untold_failure_.reset();
+    throw Error(fmt::format("shutdown() did not complete with every rank: {}",
+                            failure_.value_or("a peer failed")));
+  }
+  // The job failed while this rank had nothing in flight (a peer died between steps): nothing
+  // told the caller yet, so shutdown() does, and the script does not end as if all was well.
+  std::lock_guard lock(mutex_);
+  if (untold_failure_) {
+    const std::string message = *std::exchange(untold_failure_, std::nullopt);
+    throw Error("the job failed while this rank had no operation in flight: " + message);
+  }
 }
 
 SessionStats Session::stats() const {
@@ -147,9 +172,8 @@ void Session::run_loop() {
   try {
     for (;;) {
       auto fresh = take_new_entries();
-      negotiation::ResponseList agreed = run_cycle(*sets_.at(kGlobalProcessSet),
-                                                   std::move(fresh[kGlobalProcessSet]),
-                                                   shutdown_requested_);
+      negotiation::ResponseList agreed = run_cycle(
+          *sets_.at(kGlobalProcessSet), std::move(fresh[kGlobalProcessSet]), shutdown_requested_);
       if (agreed.shutdown) {
         publish_stats();
         shutdown_by_ = agreed.shutdown_ranks;
@@ -165,22 +189,25 @@ void Session::run_loop() {
       // Sleep out the cycle unless new work (or shutdown) arrives; a dead peer ends the wait.
       comm_->wait_idle(queue_.wake_fd(), observability_->cycle_time());
     }
-    fail_everything(fmt::format("kolo rank {}: the job has shut down (rank{} {} called "
-                                "shutdown() or its script ended); operations pending then or "
-                                "submitted since cannot complete",
-                                world_.rank, shutdown_by_.size() == 1 ? "" : "s",
-                                fmt::join(shutdown_by_, ", ")));
+    fail_everything(fmt::format(
+        "kolo rank {}: the job has shut down (rank{} {} called "
+        "shutdown() or its script ended); operations pending then or "
+        "submitted since cannot complete",
+        world_.rank, shutdown_by_.size() == 1 ? "" : "s", fmt::join(shutdown_by_, ", ")));
   } catch (const PeerError& error) {
     std::string message =
         fmt::format("kolo rank {}/{}: {}", world_.rank, world_.size, with_root_cause(error));
     logger_.error("{}", message);
     comm_->abort();
-    fail_everything(message);
+    failed_in_shutdown_ = shutdown_requested_.load();
+    note_if_untold(message, fail_everything(message));
   } catch (const std::exception& error) {
-    std::string message = fmt::format("kolo rank {}/{}: {}", world_.rank, world_.size, error.what());
+    std::string message =
+        fmt::format("kolo rank {}/{}: {}", world_.rank, world_.size, error.what());
     logger_.error("{}", message);
     comm_->abort();
-    fail_everything(message);
+    failed_in_shutdown_ = shutdown_requested_.load();
+    note_if_untold(message, fail_everything(message));
   }
 }
 
@@ -194,7 +221,9 @@ negotiation::ResponseList Session::run_cycle(ProcessSet& set,
   // one every rank runs.
   Observability* observers = set.id() == kGlobalProcessSet ? observability_.get() : nullptr;
   if (observers) observers->cycle_started(fresh);
+  const auto negotiation_start = Clock::now();
   negotiation::ResponseList agreed = set.controller().cycle(std::move(fresh), shutting_down);
+  negotiation_time_ += Clock::now() - negotiation_start;
   if (observers) observers->agreed(agreed, set.pending());
 
   // Names are settled before any handle completes, so a caller that wakes up may at once
@@ -228,6 +257,12 @@ void Session::publish_stats() {
     stats_.fast_cycles += counters.fast_cycles;
     stats_.full_exchanges += counters.full_exchanges;
     stats_.cache_hits += counters.cache_hits;
+    stats_.negotiation_us =
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                  negotiation_time_)
+                                  .count());
+    stats_.cache_entries += set->controller().cache().size();
+    stats_.cache_capacity += set->controller().cache().capacity();
     stats_.fused_groups += set->executor().stats().fused_groups;
     stats_.fused_tensors += set->executor().stats().fused_tensors;
   }
@@ -243,8 +278,8 @@ std::string Session::with_root_cause(const PeerError& error) const {
     return message + trace_wait_chain(error.peer_rank());
   }
   try {
-    const std::string first = store_->get(std::string(rendezvous::kFailureKey),
-                                          std::chrono::seconds(2));
+    const std::string first =
+        store_->get(std::string(rendezvous::kFailureKey), std::chrono::seconds(2));
     message += "; the launcher reports the first failure: " + first;
   } catch (const Error&) {
     // No launcher report (not started by kolorun, or the peer is alive but silent).
@@ -263,9 +298,10 @@ std::string Session::trace_wait_chain(int awaited) const {
       // The others time out at about the same moment as this rank; give them a second.
       const int next = std::stoi(store_->get(key(chain.back()), std::chrono::seconds(1)));
       if (next == world_.rank || std::find(chain.begin(), chain.end(), next) != chain.end()) {
-        return fmt::format("; ranks {} wait on each other in a cycle (collectives submitted in "
-                           "different orders?)",
-                           fmt::join(chain, ", "));
+        return fmt::format(
+            "; ranks {} wait on each other in a cycle (collectives submitted in "
+            "different orders?)",
+            fmt::join(chain, ", "));
       }
       chain.push_back(next);
     }
@@ -279,9 +315,10 @@ std::string Session::trace_wait_chain(int awaited) const {
     return fmt::format("; rank {} is alive but not responding (hung, stopped, or overloaded)",
                        awaited);
   }
-  return fmt::format("; rank {} was itself waiting (chain {}): rank {} is the one not responding "
-                     "(hung, stopped, or overloaded)",
-                     awaited, fmt::join(chain, " -> "), chain.back());
+  return fmt::format(
+      "; rank {} was itself waiting (chain {}): rank {} is the one not responding "
+      "(hung, stopped, or overloaded)",
+      awaited, fmt::join(chain, " -> "), chain.back());
 }
 
 void Session::leave_together() {
@@ -295,7 +332,13 @@ void Session::leave_together() {
   }
 }
 
-void Session::fail_everything(const std::string& message) {
+void Session::note_if_untold(const std::string& message, size_t failed_handles) {
+  if (failed_handles > 0) return;
+  std::lock_guard lock(mutex_);
+  untold_failure_ = message;
+}
+
+size_t Session::fail_everything(const std::string& message) {
   std::vector<TensorEntry> queued;
   {
     std::lock_guard lock(mutex_);
@@ -304,15 +347,18 @@ void Session::fail_everything(const std::string& message) {
     queued = queue_.take_all();
   }
   // Each handle's error names its own tensor: the caller may be waiting on several.
+  size_t failed = 0;
   auto fail = [&](const TensorEntry& entry) {
     handles_.fail(entry.handle, fmt::format("tensor '{}' on rank {}: {}", entry.request.name,
                                             world_.rank, message));
+    ++failed;
   };
   for (auto& [id, set] : sets_) {
     for (auto& [name, entry] : set->pending()) fail(entry);
     set->pending().clear();
   }
   for (TensorEntry& entry : queued) fail(entry);
+  return failed;
 }
 
 }  // namespace kolo::core

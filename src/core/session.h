@@ -29,8 +29,8 @@
 #include "core/config.h"
 #include "core/executor.h"
 #include "core/handle_table.h"
-#include "core/process_set.h"
 #include "core/observability.h"
+#include "core/process_set.h"
 #include "core/tensor_queue.h"
 #include "core/world.h"
 #include "negotiation/controller.h"
@@ -43,8 +43,15 @@ struct SessionStats {
   uint64_t fast_cycles = 0;     // agreed through the response cache's bit vector alone
   uint64_t full_exchanges = 0;  // request lists went to the coordinator
   uint64_t cache_hits = 0;
+  // Response-cache entries held now, summed over this rank's process sets, and their summed
+  // capacity: a long run with ever new tensor names must keep entries <= capacity.
+  uint64_t cache_entries = 0;
+  uint64_t cache_capacity = 0;
   uint64_t fused_groups = 0;
   uint64_t fused_tensors = 0;
+  // Time the background thread spent agreeing on what to run (controller cycles of every set,
+  // waiting on peers included), in microseconds: the negotiation cost of a step.
+  uint64_t negotiation_us = 0;
   TuningState tuning;  // parameters in force (autotune changes them)
 };
 
@@ -72,7 +79,8 @@ class Session {
   // Ranks (ascending world ranks) of a registered set; throws InvalidArgument for an unknown id.
   [[nodiscard]] std::vector<int> process_set_ranks(int32_t id) const;
   [[nodiscard]] std::vector<int32_t> process_set_ids() const;
-  // Negotiates shutdown with the other ranks and joins the background thread.
+  // Negotiates shutdown with the other ranks and joins the background thread. Throws (naming the
+  // peer) when a peer died or stopped responding during that negotiation.
   void shutdown();
   [[nodiscard]] SessionStats stats() const;
   // hvd.start_timeline / stop_timeline (rank 0 writes; no-ops elsewhere). Any thread.
@@ -96,7 +104,10 @@ class Session {
   void leave_together();
   std::string with_root_cause(const PeerError& error) const;
   std::string trace_wait_chain(int awaited) const;
-  void fail_everything(const std::string& message);
+  // Fails every pending and queued handle with `message`; returns how many.
+  size_t fail_everything(const std::string& message);
+  // Keeps `message` for shutdown() to raise when the failure reached no handle.
+  void note_if_untold(const std::string& message, size_t failed_handles);
 
   const Config config_;
   const Logger& logger_;
@@ -116,14 +127,18 @@ class Session {
   // declared after sets_ so they go first.
   std::unique_ptr<Observability> observability_;
 
-  mutable std::mutex mutex_;  // guards everything below up to stats_
+  mutable std::mutex mutex_;                       // guards everything below up to stats_
   std::map<int32_t, std::vector<int>> set_ranks_;  // every registered set, member or not
   std::set<std::pair<int32_t, std::string>> names_in_flight_;  // (process set, name)
   uint64_t control_calls_ = 0;  // names add/remove/join requests identically on every rank
   std::optional<std::string> failure_;
+  std::optional<std::string> untold_failure_;  // a failure no caller has been told of yet
   SessionStats stats_;
 
   std::atomic<bool> shutdown_requested_{false};
+  // Written by the background thread before it ends, read after the join.
+  bool failed_in_shutdown_ = false;
+  Duration negotiation_time_{};  // background thread only; published through stats_
   std::vector<int32_t> shutdown_by_;  // ranks that announced the agreed shutdown (loop thread)
   std::thread thread_;
 };

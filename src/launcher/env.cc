@@ -1,6 +1,7 @@
 #include "launcher/env.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <string_view>
@@ -54,6 +55,9 @@ Environment build_rank_environment(const Environment& inherited, const JobSettin
   env["KOLO_RENDEZVOUS_PORT"] = std::to_string(job.rendezvous_port);
   env["KOLO_SECRET"] = job.secret_hex;
   env["KOLO_START_TIMEOUT"] = format_seconds(job.start_timeout_seconds);
+  // A local rank arms a parent-death signal with it (core/launcher_watch.h): no orphan ranks
+  // when kolorun itself is killed.
+  env["KOLO_LAUNCHER_PID"] = std::to_string(::getpid());
 
   env["HOROVOD_RANK"] = std::to_string(slot.rank);
   env["HOROVOD_SIZE"] = std::to_string(slot.size);

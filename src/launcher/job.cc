@@ -49,11 +49,12 @@ void log_plan(const std::vector<SlotAssignment>& plan, const JobSettings& job,
   }
   std::string extra;
   for (const auto& [name, value] : job.extra) extra += fmt::format(" {}={}", name, value);
-  logger.info("rank environment: KOLO_RANK/SIZE/HOSTNAME, HOROVOD_RANK/SIZE/HOSTNAME/LOCAL_*/"
-              "CROSS_*, KOLO_RENDEZVOUS_ADDR={} KOLO_RENDEZVOUS_PORT={} KOLO_SECRET=<hidden> "
-              "KOLO_START_TIMEOUT={}{}{} HOROVOD_CONTROLLER=gloo HOROVOD_CPU_OPERATIONS=gloo",
-              job.rendezvous_addr, job.rendezvous_port, format_seconds(job.start_timeout_seconds),
-              job.log_level ? " KOLO_LOG_LEVEL=" + *job.log_level : "", extra);
+  logger.info(
+      "rank environment: KOLO_RANK/SIZE/HOSTNAME, HOROVOD_RANK/SIZE/HOSTNAME/LOCAL_*/"
+      "CROSS_*, KOLO_RENDEZVOUS_ADDR={} KOLO_RENDEZVOUS_PORT={} KOLO_SECRET=<hidden> "
+      "KOLO_START_TIMEOUT={}{}{} HOROVOD_CONTROLLER=gloo HOROVOD_CPU_OPERATIONS=gloo",
+      job.rendezvous_addr, job.rendezvous_port, format_seconds(job.start_timeout_seconds),
+      job.log_level ? " KOLO_LOG_LEVEL=" + *job.log_level : "", extra);
   logger.info("command: {}", fmt::join(options.command, " "));
 }
 
@@ -64,9 +65,13 @@ int run_job(const LaunchOptions& options, const Environment& inherited, const Lo
   SignalWatcher signals;
 
   const std::string machine = machine_hostname();
-  HostSourceOptions sources{options.hosts,          options.hostfile, options.hostfile_format,
-                            options.slots_per_host, options.num_proc,
-                            HostSourceOptions::kDefaultVolcanoPath, machine};
+  HostSourceOptions sources{options.hosts,
+                            options.hostfile,
+                            options.hostfile_format,
+                            options.slots_per_host,
+                            options.num_proc,
+                            HostSourceOptions::kDefaultVolcanoPath,
+                            machine};
   const LaunchHosts hosts = hosts_for_launch(sources, lookup_in(inherited));
   const auto plan = plan_launch(hosts);
   logger.info("hosts from {}", hosts.source);
@@ -111,6 +116,16 @@ int run_job(const LaunchOptions& options, const Environment& inherited, const Lo
     job.extra.emplace_back("HOROVOD_GLOO_IFACE", names);
   }
   if (logger.enabled(LogLevel::info)) log_plan(plan, job, options, logger);
+
+  try {
+    std::string planned_hosts;
+    for (const auto& slot : plan) planned_hosts += slot.host + "\n";
+    rendezvous::TcpStore store({job.rendezvous_addr, job.rendezvous_port}, secret,
+                               std::chrono::seconds(2));
+    store.set(std::string(rendezvous::kPlannedHostsKey), planned_hosts);
+  } catch (const Error& error) {
+    logger.debug("could not publish the planned hosts to the rendezvous store: {}", error.what());
+  }
 
   OutputMultiplexer output(OutputOptions{1, 2, options.output_filename, hosts.num_proc,
                                          options.prefix_output_with_timestamp});
@@ -161,8 +176,8 @@ int run_job(const LaunchOptions& options, const Environment& inherited, const Lo
   const int status = supervisor.run();
   // Ranks unlink their shared-memory objects as soon as the peers mapped them; one killed inside
   // that window leaves its object behind, which only the launcher can still remove (local ranks).
-  if (const int removed = transport::shm::remove_job_leftovers(
-          transport::shm::job_tag(job.secret_hex))) {
+  if (const int removed =
+          transport::shm::remove_job_leftovers(transport::shm::job_tag(job.secret_hex))) {
     logger.info("removed {} shared-memory object(s) left in /dev/shm by killed ranks", removed);
   }
   return status;

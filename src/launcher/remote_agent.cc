@@ -16,6 +16,7 @@
 #include "base/errors.h"
 #include "launcher/agent_protocol.h"
 #include "launcher/exit_status.h"
+#include "launcher/group_signal.h"
 #include "launcher/local_host.h"
 #include "launcher/process_spawn.h"
 #include "launcher/signals.h"
@@ -45,8 +46,8 @@ AgentArgs parse_agent_args(const std::vector<std::string>& args) {
       throw InvalidArgument(fmt::format("unexpected agent argument '{}'", args[i]));
     }
   }
-  if (i < args.size()) parsed.command.assign(args.begin() + static_cast<std::ptrdiff_t>(i) + 1,
-                                             args.end());
+  if (i < args.size())
+    parsed.command.assign(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
   if (parsed.command.empty()) throw InvalidArgument("no command for the agent to run");
   return parsed;
 }
@@ -85,15 +86,15 @@ ExitStatus supervise(pid_t pid, AgentInput& input, SignalWatcher& signals) {
     pollfd fds[2] = {{signals.fd(), POLLIN, 0}, {0, POLLIN, 0}};
     ::poll(fds, launcher_gone ? 1 : 2, 200);
     for (int signal : signals.read_pending()) {
-      if (signal != SIGCHLD) ::kill(-pid, signal);
+      if (signal != SIGCHLD) signal_group(pid, signal);
     }
     if (launcher_gone || fds[1].revents == 0) continue;
     bool closed = false;
-    for (int signal : input.read_signal_requests(closed)) ::kill(-pid, signal);
+    for (int signal : input.read_signal_requests(closed)) signal_group(pid, signal);
     if (closed) {
       // The launcher (or the ssh session) is gone: nobody is left to supervise this rank.
       launcher_gone = true;
-      ::kill(-pid, SIGTERM);
+      signal_group(pid, SIGTERM);  // continued too, should it be stopped
       kill_at = std::chrono::steady_clock::now() + kKillGrace;
     }
   }
@@ -127,8 +128,7 @@ int run_remote_agent(const std::vector<std::string>& args) {
     ::setenv("PATH", path->second.c_str(), 1);
   }
   if (!parsed.cwd.empty() && ::chdir(parsed.cwd.c_str()) != 0) {
-    say(fmt::format("cannot enter the working directory {}: {}", parsed.cwd,
-                    std::strerror(errno)));
+    say(fmt::format("cannot enter the working directory {}: {}", parsed.cwd, std::strerror(errno)));
     return finish(ExitStatus::exited_with(1));
   }
   SpawnedProcess rank;

@@ -6,13 +6,14 @@
 #include <sys/wait.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 
 #include "base/errors.h"
 #include "launcher/agent_protocol.h"
 #include "launcher/env.h"
+#include "launcher/group_signal.h"
 
 namespace kolo::launcher {
 
@@ -84,10 +85,11 @@ ExitStatus Supervisor::remote_outcome(const RankProcess& rank, ExitStatus ssh_st
   if (*rank.agent_report) return **rank.agent_report;
   // Killed on our own escalation: the agent kills the rank when its session ends; nothing to add.
   if (rank.hard_stopped) return ssh_status;
-  logger_.error("rank {} (host {}): the ssh session ended ({}) before kolorun's agent reported how "
-                "the rank ended: connection lost, or the agent could not start (see ssh's "
-                "message above)",
-                rank.slot.rank, rank.slot.host, ssh_status.describe());
+  logger_.error(
+      "rank {} (host {}): the ssh session ended ({}) before kolorun's agent reported how "
+      "the rank ended: connection lost, or the agent could not start (see ssh's "
+      "message above)",
+      rank.slot.rank, rank.slot.host, ssh_status.describe());
   return ssh_status;
 }
 
@@ -111,18 +113,18 @@ void Supervisor::on_exit(RankProcess& rank, ExitStatus status) {
       break;
     case FailurePolicy::Verdict::failure: {
       if (!had_failure && notice_) {
-        notice_(fmt::format("rank {} (host {}) {}", rank.slot.rank, rank.slot.host,
-                            status.describe()));
+        notice_(
+            fmt::format("rank {} (host {}) {}", rank.slot.rank, rank.slot.host, status.describe()));
       }
       const auto still_running = std::count_if(ranks_.begin(), ranks_.end(),
                                                [](const RankProcess& r) { return !r.status; });
       if (!had_failure && still_running > 0) {
-        const auto grace = std::chrono::duration<double>(
-            *policy_.next_deadline() - Clock::now());
-        logger_.error("rank {} (host {}) {}; the remaining {} rank(s) will be terminated in {} s "
-                      "unless they exit first",
-                      rank.slot.rank, rank.slot.host, status.describe(), still_running,
-                      format_seconds(std::max(0.0, std::round(grace.count() * 10) / 10)));
+        const auto grace = std::chrono::duration<double>(*policy_.next_deadline() - Clock::now());
+        logger_.error(
+            "rank {} (host {}) {}; the remaining {} rank(s) will be terminated in {} s "
+            "unless they exit first",
+            rank.slot.rank, rank.slot.host, status.describe(), still_running,
+            format_seconds(std::max(0.0, std::round(grace.count() * 10) / 10)));
       } else {
         logger_.error("rank {} (host {}) {}", rank.slot.rank, rank.slot.host, status.describe());
       }
@@ -154,8 +156,7 @@ void Supervisor::apply(FailurePolicy::Action action) {
     if (!rank.status) targets.push_back(rank.slot.rank);
   }
   if (targets.empty()) return;
-  logger_.warn("sending {} to the remaining rank(s): {}", signal_name(signal),
-               rank_list(targets));
+  logger_.warn("sending {} to the remaining rank(s): {}", signal_name(signal), rank_list(targets));
   signal_running(signal);
 }
 
@@ -171,7 +172,8 @@ bool Supervisor::signal_rank(RankProcess& rank, int signal) {
     }
   }
   // The whole group: the rank's own children (a shell's command, data loader workers) too.
-  return ::kill(-rank.pid, signal) == 0 || ::kill(rank.pid, signal) == 0;
+  // A stopped rank (SIGSTOP) gets the signal too: SIGCONT follows it.
+  return signal_group(rank.pid, signal);
 }
 
 int Supervisor::signal_running(int signal) {
@@ -189,9 +191,10 @@ void Supervisor::drain_output() {
   }
   for (const auto& rank : ranks_) {
     if (output_.rank_open(rank.slot.rank)) {
-      logger_.info("rank {}: processes left behind still hold its output open; killing its "
-                   "process group",
-                   rank.slot.rank);
+      logger_.info(
+          "rank {}: processes left behind still hold its output open; killing its "
+          "process group",
+          rank.slot.rank);
       ::kill(-rank.pid, SIGKILL);
     }
   }
@@ -200,13 +203,12 @@ void Supervisor::drain_output() {
 
 void Supervisor::report_outcome(int exit_code) const {
   if (auto rank = policy_.first_failed_rank()) {
-    const auto& failed = *std::find_if(ranks_.begin(), ranks_.end(), [&](const RankProcess& r) {
-      return r.slot.rank == *rank;
-    });
-    logger_.error("job failed: the first rank to fail was rank {} on host {}, which {}; kolorun "
-                  "exits with status {}",
-                  failed.slot.rank, failed.slot.host, policy_.first_failure()->describe(),
-                  exit_code);
+    const auto& failed = *std::find_if(ranks_.begin(), ranks_.end(),
+                                       [&](const RankProcess& r) { return r.slot.rank == *rank; });
+    logger_.error(
+        "job failed: the first rank to fail was rank {} on host {}, which {}; kolorun "
+        "exits with status {}",
+        failed.slot.rank, failed.slot.host, policy_.first_failure()->describe(), exit_code);
   } else if (exit_code != 0) {
     logger_.warn("job stopped; kolorun exits with status {}", exit_code);
   } else {

@@ -10,6 +10,7 @@
 
 #include "backends/mpi_plugin.h"
 #include "base/errors.h"
+#include "core/launcher_watch.h"
 #include "core/runtime.h"
 #include "python/dlpack_types.h"
 
@@ -124,6 +125,8 @@ nb::tuple take_alltoall_output(HandleId handle, bool as_torch) {
 NB_MODULE(_core, m) {
   using namespace kolo::python;
   m.doc() = "kolo's C++ runtime (framework-free; arrays cross through DLPack)";
+  // From the import on, a rank whose kolorun is killed ends too (before init() as well).
+  kolo::core::end_with_launcher(kolo::core::process_environment());
 
   nb::exception<kolo::Error>(m, "KoloError");
 
@@ -170,6 +173,9 @@ NB_MODULE(_core, m) {
     d["fast_cycles"] = s.fast_cycles;
     d["full_exchanges"] = s.full_exchanges;
     d["cache_hits"] = s.cache_hits;
+    d["cache_entries"] = s.cache_entries;
+    d["cache_capacity"] = s.cache_capacity;
+    d["negotiation_us"] = s.negotiation_us;
     d["fused_groups"] = s.fused_groups;
     d["fused_tensors"] = s.fused_tensors;
     d["autotuning"] = s.tuning.autotuning;

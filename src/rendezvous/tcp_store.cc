@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "base/errors.h"
@@ -14,9 +15,11 @@ namespace kolo::rendezvous {
 
 namespace {
 
-// Slack for moving a request and its reply over the wire, on top of how long the server may hold
-// a get/wait. Past it, the server is considered hung.
-constexpr Duration kTransferTimeout = std::chrono::seconds(60);
+// The least slack for moving a request and its reply over the wire, on top of how long the
+// server may hold a get/wait; a store made with a longer connect timeout allows that long. Past
+// it, the server is considered hung (it once was a fixed 60 s: a store that stalled after the
+// handshake held init() for minutes whatever the start timeout said).
+constexpr Duration kMinTransferTimeout = std::chrono::seconds(1);
 
 uint64_t to_millis(Duration timeout) {
   const auto clamped = clamp_timeout(timeout);
@@ -27,7 +30,8 @@ uint64_t to_millis(Duration timeout) {
 
 TcpStore::TcpStore(const transport::Endpoint& server, const transport::Secret& secret,
                    Duration connect_timeout)
-    : server_description_("rendezvous server " + server.to_string()) {
+    : server_description_("rendezvous server " + server.to_string()),
+      transfer_timeout_(std::max(connect_timeout, kMinTransferTimeout)) {
   const Deadline deadline = deadline_after(connect_timeout);
   socket_ = transport::connect_tcp(server, deadline);
   transport::set_nodelay(socket_);
@@ -42,12 +46,11 @@ wire::Reply TcpStore::exchange(const wire::Request& request, Duration wait_time)
                             server_description_ + " broke earlier");
   }
   try {
-    transport::write_frame(socket_, wire::encode(request), deadline_after(kTransferTimeout),
+    transport::write_frame(socket_, wire::encode(request), deadline_after(transfer_timeout_),
                            server_description_);
-    const std::string payload =
-        transport::read_frame(socket_, wire::kMaxFrameSize,
-                              deadline_after(clamp_timeout(wait_time) + kTransferTimeout),
-                              server_description_);
+    const std::string payload = transport::read_frame(
+        socket_, wire::kMaxFrameSize, deadline_after(clamp_timeout(wait_time) + transfer_timeout_),
+        server_description_);
     return wire::decode_reply(payload);
   } catch (const TimeoutError& e) {
     // The reply may still come later and be taken for the next one's: never reuse the socket.

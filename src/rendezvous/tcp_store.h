@@ -42,7 +42,9 @@ class TcpStore final : public Store {
  public:
   // Connects and authenticates, retrying until `connect_timeout`. Throws TimeoutError if the
   // server never answers, ProtocolError if it does not know the secret. After a broken
-  // connection (PeerError) every later request fails too: the server is gone.
+  // connection (PeerError) every later request fails too: the server is gone. A reply that takes
+  // longer than `connect_timeout` beyond the time the server may hold the request (a get's wait)
+  // means a hung or overloaded server: TimeoutError naming it, within the caller's timeout.
   TcpStore(const transport::Endpoint& server, const transport::Secret& secret,
            Duration connect_timeout);
   void set(const std::string& key, const std::string& value) override;
@@ -57,6 +59,7 @@ class TcpStore final : public Store {
   std::mutex mutex_;  // one request at a time on the connection
   transport::Socket socket_;
   std::string server_description_;
+  Duration transfer_timeout_;
 };
 
 }  // namespace kolo::rendezvous

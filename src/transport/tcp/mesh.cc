@@ -2,14 +2,14 @@
 // start-up can deadlock. Every connection is authenticated, then introduced by a fixed-size hello.
 #include "transport/tcp/mesh.h"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <array>
 #include <exception>
 #include <set>
 #include <stop_token>
 #include <thread>
-
-#include <fmt/ranges.h>
 
 #include "base/errors.h"
 #include "transport/socket_link.h"
@@ -34,12 +34,18 @@ enum class HelloStatus : uint8_t {
 
 const char* describe(HelloStatus status) {
   switch (status) {
-    case HelloStatus::accepted: return "accepted";
-    case HelloStatus::wrong_round: return "it belongs to another round (init generation)";
-    case HelloStatus::wrong_size: return "it belongs to a job of another size";
-    case HelloStatus::bad_rank: return "the rank is not one that should connect to this one";
-    case HelloStatus::duplicate: return "that rank is already connected";
-    case HelloStatus::wrong_target: return "this address leads to another rank of the job";
+    case HelloStatus::accepted:
+      return "accepted";
+    case HelloStatus::wrong_round:
+      return "it belongs to another round (init generation)";
+    case HelloStatus::wrong_size:
+      return "it belongs to a job of another size";
+    case HelloStatus::bad_rank:
+      return "the rank is not one that should connect to this one";
+    case HelloStatus::duplicate:
+      return "that rank is already connected";
+    case HelloStatus::wrong_target:
+      return "this address leads to another rank of the job";
   }
   return "unknown reason";
 }
@@ -69,14 +75,16 @@ Hello decode(const HelloBytes& bytes) {
   return hello;
 }
 
-std::string describe_rank(int rank, const std::string& address) {
-  return fmt::format("rank {} ({})", rank, address);
-}
-
 // "rank 3 on host 'node2'", or "rank 3" when the hosts are not known.
 std::string rank_on_host(const MeshOptions& options, int rank) {
   if (static_cast<size_t>(rank) >= options.hosts.size()) return fmt::format("rank {}", rank);
   return fmt::format("rank {} on host '{}'", rank, options.hosts[rank]);
+}
+
+// "rank 3 on host 'node2' (10.0.0.2:4711)": every later error about this link names both, so a
+// survivor's message says which machine to look at, not only an address.
+std::string describe_rank(const MeshOptions& options, int rank, const std::string& address) {
+  return fmt::format("{} ({})", rank_on_host(options, rank), address);
 }
 
 std::string join_ranks(const std::vector<int>& ranks) {
@@ -149,7 +157,7 @@ class Acceptor {
     }
     const int rank = static_cast<int>(hello.rank);
     logger_.debug("rank {}: accepted rank {} from {}", options_.rank, rank, remote);
-    links_[rank] = make_socket_link(std::move(socket), rank, describe_rank(rank, remote));
+    links_[rank] = make_socket_link(std::move(socket), rank, describe_rank(options_, rank, remote));
     pending_.erase(rank);
   }
 
@@ -186,7 +194,7 @@ struct AttemptFailure {
 std::unique_ptr<Link> attempt(const MeshOptions& options, int peer, const Endpoint& endpoint,
                               const Secret& secret, const Deadline& deadline,
                               AttemptFailure& failure) {
-  const std::string who = describe_rank(peer, endpoint.to_string());
+  const std::string who = describe_rank(options, peer, endpoint.to_string());
   try {
     Socket socket = connect_tcp(endpoint, deadline);
     set_nodelay(socket);
@@ -243,12 +251,12 @@ std::unique_ptr<Link> connect_to(const MeshOptions& options, int peer, const Sec
       if (failures[i].definite && definite == nullptr) definite = &failures[i];
     }
     if (definite != nullptr) {
-      throw ProtocolError(fmt::format("rank {}: {} at {}", options.rank,
-                                      rank_on_host(options, peer), tried()));
+      throw ProtocolError(
+          fmt::format("rank {}: {} at {}", options.rank, rank_on_host(options, peer), tried()));
     }
     if (options.deadline.expired()) {
-      throw TimeoutError(fmt::format("{} at none of its addresses ({})",
-                                     rank_on_host(options, peer), tried()));
+      throw TimeoutError(
+          fmt::format("{} at none of its addresses ({})", rank_on_host(options, peer), tried()));
     }
     std::this_thread::sleep_for(std::min<Duration>(backoff, options.deadline.at() - Clock::now()));
     backoff = std::min(backoff * 2, std::chrono::milliseconds(500));

@@ -1,0 +1,123 @@
+"""Fault matrix (issue 13): real kolorun jobs of 3 ranks, over TCP and over shared memory; one
+rank is killed (SIGKILL) or frozen (SIGSTOP) at each phase of a job, or kolorun itself is killed.
+
+The promise checked, from the moment of the fault:
+  - every surviving rank gets an error naming the culprit rank and its host within the peer
+    timeout (the start timeout at bootstrap) + 2 s;
+  - kolorun exits non-zero within peer timeout + 2 s + failure grace + 1 s (the grace: how long
+    kolorun lets the other ranks end on their own after the first failure before it sends
+    SIGTERM, followed by SIGCONT so that a stopped rank ends too).
+A peer with the wrong secret is refused and harms nobody; a slow rendezvous store only slows the
+start, one that stalls fails every rank within the start timeout, naming the server. Timing
+bounds are the product's promise here, measured from the fault and generous for a loaded machine;
+the table of measured times is printed at the end of the session."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+
+import pytest
+
+from fault_harness import (DETECTION_SLACK, GRACE, PEER_TIMEOUT, WORKER, Measured, pids_alive,
+                           record, run_job)
+
+VICTIM = 1
+SURVIVORS = (0, 2)
+KOLORUN_BOUND = PEER_TIMEOUT + DETECTION_SLACK + GRACE + 1.0
+TRANSPORTS = {"tcp": {"KOLO_SHM_DISABLE": "1"}, "shm": {"KOLO_SHM_DISABLE": "0"}}
+CULPRIT = f"rank {VICTIM} on host 'localhost'"
+
+
+def check_and_record(case: str, job, victim: int, sig: str) -> None:
+    fault = job.fault_time(victim)
+    row = Measured(case, returncode=job.returncode)
+    for rank in SURVIVORS:
+        when, message = job.detection(rank)
+        # Nothing waits on an idle peer: a freeze can be seen only once a rank needs the victim
+        # (in shutdown, when it calls shutdown()).
+        started = max([fault] + [float(line.split()[1]) for line in job.lines(rank)
+                                 if line.startswith("SHUTDOWN ")])
+        row.detections[rank] = when - started
+    row.exit_after = job.exited_at - fault
+    record(row)
+    assert job.returncode != 0, job.output
+    for rank in SURVIVORS:
+        _, message = job.detection(rank)
+        assert f"rank {victim}" in message and "host" in message and "localhost" in message, (
+            f"rank {rank}'s error does not name rank {victim} and its host: {message}")
+        assert row.detections[rank] <= PEER_TIMEOUT + DETECTION_SLACK, (case, row, job.output)
+    assert row.exit_after <= KOLORUN_BOUND, (case, row, job.output)
+    assert "UNEXPECTED" not in job.output, job.output
+
+
+PHASES = ["bootstrap", "negotiation", "allreduce", "arena", "shutdown"]
+
+
+@pytest.mark.parametrize("transport", sorted(TRANSPORTS))
+@pytest.mark.parametrize("sig", ["KILL", "STOP"])
+@pytest.mark.parametrize("phase", PHASES)
+def test_rank_fault(phase, sig, transport):
+    if phase == "arena" and transport == "tcp":
+        pytest.skip("the shared-memory arena exists only with shared memory")
+    job = run_job(["-np", "3", sys.executable, str(WORKER), str(VICTIM), phase, sig],
+                  env=TRANSPORTS[transport])
+    check_and_record(f"{transport} SIG{sig} {phase}", job, VICTIM, sig)
+    assert not job.shm_leftovers(), "shared-memory objects left in /dev/shm"
+
+
+@pytest.mark.parametrize("transport", sorted(TRANSPORTS))
+def test_launcher_killed_leaves_no_orphan_rank(transport):
+    job = run_job(["-np", "3", sys.executable, str(WORKER), str(VICTIM), "forever", "KILL"],
+                  env=TRANSPORTS[transport], fault_after_ready=lambda proc, _: proc.kill())
+    pids = [int(line.split()[2]) for rank in range(3) for line in job.lines(rank)
+            if line.startswith("READY ")]
+    assert len(pids) == 3, job.output
+    deadline = job.fault_at + 5.0  # "a few seconds"
+    while pids_alive(pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    gone_after = time.monotonic() - job.fault_at
+    left = pids_alive(pids)
+    for pid in left:  # never leave them behind, even when the test fails
+        os.kill(pid, signal.SIGKILL)
+    record(Measured(f"{transport} kolorun SIGKILL (ranks gone)", exit_after=gone_after,
+                    returncode=job.returncode))
+    assert not left, f"ranks {left} outlived kolorun by more than 5 s"
+    assert job.returncode == -signal.SIGKILL
+    assert not job.shm_leftovers(), "shared-memory objects left in /dev/shm"
+
+
+def test_a_peer_with_the_wrong_secret_is_refused_and_the_job_goes_on():
+    job = run_job(["-np", "3", sys.executable, str(WORKER), str(VICTIM), "intruder", "KILL"],
+                  env=TRANSPORTS["tcp"])
+    assert job.returncode == 0, job.output
+    intruder = next(line for line in job.lines(0) if line.startswith("INTRUDER "))
+    assert "rc=0" not in intruder and "authentication" in intruder, intruder
+    assert "does not know the job secret" in job.output, job.output  # kolorun's warning
+    for rank in range(3):
+        assert f"rank {rank} OK" in job.lines(rank), job.output
+
+
+def test_a_slow_store_only_slows_the_start():
+    job = run_job(["-np", "3", sys.executable, str(WORKER), str(VICTIM), "slowstore:0.3:2",
+                   "KILL"], env=TRANSPORTS["tcp"])
+    assert job.returncode == 0, job.output
+    for rank in range(3):
+        assert f"rank {rank} OK" in job.lines(rank), job.output
+
+
+def test_a_store_that_stalls_after_the_handshake_fails_init_within_the_start_timeout():
+    job = run_job(["-np", "3", sys.executable, str(WORKER), str(VICTIM), "slowstore:20:2",
+                   "KILL"], env=TRANSPORTS["tcp"])
+    row = Measured("tcp store stalls 20 s per reply", returncode=job.returncode)
+    for rank in range(3):
+        when, message = job.detection(rank)
+        row.detections[rank] = when - job.fault_time(rank)
+        assert "rendezvous server 127.0.0.1:" in message and "no reply" in message, message
+    row.exit_after = job.exited_at - min(job.fault_time(rank) for rank in range(3))
+    record(row)
+    assert job.returncode != 0, job.output
+    assert max(row.detections.values()) <= PEER_TIMEOUT + DETECTION_SLACK, (row, job.output)
+    assert row.exit_after <= KOLORUN_BOUND, (row, job.output)

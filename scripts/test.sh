@@ -29,3 +29,14 @@ $PYTHON -m pytest -q tests/python
 # They need root; elsewhere pytest reports them as skipped with the reason (-rs).
 echo "test: multi-host suites (pytest tests/multihost)"
 $PYTHON -m pytest -q -rs tests/multihost
+
+# Hostile input and memory/thread bugs: every decoder of bytes from another process or a file under
+# libFuzzer on its seed corpus (20 s each), then the C++ suites under ASan+UBSan and (the threaded
+# layers) TSan, each in its own build directory. KOLO_TEST_SANITIZERS=0 skips both (a quick local
+# run); CI runs them.
+if [ "${KOLO_TEST_SANITIZERS:-1}" != 0 ]; then
+  echo "test: fuzz targets (scripts/fuzz.sh, 20 s each)"
+  bash scripts/fuzz.sh 20
+  echo "test: C++ suites under ASan+UBSan and TSan (scripts/sanitizers.sh)"
+  bash scripts/sanitizers.sh
+fi

@@ -7,7 +7,9 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <thread>
 
 #include "fuzz/fuzz_support.h"
@@ -26,7 +28,14 @@ const transport::Secret& secret() {
 
 void wait_readable(int fd) {
   pollfd entry{fd, POLLIN, 0};
-  if (::poll(&entry, 1, 10000) != 1) std::abort();  // the other side wrote, or closed
+  int ready = 0;
+  do {
+    ready = ::poll(&entry, 1, 60000);  // libFuzzer's -timeout alarm interrupts it (EINTR)
+  } while (ready < 0 && errno == EINTR);
+  if (ready != 1) {
+    std::fprintf(stderr, "the client side of the handshake went silent\n");
+    std::abort();
+  }
 }
 
 // Runs the client's half of the real handshake against `connection`.

@@ -18,20 +18,25 @@ if [ ${#kinds[@]} -eq 0 ]; then kinds=(asan tsan); fi
 # test is reported as slow only when it is really stuck.
 test_timeout=900
 
+# configure_and_build DIR SANITIZERS TEST_LAYERS TARGET
 configure_and_build() {
-  local dir=$1 sanitize=$2 layers=$3
+  local dir=$1 sanitize=$2 layers=$3 target=$4
   local generator=()
   if command -v ninja >/dev/null; then generator=(-G Ninja); fi
   # -O1: the speed the sanitizer authors recommend (-O0 doubles the run time, -O2 the build).
   cmake -S . -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
     -DKOLO_SANITIZE="$sanitize" -DKOLO_TEST_LAYERS="$layers" -DKOLO_TEST_TIMEOUT=$test_timeout \
     -DKOLO_BUILD_PYTHON=OFF -DKOLO_BUILD_TESTS=ON >/dev/null
-  cmake --build "$dir" -j "$jobs"
+  local start=$(date +%s)
+  cmake --build "$dir" -j "$jobs" --target "$target"
+  echo "sanitizers: $dir built in $(( $(date +%s) - start )) s"
 }
 
 run_suites() {
   local dir=$1
+  local start=$(date +%s)
   ctest --test-dir "$dir" --output-on-failure -j "$jobs"
+  echo "sanitizers: $dir suites ran in $(( $(date +%s) - start )) s"
 }
 
 suppressions="$PWD/scripts/sanitizer-suppressions"
@@ -40,16 +45,16 @@ for kind in "${kinds[@]}"; do
   case "$kind" in
     asan)
       echo "sanitizers: ASan+UBSan build (build/asan), every C++ suite"
-      configure_and_build build/asan "address,undefined" ""
+      # Everything (kolorun_e2e_test runs the launcher of this same build).
+      configure_and_build build/asan "address,undefined" "" all
       export ASAN_OPTIONS="detect_leaks=1:detect_stack_use_after_return=1:strict_init_order=1:check_initialization_order=1"
       export LSAN_OPTIONS="suppressions=$suppressions/lsan.supp:print_suppressions=0"
       export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-      # kolorun_e2e_test runs the launcher of this same build.
       KOLORUN_PATH="$PWD/build/asan/kolorun" run_suites build/asan
       ;;
     tsan)
       echo "sanitizers: TSan build (build/tsan), core/comm/negotiation suites"
-      configure_and_build build/tsan "thread" "core;comm;negotiation"
+      configure_and_build build/tsan "thread" "core;comm;negotiation" kolo_cpp_tests
       export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$suppressions/tsan.supp:print_suppressions=0"
       run_suites build/tsan
       ;;

@@ -18,7 +18,7 @@ if [ ${#kinds[@]} -eq 0 ]; then kinds=(asan tsan); fi
 # test is reported as slow only when it is really stuck.
 test_timeout=900
 
-# configure_and_build DIR SANITIZERS TEST_LAYERS TARGET
+# configure_and_build DIR SANITIZERS TEST_LAYERS "TARGET..."
 configure_and_build() {
   local dir=$1 sanitize=$2 layers=$3 target=$4
   local generator=()
@@ -28,15 +28,17 @@ configure_and_build() {
     -DKOLO_SANITIZE="$sanitize" -DKOLO_TEST_LAYERS="$layers" -DKOLO_TEST_TIMEOUT=$test_timeout \
     -DKOLO_BUILD_PYTHON=OFF -DKOLO_BUILD_TESTS=ON >/dev/null
   local start=$(date +%s)
-  cmake --build "$dir" -j "$jobs" --target "$target"
+  cmake --build "$dir" -j "$jobs" --target $target  # several targets: word-split on purpose
   echo "sanitizers: $dir built in $(( $(date +%s) - start )) s"
 }
 
+# run_suites DIR [ctest selection...]
 run_suites() {
   local dir=$1
+  shift
   local start=$(date +%s)
-  ctest --test-dir "$dir" --output-on-failure -j "$jobs"
-  echo "sanitizers: $dir suites ran in $(( $(date +%s) - start )) s"
+  ctest --test-dir "$dir" --output-on-failure -j "$jobs" "$@"
+  echo "sanitizers: $dir suites ${*:-} ran in $(( $(date +%s) - start )) s"
 }
 
 suppressions="$PWD/scripts/sanitizer-suppressions"
@@ -45,12 +47,17 @@ for kind in "${kinds[@]}"; do
   case "$kind" in
     asan)
       echo "sanitizers: ASan+UBSan build (build/asan), every C++ suite"
-      # Everything (kolorun_e2e_test runs the launcher of this same build).
-      configure_and_build build/asan "address,undefined" "" all
+      # The suites, and the launcher that kolorun_e2e_test runs (benches and libkolo.so are not
+      # tested by ctest).
+      configure_and_build build/asan "address,undefined" "" "kolo_cpp_tests kolorun"
       export ASAN_OPTIONS="detect_leaks=1:detect_stack_use_after_return=1:strict_init_order=1:check_initialization_order=1"
       export LSAN_OPTIONS="suppressions=$suppressions/lsan.supp:print_suppressions=0"
       export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-      KOLORUN_PATH="$PWD/build/asan/kolorun" run_suites build/asan
+      KOLORUN_PATH="$PWD/build/asan/kolorun" run_suites build/asan -E MpiBackendUnderMpirun
+      # The MPI plugin's ranks run inside Open MPI, whose MCA components keep allocations past
+      # MPI_Finalize and are then unloaded, so LeakSanitizer cannot even name their frames in a
+      # suppression: that test alone runs without leak detection (ASan and UBSan stay on).
+      ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" run_suites build/asan -R MpiBackendUnderMpirun
       ;;
     tsan)
       echo "sanitizers: TSan build (build/tsan), core/comm/negotiation suites"

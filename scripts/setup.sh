@@ -10,7 +10,8 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 packages=(build-essential cmake ninja-build python3-dev libgtest-dev libgmock-dev libcli11-dev libfmt-dev
           libspdlog-dev libssl-dev libbenchmark-dev dataset-fashion-mnist openmpi-bin libopenmpi-dev
           openssh-client  # kolorun starts ranks on other hosts with the system ssh
-          openssh-server iproute2)  # tests/multihost: an sshd per network namespace
+          openssh-server iproute2  # tests/multihost: an sshd per network namespace
+          clang libclang-rt-14-dev)  # scripts/fuzz.sh: libFuzzer and clang's sanitizer runtimes
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

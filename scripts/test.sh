@@ -38,3 +38,14 @@ $PYTHON -m pytest -q -rs --ignore=tests/faults/netns tests/faults
 echo "test: multi-host suites (pytest tests/multihost, then tests/faults/netns)"
 flock /tmp/kolo-netns.lock $PYTHON -m pytest -q -rs tests/multihost
 flock /tmp/kolo-netns.lock $PYTHON -m pytest -q -rs tests/faults/netns
+
+# Hostile input and memory/thread bugs: every decoder of bytes from another process or a file under
+# libFuzzer on its seed corpus (20 s each), then the C++ suites under ASan+UBSan and (the threaded
+# layers) TSan, each in its own build directory. KOLO_TEST_SANITIZERS=0 skips both (a quick local
+# run); CI runs them.
+if [ "${KOLO_TEST_SANITIZERS:-1}" != 0 ]; then
+  echo "test: fuzz targets (scripts/fuzz.sh, 20 s each)"
+  bash scripts/fuzz.sh 20
+  echo "test: C++ suites under ASan+UBSan and TSan (scripts/sanitizers.sh)"
+  bash scripts/sanitizers.sh
+fi

@@ -10,6 +10,7 @@
 #include "comm/reduce_kernels.h"
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -17,6 +18,13 @@ namespace kolo::comm::detail {
 
 #if defined(__x86_64__)
 namespace {
+
+// CPUID leaf 1 rather than __builtin_cpu_supports("f16c"), which clang 14 (the fuzz build's
+// compiler) does not know.
+bool cpu_has_f16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+}
 
 template <typename Op>
 __attribute__((target("avx2,f16c"))) void f16c_kernel(void* inout_bytes, const void* in_bytes,
@@ -78,7 +86,7 @@ ReduceFn bfloat16_avx2_reduce_function(ReduceOp op) {
 }
 
 ReduceFn float16_f16c_reduce_function(ReduceOp op) {
-  if (!__builtin_cpu_supports("f16c") || !__builtin_cpu_supports("avx2")) return nullptr;
+  if (!cpu_has_f16c() || !__builtin_cpu_supports("avx2")) return nullptr;
   switch (op) {
     case ReduceOp::sum:
       return &f16c_kernel<SumOp<float>>;

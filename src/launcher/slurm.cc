@@ -23,7 +23,8 @@ std::vector<std::string_view> split_top_level(std::string_view text, std::string
       start = i + 1;
     }
   }
-  if (depth != 0) throw InvalidArgument(fmt::format("unbalanced '[' or ']' in {} '{}'", what, text));
+  if (depth != 0)
+    throw InvalidArgument(fmt::format("unbalanced '[' or ']' in {} '{}'", what, text));
   parts.push_back(text.substr(start));
   return parts;
 }
@@ -37,6 +38,11 @@ std::optional<long> to_number(std::string_view text) {
   return value;
 }
 
+InvalidArgument too_many_nodes(std::string_view nodelist) {
+  return InvalidArgument(
+      fmt::format("Slurm node list '{}' names more than {} nodes", nodelist, kMaxSlurmNodes));
+}
+
 // The values of one bracket group's body, "01-03,07", as zero-padded texts.
 std::vector<std::string> expand_ranges(std::string_view body, std::string_view nodelist) {
   std::vector<std::string> values;
@@ -46,8 +52,11 @@ std::vector<std::string> expand_ranges(std::string_view body, std::string_view n
     const std::string_view last = dash == std::string_view::npos ? first : item.substr(dash + 1);
     auto low = to_number(first);
     auto high = to_number(last);
-    if (!low || !high || *high < *low || *high - *low > 1000000) {
+    if (!low || !high || *high < *low) {
       throw InvalidArgument(fmt::format("bad range '{}' in Slurm node list '{}'", item, nodelist));
+    }
+    if (static_cast<size_t>(*high - *low) >= kMaxSlurmNodes - values.size()) {
+      throw too_many_nodes(nodelist);
     }
     for (long value = *low; value <= *high; ++value) {
       values.push_back(fmt::format("{:0{}}", value, first.size()));
@@ -60,6 +69,8 @@ void expand_name(std::string_view name, std::string prefix, std::string_view nod
                  std::vector<std::string>& out) {
   const size_t open = name.find('[');
   if (open == std::string_view::npos) {
+    // Bracket groups multiply: checked per name, so the product is never built.
+    if (out.size() >= kMaxSlurmNodes) throw too_many_nodes(nodelist);
     out.push_back(prefix + std::string(name));
     return;
   }
@@ -99,13 +110,19 @@ std::vector<int> expand_slurm_tasks_per_node(std::string_view text) {
                        ? to_number(rest.substr(2, rest.size() - 3))
                        : std::nullopt;
       if (!times || *times < 1) {
-        throw InvalidArgument(fmt::format("bad repeat '{}' in SLURM_TASKS_PER_NODE='{}'", item, text));
+        throw InvalidArgument(
+            fmt::format("bad repeat '{}' in SLURM_TASKS_PER_NODE='{}'", item, text));
       }
       repeat = *times;
     }
     auto count = to_number(count_text);
-    if (!count || *count < 1 || *count > 1000000 || repeat > 1000000) {
-      throw InvalidArgument(fmt::format("bad task count '{}' in SLURM_TASKS_PER_NODE='{}'", item, text));
+    if (!count || *count < 1 || *count > 1000000) {
+      throw InvalidArgument(
+          fmt::format("bad task count '{}' in SLURM_TASKS_PER_NODE='{}'", item, text));
+    }
+    if (static_cast<size_t>(repeat) > kMaxSlurmNodes - counts.size()) {
+      throw InvalidArgument(fmt::format("SLURM_TASKS_PER_NODE='{}' describes more than {} nodes",
+                                        text, kMaxSlurmNodes));
     }
     counts.insert(counts.end(), static_cast<size_t>(repeat), static_cast<int>(*count));
   }

@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <utility>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "base/errors.h"
 #include "comm/collectives.h"
@@ -17,26 +17,10 @@ namespace {
 
 constexpr int kCoordinator = 0;
 
-// Word 0 of the agreement vector. Stored inverted (bit clear = "yes") so that the bitwise AND
-// across ranks answers "does ANY rank ...".
-constexpr uint64_t kNoUncachedFlag = uint64_t{1} << 0;
-constexpr uint64_t kNotShuttingDownFlag = uint64_t{1} << 1;
-constexpr uint64_t kNoneJoinedFlag = uint64_t{1} << 2;
-
 // Join and process-set changes are one-off collectives: never worth a cache entry.
 bool cacheable(const Response& response) {
   return response.op != OpType::join && response.op != OpType::process_set_add &&
          response.op != OpType::process_set_remove;
-}
-
-void set_bit(std::vector<uint64_t>& words, size_t first_word, uint32_t bit) {
-  words[first_word + bit / 64] |= uint64_t{1} << (bit % 64);
-}
-void clear_bit(std::vector<uint64_t>& words, size_t first_word, uint32_t bit) {
-  words[first_word + bit / 64] &= ~(uint64_t{1} << (bit % 64));
-}
-bool test_bit(const std::vector<uint64_t>& words, size_t first_word, uint32_t bit) {
-  return (words[first_word + bit / 64] >> (bit % 64)) & 1u;
 }
 
 }  // namespace
@@ -61,6 +45,12 @@ ResponseList Controller::cycle(std::vector<Request> new_requests, bool shutting_
   bool served_from_cache = !out.responses.empty();
 
   for (uint32_t bit : agreement.invalid_bits) {
+    if (!cache_.contains(bit)) {
+      throw ProtocolError(
+          fmt::format("rank {}: cache bit {} was invalidated by another rank but "
+                      "this rank has no entry there (caches diverged)",
+                      comm_.rank(), bit));
+    }
     logger_.debug(
         "response cache: erasing '{}' (bit {}): submitted with other parameters, twice, "
         "or stalled",
@@ -96,12 +86,7 @@ Controller::Agreement Controller::classify_and_agree(Clock::time_point now, bool
   std::unordered_map<std::string_view, int> name_count;
   for (const Pending& p : pending_) ++name_count[p.request.name];
 
-  const uint32_t bits = cache_.bit_count();
-  const size_t words_per_vector = (bits + 63) / 64;
-  const size_t hit_word = 1, invalid_word = 1 + words_per_vector;
-  std::vector<uint64_t> words(1 + 2 * words_per_vector, 0);
-  std::fill(words.begin() + static_cast<std::ptrdiff_t>(invalid_word), words.end(), ~uint64_t{0});
-
+  CacheBitVector bits(cache_.bit_count());
   bool has_uncached = false;
   for (Pending& p : pending_) {
     if (p.sent) continue;
@@ -114,7 +99,7 @@ Controller::Agreement Controller::classify_and_agree(Clock::time_point now, bool
       if (found.state == ResponseCache::State::hit && !duplicate && !stalled) {
         p.route = Route::cached;
         p.bit = found.bit;
-        set_bit(words, hit_word, found.bit);
+        bits.mark_hit(found.bit);
         continue;
       }
       if (found.state == ResponseCache::State::hit && stalled && !duplicate) {
@@ -123,31 +108,19 @@ Controller::Agreement Controller::classify_and_agree(Clock::time_point now, bool
                       std::chrono::duration_cast<std::chrono::milliseconds>(now - p.since).count());
         ++stats_.stalled_cached_requests;
       }
-      if (found.state != ResponseCache::State::miss) clear_bit(words, invalid_word, found.bit);
+      if (found.state != ResponseCache::State::miss) bits.mark_invalid(found.bit);
     }
     has_uncached = true;
   }
-  words[0] = ~uint64_t{0};
   has_uncached = has_uncached || std::exchange(force_exchange_, false);
-  if (has_uncached) words[0] &= ~kNoUncachedFlag;
-  if (shutting_down) words[0] &= ~kNotShuttingDownFlag;
-  if (joined_) words[0] &= ~kNoneJoinedFlag;
+  if (has_uncached) bits.mark_uncached();
+  if (shutting_down) bits.mark_shutting_down();
+  if (joined_) bits.mark_joined();
 
+  std::vector<uint64_t> words = bits.contribution();
   comm::allreduce(comm_, std::as_writable_bytes(std::span(words)), words.size(),
                   comm::DataType::uint64, comm::ReduceOp::bitwise_and);
-
-  Agreement agreement;
-  agreement.any_uncached = (words[0] & kNoUncachedFlag) == 0;
-  agreement.any_shutdown = (words[0] & kNotShuttingDownFlag) == 0;
-  agreement.any_joined = (words[0] & kNoneJoinedFlag) == 0;
-  for (uint32_t bit = 0; bit < bits; ++bit) {
-    if (!test_bit(words, invalid_word, bit)) {
-      agreement.invalid_bits.push_back(bit);
-    } else if (test_bit(words, hit_word, bit)) {
-      agreement.ready_bits.push_back(bit);
-    }
-  }
-  return agreement;
+  return bits.decode(words, comm_.rank());
 }
 
 std::vector<Response> Controller::take_cached(const Agreement& agreement) {

@@ -19,13 +19,14 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "base/clock.h"
 #include "base/logger.h"
 #include "comm/communicator.h"
+#include "negotiation/cache_bits.h"
 #include "negotiation/coordinator.h"
 #include "negotiation/message.h"
 #include "negotiation/response_cache.h"
@@ -110,13 +111,7 @@ class Controller {
     uint32_t bit = 0;  // Route::cached: the cache bit this request waits on
     bool answered = false;
   };
-  struct Agreement {
-    bool any_uncached = false;
-    bool any_shutdown = false;
-    bool any_joined = false;
-    std::vector<uint32_t> ready_bits;
-    std::vector<uint32_t> invalid_bits;
-  };
+  using Agreement = CacheAgreement;
 
   Agreement classify_and_agree(Clock::time_point now, bool shutting_down);
   std::vector<Response> take_cached(const Agreement& agreement);

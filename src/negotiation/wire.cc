@@ -48,12 +48,32 @@ comm::DataType read_dtype(wire::Reader& in, std::string_view field) {
   }
 }
 
-std::vector<int64_t> read_non_negative_i64s(wire::Reader& in, std::string_view field) {
+// What the coordinator and the executor compute from a list of sizes: the element count of a
+// shape, the total of splits or first dimensions. Both must fit in int64 (signed overflow is
+// undefined behaviour), which any real tensor does by far. A process set's rank list travels in
+// the shape field and is combined with nothing.
+enum class Combined { product, sum, nothing };
+
+Combined shape_combined(OpType op) {
+  const bool rank_list = op == OpType::process_set_add || op == OpType::process_set_remove;
+  return rank_list ? Combined::nothing : Combined::product;
+}
+
+std::vector<int64_t> read_non_negative_i64s(wire::Reader& in, std::string_view field,
+                                            Combined combined) {
   size_t n = in.count(8, field);
   std::vector<int64_t> values(n);
+  int64_t total = combined == Combined::product ? 1 : 0;
   for (auto& value : values) {
     value = in.i64();
     if (value < 0) in.fail(fmt::format("{} holds negative value {}", field, value));
+    bool overflow = false;
+    if (combined == Combined::product) overflow = __builtin_mul_overflow(total, value, &total);
+    if (combined == Combined::sum) overflow = __builtin_add_overflow(total, value, &total);
+    if (overflow) {
+      in.fail(fmt::format("{} has a {} beyond 64 bits", field,
+                          combined == Combined::product ? "product" : "sum"));
+    }
   }
   return values;
 }
@@ -86,14 +106,14 @@ Request read_request(wire::Reader& in) {
   r.reduce_op =
       static_cast<UserReduceOp>(in.enum_value(kUserReduceOpLimit, "reduce op of '" + r.name + "'"));
   r.dtype = read_dtype(in, "dtype of '" + r.name + "'");
-  r.shape = read_non_negative_i64s(in, "shape of '" + r.name + "'");
+  r.shape = read_non_negative_i64s(in, "shape of '" + r.name + "'", shape_combined(r.op));
   r.root = in.i32();
   r.prescale = in.f64();
   r.postscale = in.f64();
   r.process_set = in.i32();
   r.device = static_cast<DeviceKind>(in.enum_value(kDeviceKindLimit, "device of '" + r.name + "'"));
   r.device_index = in.i32();
-  r.splits = read_non_negative_i64s(in, "splits of '" + r.name + "'");
+  r.splits = read_non_negative_i64s(in, "splits of '" + r.name + "'", Combined::sum);
   r.group_id = in.i32();
   r.group_size = in.i32();
   return r;
@@ -133,10 +153,10 @@ Response read_response(wire::Reader& in) {
   r.postscale = in.f64();
   r.process_set = in.i32();
   r.device = static_cast<DeviceKind>(in.enum_value(kDeviceKindLimit, who + " device"));
-  r.first_dims = read_non_negative_i64s(in, who + " first_dims");
+  r.first_dims = read_non_negative_i64s(in, who + " first_dims", Combined::sum);
   r.error = in.string(who + " error");
-  r.shape = read_non_negative_i64s(in, who + " shape");
-  r.splits = read_non_negative_i64s(in, who + " splits");
+  r.shape = read_non_negative_i64s(in, who + " shape", shape_combined(r.op));
+  r.splits = read_non_negative_i64s(in, who + " splits", Combined::sum);
   r.group_id = in.i32();
   return r;
 }

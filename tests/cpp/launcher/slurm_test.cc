@@ -61,8 +61,8 @@ TEST(SlurmAllocationFromEnv, NodesTasksAndNtasks) {
                                              {"SLURM_NTASKS", "7"}}),
                                      std::nullopt);
   ASSERT_TRUE(allocation.has_value());
-  EXPECT_EQ(allocation->nodes, (std::vector<SlurmNode>{
-                                   {"node01", 2}, {"node02", 2}, {"node03", 2}, {"gpu7", 1}}));
+  EXPECT_EQ(allocation->nodes,
+            (std::vector<SlurmNode>{{"node01", 2}, {"node02", 2}, {"node03", 2}, {"gpu7", 1}}));
   EXPECT_EQ(allocation->ntasks, 7);
 
   // SLURM_NTASKS_PER_NODE when there is no per-node list; an explicit --slots-per-host wins.
@@ -86,8 +86,7 @@ TEST(SlurmAllocationFromEnv, InconsistentVariablesAreNamed) {
       << error;
   EXPECT_NE(error.find("has 3"), std::string::npos) << error;
   error = error_of([] {
-    slurm_allocation(env_of({{"SLURM_JOB_NODELIST", "a"}, {"SLURM_NTASKS", "many"}}),
-                     std::nullopt);
+    slurm_allocation(env_of({{"SLURM_JOB_NODELIST", "a"}, {"SLURM_NTASKS", "many"}}), std::nullopt);
   });
   EXPECT_NE(error.find("SLURM_NTASKS='many'"), std::string::npos) << error;
   error = error_of([] {
@@ -95,6 +94,30 @@ TEST(SlurmAllocationFromEnv, InconsistentVariablesAreNamed) {
                      std::nullopt);
   });
   EXPECT_NE(error.find("SLURM_NTASKS_PER_NODE='-1'"), std::string::npos) << error;
+}
+
+// Found by fuzz/slurm_fuzzer.cc: bracket groups multiply, so 30 bytes of node list named 4.5
+// million nodes and the launcher spent its time building them. Lists beyond kMaxSlurmNodes are
+// refused at once, naming the list; a list of exactly that many still expands.
+TEST(SlurmNodelist, ExpansionIsBounded) {
+  EXPECT_NE(error_of([] {
+              expand_slurm_nodelist("gpq[0-405]u[3-108]R[3-108]");
+            }).find("Slurm node list 'gpq[0-405]u[3-108]R[3-108]' names more than 100000 nodes"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              expand_slurm_nodelist("n[0-999][0-999][0-999][0-999]");
+            }).find("more than 100000 nodes"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { expand_slurm_nodelist("n[0-99999999]"); }).find("more than 100000"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { expand_slurm_nodelist("a[0-60000],b[0-60000]"); }).find("more than"),
+            std::string::npos);
+  EXPECT_EQ(expand_slurm_nodelist("n[0-99][0-999]").size(), kMaxSlurmNodes);
+  EXPECT_NE(error_of([] {
+              expand_slurm_tasks_per_node("1(x60000),2(x60000)");
+            }).find("describes more than 100000 nodes"),
+            std::string::npos);
+  EXPECT_EQ(expand_slurm_tasks_per_node("1(x50000),2(x50000)").size(), kMaxSlurmNodes);
 }
 
 }  // namespace

@@ -234,5 +234,49 @@ TEST(WireTest, RandomInputNeverCrashes) {
   }
 }
 
+// Found by fuzz/negotiation_wire_fuzzer.cc: alltoall splits summing beyond int64 reached the
+// coordinator's split check as signed overflow (undefined behaviour). Sizes that no tensor can
+// have are refused where they arrive, naming the field.
+TEST(WireTest, SizesBeyond64BitsAreRefused) {
+  constexpr int64_t kHuge = int64_t{1} << 62;
+  Request splits = sample_request(1, "tokens");
+  splits.op = OpType::alltoall;
+  splits.shape = {6};
+  splits.splits = {kHuge, kHuge, kHuge};
+  std::string message = error_of([&] {
+    (void)decode_request_list(encode(RequestList{{splits}, false}), 1);
+  });
+  EXPECT_NE(message.find("splits of 'tokens' has a sum beyond 64 bits"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("from rank 1"), std::string::npos) << message;
+
+  Request shape = sample_request(2, "big");
+  shape.shape = {kHuge, 4};
+  message = error_of([&] { (void)decode_request_list(encode(RequestList{{shape}, false}), 2); });
+  EXPECT_NE(message.find("shape of 'big' has a product beyond 64 bits"), std::string::npos)
+      << message;
+
+  Response gathered = sample_response();
+  gathered.first_dims = {kHuge, kHuge, kHuge};
+  message = error_of([&] {
+    (void)decode_response_list(encode(ResponseList{{gathered}, false, {}, std::nullopt}), 0);
+  });
+  EXPECT_NE(message.find("first_dims has a sum beyond 64 bits"), std::string::npos) << message;
+}
+
+// The largest sizes that do fit still round trip, and a process set's rank list (carried in the
+// shape field) is not a product: a set of 40 ranks must not be refused.
+TEST(WireTest, LargestSizesAndLongRankListsRoundTrip) {
+  Request big = sample_request(0, "big");
+  big.shape = {std::numeric_limits<int64_t>::max(), 1};
+  big.splits = {std::numeric_limits<int64_t>::max() - 1, 1};
+  Request set = sample_request(0, "set");
+  set.op = OpType::process_set_add;
+  set.shape.clear();
+  for (int64_t rank = 1; rank <= 40; ++rank) set.shape.push_back(rank);
+  const RequestList list{{big, set}, false};
+  EXPECT_EQ(decode_request_list(encode(list), 0), list);
+}
+
 }  // namespace
 }  // namespace kolo::negotiation

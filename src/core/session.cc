@@ -9,6 +9,7 @@
 #include "base/errors.h"
 #include "comm/collectives.h"
 #include "core/bootstrap.h"
+#include "core/local_checks.h"
 #include "rendezvous/keys.h"
 
 namespace kolo::core {
@@ -81,19 +82,21 @@ HandleId Session::enqueue(TensorEntry entry) {
           "name (wait for the earlier one first)",
           world_.rank, name));
     }
-    if (entry.request.op == negotiation::OpType::broadcast && set_id != kGlobalProcessSet) {
-      // Horovod names the root by its job rank; the set's communicator numbers members 0..k-1.
-      auto root = std::find(set->second.begin(), set->second.end(), entry.request.root);
-      if (root == set->second.end()) {
-        throw InvalidArgument(fmt::format(
-            "rank {}: broadcast of tensor '{}' names root rank {}, which is not a member of "
-            "process set {} (ranks {})",
-            world_.rank, name, entry.request.root, set_id, set->second));
-      }
-      entry.request.root = static_cast<int32_t>(root - set->second.begin());
+    entry.request.rank = static_cast<int32_t>(member - set->second.begin());
+    LocalProblem problem = find_local_problem(entry.request, set->second, world_.rank);
+    if (!problem.message.empty()) {
+      // Sent anyway, marked invalid and without data or handle: the coordinator fails the name
+      // on every rank, so the ranks that called correctly get an error too instead of a hang.
+      entry.request.invalid = problem.message;
+      entry.input = nullptr;
+      entry.output = nullptr;
+      entry.handle = kNoHandle;
+      names_in_flight_.insert({set_id, name});
+      queue_.push(std::move(entry));
+      if (problem.bad_argument) throw InvalidArgument(problem.message);
+      throw Error(problem.message);
     }
     names_in_flight_.insert({set_id, name});
-    entry.request.rank = static_cast<int32_t>(member - set->second.begin());
     entry.handle = handles_.create();
     // Pushed under the lock so fail_everything() can never miss an entry queued concurrently.
     const HandleId handle = entry.handle;

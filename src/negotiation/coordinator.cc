@@ -1,6 +1,7 @@
 #include "negotiation/coordinator.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -145,6 +146,13 @@ Response Coordinator::complete(const std::string& name, Entry& entry) {
         fmt::format("Duplicate request for tensor '{}' from {}: submitted again before the "
                     "previous request with that name completed",
                     name, describe_ranks(entry.duplicate_ranks)));
+  }
+  std::vector<std::string> invalid;
+  for (const Request& r : by_rank) {
+    if (!r.invalid.empty()) invalid.push_back(r.invalid);
+  }
+  if (!invalid.empty()) {
+    return make_error_response(by_rank[0], fmt::format("{}", fmt::join(invalid, "; ")));
   }
   if (joined_count_ > 0 && needs_every_rank(by_rank[0].op)) {
     std::vector<int> joined;

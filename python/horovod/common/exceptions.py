@@ -1,3 +1,5 @@
-"""``horovod.common.exceptions`` on kolo."""
+"""``horovod.common.exceptions`` on kolo: the same classes as ``kolo.exceptions``."""
 
-from kolo import HorovodInternalError  # noqa: F401
+from kolo.exceptions import (  # noqa: F401
+    HorovodInternalError, HorovodVersionMismatchError, HostsUpdatedInterrupt,
+    get_version_mismatch_message)

@@ -156,7 +156,9 @@ void Session::run_loop() {
       // Ascending id on every rank; the global cycle may just have added or removed sets, which
       // it did in the same cycle everywhere.
       for (auto& [id, set] : sets_) {
-        if (id != kGlobalProcessSet) (void)run_cycle(*set, std::move(fresh[id]), false);
+        if (id == kGlobalProcessSet) continue;
+        (void)run_cycle(*set, std::move(fresh[id]), false);
+        set->inspect_stalls(logger_);
       }
       publish_stats();
       // Sleep out the cycle unless new work (or shutdown) arrives; a dead peer ends the wait.

@@ -447,6 +447,29 @@ TEST(CoordinatorProcessSetTest, RemovalRefusedWhenAMemberIsBusy) {
       << mismatch.error;
 }
 
+TEST(CoordinatorTest, InvalidRequestFailsTheNameOnEveryRankWithItsMessage) {
+  // Rank 1 got its arguments wrong (it already raised on its own thread); the others submitted
+  // fine requests for the name, and fail with rank 1's message instead of waiting for it.
+  Response response = run_one(3, [](int r) {
+    Request request = allreduce(r, "w");
+    if (r == 1)
+      request.invalid = "rank 1: tensor 'w': in-place operations need a contiguous tensor";
+    return request;
+  });
+  EXPECT_EQ(response.error, "rank 1: tensor 'w': in-place operations need a contiguous tensor");
+  EXPECT_EQ(response.names, std::vector<std::string>{"w"});
+}
+
+TEST(CoordinatorTest, InvalidRequestsOfSeveralRanksAreAllNamed) {
+  Response response = run_one(3, [](int r) {
+    Request request = allreduce(r, "w", r == 2 ? std::vector<int64_t>{5} : std::vector<int64_t>{4});
+    if (r != 1) request.invalid = "rank " + std::to_string(r) + ": bad";
+    return request;
+  });
+  // The ranks' own complaints come first: a shape that also differs is a consequence.
+  EXPECT_EQ(response.error, "rank 0: bad; rank 2: bad");
+}
+
 TEST(CoordinatorTest, RejectsMisstampedRequestsAndBadRanks) {
   Coordinator coordinator(2);
   EXPECT_THROW(coordinator.add(list_of({allreduce(0, "x")}), 1), ProtocolError);

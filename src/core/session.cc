@@ -16,7 +16,11 @@ namespace kolo::core {
 
 Session::Session(const Config& config, const LaunchInfo& launch, uint64_t round,
                  HandleTable& handles, const Logger& logger)
-    : config_(config), logger_(logger), handles_(handles), round_(round) {
+    : config_(config),
+      logger_(logger),
+      handles_(handles),
+      round_(round),
+      deadlock_watch_(config.stall_check ? config.peer_timeout : std::chrono::milliseconds(0)) {
   Connected connected = bootstrap(launch, config, round, logger);
   world_ = std::move(connected.world);
   links_ = std::move(connected.links);
@@ -144,6 +148,8 @@ void Session::run_loop() {
   try {
     for (;;) {
       auto fresh = take_new_entries();
+      const uint64_t responses_before = responses_run();
+      sets_.at(kGlobalProcessSet)->controller().set_waiting(handles_.anyone_waiting());
       negotiation::ResponseList agreed = run_cycle(*sets_.at(kGlobalProcessSet),
                                                    std::move(fresh[kGlobalProcessSet]),
                                                    shutdown_requested_);
@@ -161,6 +167,7 @@ void Session::run_loop() {
         set->inspect_stalls(logger_);
       }
       publish_stats();
+      watch_for_deadlock(responses_before);
       // Sleep out the cycle unless new work (or shutdown) arrives; a dead peer ends the wait.
       comm_->wait_idle(queue_.wake_fd(), observability_->cycle_time());
     }
@@ -229,6 +236,27 @@ void Session::publish_stats() {
     stats_.cache_hits += counters.cache_hits;
     stats_.fused_groups += set->executor().stats().fused_groups;
     stats_.fused_tensors += set->executor().stats().fused_tensors;
+  }
+}
+
+uint64_t Session::responses_run() const {
+  uint64_t total = 0;
+  for (const auto& [id, set] : sets_) total += set->executor().stats().responses;
+  return total;
+}
+
+void Session::watch_for_deadlock(uint64_t responses_before) {
+  negotiation::Controller& global = sets_.at(kGlobalProcessSet)->controller();
+  if (!deadlock_watch_.observe(global.all_waiting(), responses_run() != responses_before,
+                               Clock::now())) {
+    return;
+  }
+  // Every rank saw the same agreement; the coordinator (rank 0) holds the table and cancels.
+  for (const auto& tensor : global.coordinator_pending()) {
+    if (tensor.missing.empty()) continue;
+    std::string message = deadlock_message(tensor, config_.peer_timeout);
+    logger_.error("{}", message);
+    global.cancel(tensor.name, message);
   }
 }
 

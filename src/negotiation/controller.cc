@@ -22,6 +22,8 @@ constexpr int kCoordinator = 0;
 constexpr uint64_t kNoUncachedFlag = uint64_t{1} << 0;
 constexpr uint64_t kNotShuttingDownFlag = uint64_t{1} << 1;
 constexpr uint64_t kNoneJoinedFlag = uint64_t{1} << 2;
+// Not inverted: the AND answers "does EVERY rank have a caller blocked waiting".
+constexpr uint64_t kWaitingFlag = uint64_t{1} << 3;
 
 // Join and process-set changes are one-off collectives: never worth a cache entry.
 bool cacheable(const Response& response) {
@@ -56,6 +58,7 @@ ResponseList Controller::cycle(std::vector<Request> new_requests, bool shutting_
   }
 
   Agreement agreement = classify_and_agree(now, shutting_down);
+  all_waiting_ = agreement.all_waiting;
   ResponseList out;
   out.responses = take_cached(agreement);
   bool served_from_cache = !out.responses.empty();
@@ -132,6 +135,7 @@ Controller::Agreement Controller::classify_and_agree(Clock::time_point now, bool
   if (has_uncached) words[0] &= ~kNoUncachedFlag;
   if (shutting_down) words[0] &= ~kNotShuttingDownFlag;
   if (joined_) words[0] &= ~kNoneJoinedFlag;
+  if (!waiting_) words[0] &= ~kWaitingFlag;
 
   comm::allreduce(comm_, std::as_writable_bytes(std::span(words)), words.size(),
                   comm::DataType::uint64, comm::ReduceOp::bitwise_and);
@@ -140,6 +144,7 @@ Controller::Agreement Controller::classify_and_agree(Clock::time_point now, bool
   agreement.any_uncached = (words[0] & kNoUncachedFlag) == 0;
   agreement.any_shutdown = (words[0] & kNotShuttingDownFlag) == 0;
   agreement.any_joined = (words[0] & kNoneJoinedFlag) == 0;
+  agreement.all_waiting = (words[0] & kWaitingFlag) != 0;
   for (uint32_t bit = 0; bit < bits; ++bit) {
     if (!test_bit(words, invalid_word, bit)) {
       agreement.invalid_bits.push_back(bit);

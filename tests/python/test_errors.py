@@ -24,6 +24,13 @@ def test_every_mismatch_fails_every_rank_with_horovods_classes(np_):
     run_job(np_, "mismatch_matrix.py", env=MATRIX_ENV, timeout=300).assert_ok(np_)
 
 
+@pytest.mark.parametrize("np_", [2, 3])
+def test_ranks_blocked_on_different_collectives_fail_within_the_peer_timeout(np_):
+    # No stall shutdown here: the deadlock watch alone must end it, and spare a late rank.
+    result = run_job(np_, "deadlock.py", "3", env={"KOLO_PEER_TIMEOUT": "3"}, timeout=120)
+    result.assert_ok(np_)
+
+
 @pytest.mark.parametrize("np_,victim", [(2, 1), (3, 1), (3, 0)])
 def test_dead_peer_fails_survivors_within_timeout(np_, victim):
     result = run_job(np_, "dead_peer.py", str(victim), timeout=60,

@@ -114,13 +114,16 @@ Controller::Agreement Controller::classify_and_agree(Clock::time_point now, bool
       bool duplicate = name_count[p.request.name] > 1;
       bool stalled = options_.stalled_cached_after.count() > 0 &&
                      now - p.since >= options_.stalled_cached_after;
-      if (found.state == ResponseCache::State::hit && !duplicate && !stalled) {
+      // A request marked invalid has no data: only the coordinator may answer it (with an
+      // error). Its cached entry is invalidated, which sends the other ranks' requests there too.
+      bool invalid = !p.request.invalid.empty();
+      if (found.state == ResponseCache::State::hit && !duplicate && !stalled && !invalid) {
         p.route = Route::cached;
         p.bit = found.bit;
         set_bit(words, hit_word, found.bit);
         continue;
       }
-      if (found.state == ResponseCache::State::hit && stalled && !duplicate) {
+      if (found.state == ResponseCache::State::hit && stalled && !duplicate && !invalid) {
         logger_.debug("tensor '{}' waited {} ms on its cache bit; asking the coordinator",
                       p.request.name,
                       std::chrono::duration_cast<std::chrono::milliseconds>(now - p.since).count());

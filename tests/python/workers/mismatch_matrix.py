@@ -63,6 +63,14 @@ def cases(size, odd, subset):
     add("mm.allreduce.op", lambda o, n: hvd.allreduce(ones(4), name=n,
                                                       op=hvd.Max if o else hvd.Sum),
         fragments=(oddr, "reduce op"))
+    def cached_then_strided(o, n):
+        # A cached name submitted in place on a non-contiguous view by the odd rank: refused
+        # there, and never answered from the cache (it carries no data).
+        for _ in range(2):
+            hvd.allreduce_(torch.ones(4), name=n)
+        hvd.allreduce_(torch.ones(4, 2)[:, 0] if o else torch.ones(4), name=n)
+    add("mm.allreduce.strided_after_cached_rounds", cached_then_strided, odd_error=ValueError,
+        fragments=(oddr, "contiguous"))
     add("mm.grouped_allreduce.shape", lambda o, n: hvd.grouped_allreduce(
         [ones(2), torch.ones(shape_of(o))], name=n), fragments=(oddr, "shape"))
     add("mm.grouped_allreduce.dtype", lambda o, n: hvd.grouped_allreduce(
@@ -93,6 +101,15 @@ def cases(size, odd, subset):
     add("mm.alltoall.splits_length", lambda o, n: hvd.alltoall(
         ones(rows), torch.tensor([2] * size + ([0] if o else []), dtype=torch.int32), name=n),
         odd_error=ValueError, fragments=(oddr, "splits"))
+    def cached_then_bad(o, n):
+        # The name's response is cached after a good round: the bad round must still reach the
+        # coordinator (a cache hit would run it without data).
+        good = torch.full((size,), 2, dtype=torch.int32)
+        for _ in range(2):
+            hvd.alltoall(ones(rows), good, name=n)
+        hvd.alltoall(ones(rows), good.float() if o else good, name=n)
+    add("mm.alltoall.splits_dtype_after_cached_rounds", cached_then_bad, odd_error=ValueError,
+        fragments=(oddr, "splits"))
     add("mm.alltoall.splits_dtype", lambda o, n: hvd.alltoall(
         ones(rows), torch.full((size,), 2, dtype=torch.float32 if o else torch.int32), name=n),
         odd_error=ValueError, fragments=(oddr, "splits"))

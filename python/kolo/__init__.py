@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import atexit
 import itertools
+import numbers
 import zlib
 from typing import Any, Optional
 
 from kolo import _arrays, _core
-from kolo._core import KoloError
+from kolo.exceptions import HorovodInternalError, KoloError, KoloValueError
 
 __version__ = "0.1.0"
 __all__ = [
-    "KoloError", "HorovodInternalError", "Average", "Sum", "Min", "Max", "Product", "Adasum",
+    "KoloError", "KoloValueError", "HorovodInternalError", "Average", "Sum", "Min", "Max", "Product", "Adasum",
     "init", "shutdown", "is_initialized", "rank", "size", "local_rank", "local_size",
     "cross_rank", "cross_size", "allreduce", "allreduce_async", "allreduce_", "allreduce_async_",
     "allgather", "allgather_async", "broadcast", "broadcast_async", "broadcast_",
@@ -29,9 +30,6 @@ __all__ = [
     "grouped_allgather_async", "grouped_reducescatter", "grouped_reducescatter_async", "barrier",
     "join", "poll", "synchronize",
 ]
-
-# Horovod's name for a failed collective; scripts catch it to recover (elastic training).
-HorovodInternalError = KoloError
 
 Average = _core.REDUCE_AVERAGE
 Sum = _core.REDUCE_SUM
@@ -100,10 +98,14 @@ def _name(kind: str, name: Optional[str], process_set: int = 0) -> str:
 
 def _submit(op: int, kind: str, array: Any, output: Any, name: Optional[str], reduce_op: int = 0,
             root: int = 0, prescale: float = 1.0, postscale: float = 1.0,
-            process_set: int = 0, splits: Optional[list] = None, group: tuple = (0, 0)) -> int:
+            process_set: int = 0, splits: Optional[list] = None, group: tuple = (0, 0),
+            invalid: str = "") -> int:
+    """Queues one operation. `invalid` (non-empty) says what is wrong with the caller's arguments:
+    the core raises it as a ValueError and fails the name on the other ranks too."""
     handle = _core.enqueue(op, _name(kind, name, process_set), array, output, reduce_op, root,
                            float(prescale), float(postscale), process_set,
-                           [] if splits is None else [int(s) for s in splits], group[0], group[1])
+                           [] if splits is None else [int(s) for s in splits], group[0], group[1],
+                           invalid)
     _in_flight[handle] = (array, output, op)
     return handle
 
@@ -127,8 +129,23 @@ def _group_handle(handles: list) -> int:
 def _submit_group(base_name: str, arrays: list, submit_one) -> list:
     """Submits every member of the group `base_name`; `submit_one(array, index, group)` submits
     one member and returns its handle."""
-    group = _new_group(base_name, len(arrays))
-    return [submit_one(a, i, group) for i, a in enumerate(arrays)]
+    return submit_members(_new_group(base_name, len(arrays)), arrays, submit_one)
+
+
+def submit_members(group: tuple, arrays: list, submit_one) -> list:
+    """Submits every member of `group` even when one is refused (a bad argument raises on the
+    caller's thread): the core holds a group until all its members arrived, so a member missing
+    on this rank would leave the other ranks waiting forever; with all of them sent, the refused
+    one fails the group everywhere. Raises the first refusal."""
+    handles, first_error = [], None
+    for i, array in enumerate(arrays):
+        try:
+            handles.append(submit_one(array, i, group))
+        except (KoloError, KoloValueError) as error:
+            first_error = first_error or error
+    if first_error is not None:
+        raise first_error
+    return handles
 
 
 def allreduce_async(array: Any, op: int = Average, name: Optional[str] = None,
@@ -185,14 +202,30 @@ def broadcast_(array: Any, root_rank: int, name: Optional[str] = None) -> Any:
     return synchronize(broadcast_async_(array, root_rank, name))
 
 
+def _alltoall_splits(splits: Any, name: Optional[str]) -> tuple:
+    """(splits as a list of ints or None, what is wrong with them or ""). `splits` may be a list,
+    a NumPy array or a tensor; float or 2-D splits are a bad argument (Horovod wants an int32
+    tensor; kolo takes any integers), which the core reports as a ValueError here and as an
+    error on the other ranks, never as rows sent to the wrong ranks."""
+    if splits is None:
+        return None, ""
+    values = splits.tolist() if hasattr(splits, "tolist") else list(splits)
+    bad = [v for v in values if isinstance(v, bool) or not isinstance(v, numbers.Integral)]
+    if bad:
+        kind = getattr(splits, "dtype", type(bad[0]).__name__)
+        return [], (f"rank {_core.rank() if _core.is_initialized() else '?'}: alltoall of tensor "
+                    f"'{name or 'alltoall'}': splits must be a 1-D sequence of integers (an int32 "
+                    f"tensor, as Horovod expects), got {kind} values such as {bad[0]!r}")
+    return [int(v) for v in values], ""
+
+
 def alltoall_async(array: Any, splits: Optional[Any] = None, name: Optional[str] = None) -> int:
     """Starts an alltoall: rows splits[r] of the first dimension (in order) go to rank r; without
     splits the first dimension is divided evenly. ``synchronize(handle)`` returns
     (received rows, received_splits), the rows concatenated in rank order."""
-    if splits is not None:
-        splits = [int(s) for s in (splits.tolist() if hasattr(splits, "tolist") else splits)]
+    splits, invalid = _alltoall_splits(splits, name)
     return _submit(_core.OP_ALLTOALL, "alltoall", _arrays.contiguous(array), None, name,
-                   splits=splits)
+                   splits=splits, invalid=invalid)
 
 
 def alltoall(array: Any, splits: Optional[Any] = None, name: Optional[str] = None) -> Any:

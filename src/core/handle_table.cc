@@ -53,9 +53,26 @@ bool HandleTable::poll(HandleId handle) const {
 
 void HandleTable::wait(HandleId handle) const {
   std::unique_lock lock(mutex_);
-  done_.wait(lock, [&] { return find(handle).done; });
+  ++waiters_;
+  done_.wait(lock, [&] {
+    // find() throws for an unknown handle: leave the count right on that way out too.
+    bool done = false;
+    try {
+      done = find(handle).done;
+    } catch (...) {
+      --waiters_;
+      throw;
+    }
+    if (done) --waiters_;
+    return done;
+  });
   const State& state = find(handle);
   if (state.error) throw Error(*state.error);
+}
+
+bool HandleTable::anyone_waiting() const {
+  std::lock_guard lock(mutex_);
+  return waiters_ > 0;
 }
 
 OwnedBuffer HandleTable::release(HandleId handle) {

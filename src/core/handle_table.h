@@ -22,6 +22,8 @@ class HandleTable {
   bool poll(HandleId handle) const;
   // Blocks until done; throws kolo::Error with the failure message. Does not release the handle.
   void wait(HandleId handle) const;
+  // Whether some thread is blocked in wait() now.
+  [[nodiscard]] bool anyone_waiting() const;
   // Forgets a finished handle and returns what it produced (allgather output). Throws if unknown
   // or still pending.
   OwnedBuffer release(HandleId handle);
@@ -36,6 +38,7 @@ class HandleTable {
 
   mutable std::mutex mutex_;
   mutable std::condition_variable done_;
+  mutable int waiters_ = 0;  // threads inside wait(), guarded by mutex_
   std::unordered_map<HandleId, State> states_;
   HandleId next_ = 1;
 };

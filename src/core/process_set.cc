@@ -1,5 +1,7 @@
 #include "core/process_set.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "comm/subgroup.h"
@@ -32,11 +34,31 @@ ProcessSet::ProcessSet(int32_t id, std::vector<int> ranks, comm::Communicator& w
   backend_ = make_backend(comm_);
   executor_ = std::make_unique<Executor>(
       *backend_, handles, ExecutorOptions{comm_.rank(), comm_.size(), config.fusion_threshold});
+  if (id_ != kGlobalProcessSet && comm_.rank() == 0 && config.stall_check) {
+    stall_.emplace(StallSettings{config.stall_warning_time, config.stall_shutdown_time});
+  }
 }
 
 void ProcessSet::execute(const std::vector<negotiation::Response>& responses, bool joined) {
   if (joined) add_joined_stand_ins(responses);
   executor_->run(responses, pending_);
+}
+
+void ProcessSet::inspect_stalls(const Logger& logger) {
+  if (!stall_ || !stall_->due(Clock::now())) return;
+  // The coordinator numbers the set's members 0..k-1; messages name job ranks.
+  std::vector<negotiation::PendingTensor> pending = controller_->coordinator_pending();
+  for (auto& tensor : pending) {
+    for (int& r : tensor.missing) r = ranks_[static_cast<size_t>(r)];
+    for (int& r : tensor.submitted) r = ranks_[static_cast<size_t>(r)];
+  }
+  StallReport report = stall_->inspect(pending, Clock::now());
+  if (!report.warning.empty()) logger.warn("process set {}: {}", id_, report.warning);
+  for (const auto& [name, message] : report.cancel) {
+    logger.error("stall shutdown: cancelling tensor '{}' of process set {} on its ranks", name,
+                 id_);
+    controller_->cancel(name, fmt::format("process set {}: {}", id_, message));
+  }
 }
 
 void ProcessSet::add_joined_stand_ins(const std::vector<negotiation::Response>& responses) {

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "core/config.h"
 #include "core/executor.h"
 #include "core/handle_table.h"
+#include "core/stall_inspector.h"
 #include "core/tensor_entry.h"
 #include "negotiation/controller.h"
 
@@ -52,6 +54,12 @@ class ProcessSet {
   // cycle, so it takes part with zeros in allreduces (and in barriers) it never submitted.
   void execute(const std::vector<negotiation::Response>& responses, bool joined);
 
+  // The stall inspector of a set other than the global one (whose inspector lives in
+  // Observability), run by the set's coordinator after each of its cycles: warns which job ranks
+  // have not submitted which tensors and, past HOROVOD_STALL_SHUTDOWN_TIME_SECONDS, fails them on
+  // every member, so that ranks calling a collective on different sets cannot wait forever.
+  void inspect_stalls(const Logger& logger);
+
  private:
   void add_joined_stand_ins(const std::vector<negotiation::Response>& responses);
 
@@ -63,6 +71,7 @@ class ProcessSet {
   std::unique_ptr<backends::Backend> backend_;
   std::unique_ptr<Executor> executor_;
   std::map<std::string, TensorEntry> pending_;
+  std::optional<StallInspector> stall_;  // non-global sets, on the set's coordinator only
 };
 
 }  // namespace kolo::core

@@ -10,6 +10,7 @@
 #include "base/errors.h"
 #include "comm/collectives.h"
 #include "core/bootstrap.h"
+#include "core/local_checks.h"
 #include "core/thread_affinity.h"
 #include "rendezvous/keys.h"
 
@@ -17,7 +18,11 @@ namespace kolo::core {
 
 Session::Session(const Config& config, const LaunchInfo& launch, uint64_t round,
                  HandleTable& handles, const Logger& logger)
-    : config_(config), logger_(logger), handles_(handles), round_(round) {
+    : config_(config),
+      logger_(logger),
+      handles_(handles),
+      round_(round),
+      deadlock_watch_(config.stall_check ? config.peer_timeout : std::chrono::milliseconds(0)) {
   Connected connected = bootstrap(launch, config, round, logger);
   world_ = std::move(connected.world);
   links_ = std::move(connected.links);
@@ -95,19 +100,21 @@ HandleId Session::enqueue(TensorEntry entry) {
           "name (wait for the earlier one first)",
           world_.rank, name));
     }
-    if (entry.request.op == negotiation::OpType::broadcast && set_id != kGlobalProcessSet) {
-      // Horovod names the root by its job rank; the set's communicator numbers members 0..k-1.
-      auto root = std::find(set->second.begin(), set->second.end(), entry.request.root);
-      if (root == set->second.end()) {
-        throw InvalidArgument(fmt::format(
-            "rank {}: broadcast of tensor '{}' names root rank {}, which is not a member of "
-            "process set {} (ranks {})",
-            world_.rank, name, entry.request.root, set_id, set->second));
-      }
-      entry.request.root = static_cast<int32_t>(root - set->second.begin());
+    entry.request.rank = static_cast<int32_t>(member - set->second.begin());
+    LocalProblem problem = find_local_problem(entry.request, set->second, world_.rank);
+    if (!problem.message.empty()) {
+      // Sent anyway, marked invalid and without data or handle: the coordinator fails the name
+      // on every rank, so the ranks that called correctly get an error too instead of a hang.
+      entry.request.invalid = problem.message;
+      entry.input = nullptr;
+      entry.output = nullptr;
+      entry.handle = kNoHandle;
+      names_in_flight_.insert({set_id, name});
+      queue_.push(std::move(entry));
+      if (problem.bad_argument) throw InvalidArgument(problem.message);
+      throw Error(problem.message);
     }
     names_in_flight_.insert({set_id, name});
-    entry.request.rank = static_cast<int32_t>(member - set->second.begin());
     entry.handle = handles_.create();
     // Pushed under the lock so fail_everything() can never miss an entry queued concurrently.
     const HandleId handle = entry.handle;
@@ -172,8 +179,11 @@ void Session::run_loop() {
   try {
     for (;;) {
       auto fresh = take_new_entries();
-      negotiation::ResponseList agreed = run_cycle(
-          *sets_.at(kGlobalProcessSet), std::move(fresh[kGlobalProcessSet]), shutdown_requested_);
+      const uint64_t responses_before = responses_run();
+      sets_.at(kGlobalProcessSet)->controller().set_waiting(handles_.anyone_waiting());
+      negotiation::ResponseList agreed = run_cycle(*sets_.at(kGlobalProcessSet),
+                                                   std::move(fresh[kGlobalProcessSet]),
+                                                   shutdown_requested_);
       if (agreed.shutdown) {
         publish_stats();
         shutdown_by_ = agreed.shutdown_ranks;
@@ -183,9 +193,12 @@ void Session::run_loop() {
       // Ascending id on every rank; the global cycle may just have added or removed sets, which
       // it did in the same cycle everywhere.
       for (auto& [id, set] : sets_) {
-        if (id != kGlobalProcessSet) (void)run_cycle(*set, std::move(fresh[id]), false);
+        if (id == kGlobalProcessSet) continue;
+        (void)run_cycle(*set, std::move(fresh[id]), false);
+        set->inspect_stalls(logger_);
       }
       publish_stats();
+      watch_for_deadlock(responses_before);
       // Sleep out the cycle unless new work (or shutdown) arrives; a dead peer ends the wait.
       comm_->wait_idle(queue_.wake_fd(), observability_->cycle_time());
     }
@@ -265,6 +278,27 @@ void Session::publish_stats() {
     stats_.cache_capacity += set->controller().cache().capacity();
     stats_.fused_groups += set->executor().stats().fused_groups;
     stats_.fused_tensors += set->executor().stats().fused_tensors;
+  }
+}
+
+uint64_t Session::responses_run() const {
+  uint64_t total = 0;
+  for (const auto& [id, set] : sets_) total += set->executor().stats().responses;
+  return total;
+}
+
+void Session::watch_for_deadlock(uint64_t responses_before) {
+  negotiation::Controller& global = sets_.at(kGlobalProcessSet)->controller();
+  if (!deadlock_watch_.observe(global.all_waiting(), responses_run() != responses_before,
+                               Clock::now())) {
+    return;
+  }
+  // Every rank saw the same agreement; the coordinator (rank 0) holds the table and cancels.
+  for (const auto& tensor : global.coordinator_pending()) {
+    if (tensor.missing.empty()) continue;
+    std::string message = deadlock_message(tensor, config_.peer_timeout);
+    logger_.error("{}", message);
+    global.cancel(tensor.name, message);
   }
 }
 

@@ -27,6 +27,7 @@
 #include "base/logger.h"
 #include "comm/communicator.h"
 #include "core/config.h"
+#include "core/deadlock_watch.h"
 #include "core/executor.h"
 #include "core/handle_table.h"
 #include "core/observability.h"
@@ -101,6 +102,11 @@ class Session {
   int64_t add_set(const std::vector<int64_t>& ranks);
   int64_t remove_set(int32_t id);
   void publish_stats();
+  // Responses every set's executor has run so far (progress, for the deadlock watch).
+  [[nodiscard]] uint64_t responses_run() const;
+  // After each loop iteration: fails what can never complete once every rank has been blocked
+  // waiting, with nothing completing, for the peer timeout (core/deadlock_watch.h).
+  void watch_for_deadlock(uint64_t responses_before);
   void leave_together();
   std::string with_root_cause(const PeerError& error) const;
   std::string trace_wait_chain(int awaited) const;
@@ -126,6 +132,7 @@ class Session {
   // Timeline, stall inspector and autotune watch the global set's controller and executor;
   // declared after sets_ so they go first.
   std::unique_ptr<Observability> observability_;
+  DeadlockWatch deadlock_watch_;  // loop thread
 
   mutable std::mutex mutex_;                       // guards everything below up to stats_
   std::map<int32_t, std::vector<int>> set_ranks_;  // every registered set, member or not

@@ -13,6 +13,8 @@ namespace {
 constexpr uint64_t kNoUncachedFlag = uint64_t{1} << 0;
 constexpr uint64_t kNotShuttingDownFlag = uint64_t{1} << 1;
 constexpr uint64_t kNoneJoinedFlag = uint64_t{1} << 2;
+// Not inverted: the AND answers "does EVERY rank have a caller blocked waiting".
+constexpr uint64_t kWaitingFlag = uint64_t{1} << 3;
 
 bool test(std::span<const uint64_t> words, size_t first_word, uint32_t bit) {
   return (words[first_word + bit / 64] >> (bit % 64)) & 1u;
@@ -37,6 +39,7 @@ void CacheBitVector::mark_invalid(uint32_t bit) { clear(invalid_word_, bit); }
 void CacheBitVector::mark_uncached() { words_[0] &= ~kNoUncachedFlag; }
 void CacheBitVector::mark_shutting_down() { words_[0] &= ~kNotShuttingDownFlag; }
 void CacheBitVector::mark_joined() { words_[0] &= ~kNoneJoinedFlag; }
+void CacheBitVector::mark_not_waiting() { words_[0] &= ~kWaitingFlag; }
 
 void CacheBitVector::clear(size_t first_word, uint32_t bit) {
   words_[first_word + bit / 64] &= ~(uint64_t{1} << (bit % 64));
@@ -62,6 +65,7 @@ CacheAgreement CacheBitVector::decode(std::span<const uint64_t> reduced, int ran
   agreement.any_uncached = (reduced[0] & kNoUncachedFlag) == 0;
   agreement.any_shutdown = (reduced[0] & kNotShuttingDownFlag) == 0;
   agreement.any_joined = (reduced[0] & kNoneJoinedFlag) == 0;
+  agreement.all_waiting = (reduced[0] & kWaitingFlag) != 0;
   for (uint32_t bit = 0; bit < bit_count_; ++bit) {
     if (!test(reduced, invalid_word_, bit)) {
       agreement.invalid_bits.push_back(bit);

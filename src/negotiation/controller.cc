@@ -40,6 +40,7 @@ ResponseList Controller::cycle(std::vector<Request> new_requests, bool shutting_
   }
 
   Agreement agreement = classify_and_agree(now, shutting_down);
+  all_waiting_ = agreement.all_waiting;
   ResponseList out;
   out.responses = take_cached(agreement);
   bool served_from_cache = !out.responses.empty();
@@ -96,13 +97,16 @@ Controller::Agreement Controller::classify_and_agree(Clock::time_point now, bool
       bool duplicate = name_count[p.request.name] > 1;
       bool stalled = options_.stalled_cached_after.count() > 0 &&
                      now - p.since >= options_.stalled_cached_after;
-      if (found.state == ResponseCache::State::hit && !duplicate && !stalled) {
+      // A request marked invalid has no data: only the coordinator may answer it (with an
+      // error). Its cached entry is invalidated, which sends the other ranks' requests there too.
+      bool invalid = !p.request.invalid.empty();
+      if (found.state == ResponseCache::State::hit && !duplicate && !stalled && !invalid) {
         p.route = Route::cached;
         p.bit = found.bit;
         bits.mark_hit(found.bit);
         continue;
       }
-      if (found.state == ResponseCache::State::hit && stalled && !duplicate) {
+      if (found.state == ResponseCache::State::hit && stalled && !duplicate && !invalid) {
         logger_.debug("tensor '{}' waited {} ms on its cache bit; asking the coordinator",
                       p.request.name,
                       std::chrono::duration_cast<std::chrono::milliseconds>(now - p.since).count());
@@ -116,6 +120,7 @@ Controller::Agreement Controller::classify_and_agree(Clock::time_point now, bool
   if (has_uncached) bits.mark_uncached();
   if (shutting_down) bits.mark_shutting_down();
   if (joined_) bits.mark_joined();
+  if (!waiting_) bits.mark_not_waiting();
 
   std::vector<uint64_t> words = bits.contribution();
   comm::allreduce(comm_, std::as_writable_bytes(std::span(words)), words.size(),

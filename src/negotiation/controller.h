@@ -84,6 +84,11 @@ class Controller {
   [[nodiscard]] const ControllerStats& stats() const { return stats_; }
   // This rank submitted a join that has not completed yet.
   [[nodiscard]] bool joined() const { return joined_; }
+  // Whether a caller of this rank is blocked waiting for an operation; the next cycle agrees
+  // whether every rank is (deadlock watch, core/deadlock_watch.h).
+  void set_waiting(bool waiting) { waiting_ = waiting; }
+  // In the last cycle, every rank had a caller blocked waiting for an operation.
+  [[nodiscard]] bool all_waiting() const { return all_waiting_; }
   [[nodiscard]] const ResponseCache& cache() const { return cache_; }
   [[nodiscard]] std::vector<LocalPending> local_pending() const;
   // The coordinator's table (stall inspector); empty on ranks other than 0.
@@ -126,6 +131,8 @@ class Controller {
   std::unique_ptr<Coordinator> coordinator_;  // rank 0 only
   std::vector<Pending> pending_;              // submission order
   bool joined_ = false;  // this rank submitted a join that has not completed yet
+  bool waiting_ = false;
+  bool all_waiting_ = false;
   ControllerStats stats_;
   std::function<void(const Request&)> request_observer_;
   std::optional<TunedParameters> to_publish_;  // rank 0

@@ -1,6 +1,7 @@
 #include "negotiation/coordinator.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -64,13 +65,25 @@ bool Coordinator::ready(const Entry& entry) const {
   return true;
 }
 
+bool Coordinator::cannot_run_while_joined(const Entry& entry) const {
+  // Its join completes only once every rank joined, so while it lasts an op that needs every
+  // rank's data can only fail: fail it now on the ranks that submitted it, instead of waiting
+  // for ranks that may never submit this name (their unnamed-op counters differ once a rank
+  // skipped a call to join early).
+  for (const auto& slot : entry.by_rank) {
+    if (slot) return joined_count_ > 0 && needs_every_rank(slot->op);
+  }
+  return false;
+}
+
 void Coordinator::complete_ready(std::vector<std::string>& completed) {
   // A rank joining makes every name the other ranks all submitted ready (first-seen order after
-  // the names completed by submission). The join itself completes last: its response resets the
-  // joined state, and the tensors answered before it still see the ranks as joined.
+  // the names completed by submission), and fails at once what cannot run while it is joined.
+  // The join itself completes last: its response resets the joined state, and the tensors
+  // answered before it still see the ranks as joined.
   if (joined_count_ > 0) {
     for (const auto* item : in_first_seen_order()) {
-      if (ready(item->second) &&
+      if ((ready(item->second) || cannot_run_while_joined(item->second)) &&
           std::find(completed.begin(), completed.end(), item->first) == completed.end()) {
         completed.push_back(item->first);
       }
@@ -145,6 +158,13 @@ Response Coordinator::complete(const std::string& name, Entry& entry) {
         fmt::format("Duplicate request for tensor '{}' from {}: submitted again before the "
                     "previous request with that name completed",
                     name, describe_ranks(entry.duplicate_ranks)));
+  }
+  std::vector<std::string> invalid;
+  for (const Request& r : by_rank) {
+    if (!r.invalid.empty()) invalid.push_back(r.invalid);
+  }
+  if (!invalid.empty()) {
+    return make_error_response(by_rank[0], fmt::format("{}", fmt::join(invalid, "; ")));
   }
   if (joined_count_ > 0 && needs_every_rank(by_rank[0].op)) {
     std::vector<int> joined;

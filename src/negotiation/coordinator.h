@@ -30,8 +30,9 @@ class Coordinator {
   // Join (Horovod's hvd.join()): a rank that submitted a join request counts as having submitted
   // every other name too, so an allreduce completes once every rank that has not joined submitted
   // it (joined ranks take part with zeros); allgather, broadcast, alltoall and reducescatter
-  // fail while any rank is joined. The join name completes once every rank joined; its response
-  // carries the last rank that joined in `root`, and the joined state is reset.
+  // fail while any rank is joined, as soon as a rank submits them. The join name completes once
+  // every rank joined; its response carries the last rank that joined in `root`, and the joined
+  // state is reset.
   //
   // Adds the requests that `from_rank` sent this cycle. Each request must carry rank ==
   // from_rank (ProtocolError otherwise). A name submitted again by the same rank before it
@@ -74,6 +75,7 @@ class Coordinator {
   // Queues a completed name's response, or holds it until its whole group completed.
   void release(Response response, int32_t group_id, int32_t group_size);
   [[nodiscard]] bool ready(const Entry& entry) const;
+  [[nodiscard]] bool cannot_run_while_joined(const Entry& entry) const;
   void complete_ready(std::vector<std::string>& completed);
   Response complete(const std::string& name, Entry& entry);
   [[nodiscard]] std::vector<const std::pair<const std::string, Entry>*> in_first_seen_order() const;

@@ -54,6 +54,11 @@ struct Request {
   // coordinator releases a group only once every member is ready on every rank.
   int32_t group_id = 0;
   int32_t group_size = 0;
+  // Non-empty: this rank's caller got the arguments wrong (found before sending: splits that do
+  // not fit the tensor, a reduction reducescatter lacks, ...) and was told so at once; the
+  // request still goes to the coordinator, which fails the name on every rank with this message,
+  // so the other ranks get an error instead of waiting for this one forever.
+  std::string invalid;
 
   [[nodiscard]] int64_t num_elements() const;
   bool operator==(const Request&) const = default;

@@ -96,6 +96,7 @@ void write_request(wire::Writer& out, const Request& r) {
   for (int64_t rows : r.splits) out.i64(rows);
   out.i32(r.group_id);
   out.i32(r.group_size);
+  out.string(r.invalid);
 }
 
 Request read_request(wire::Reader& in) {
@@ -116,6 +117,7 @@ Request read_request(wire::Reader& in) {
   r.splits = read_non_negative_i64s(in, "splits of '" + r.name + "'", Combined::sum);
   r.group_id = in.i32();
   r.group_size = in.i32();
+  r.invalid = in.string("invalid-argument message of '" + r.name + "'");
   return r;
 }
 

@@ -14,7 +14,7 @@
 
 namespace kolo::negotiation {
 
-inline constexpr uint8_t kWireVersion = 1;
+inline constexpr uint8_t kWireVersion = 2;
 
 [[nodiscard]] std::vector<std::byte> encode(const RequestList& list);
 [[nodiscard]] std::vector<std::byte> encode(const ResponseList& list);

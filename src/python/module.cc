@@ -53,7 +53,7 @@ void describe(const nb::ndarray<>& array, negotiation::Request& request, const c
 HandleId enqueue(int op, const std::string& name, nb::ndarray<> input,
                  std::optional<nb::ndarray<>> output, int reduce_op, int root, double prescale,
                  double postscale, int process_set, const std::vector<int64_t>& splits,
-                 int group_id, int group_size) {
+                 int group_id, int group_size, const std::string& invalid) {
   core::TensorEntry entry;
   negotiation::Request& request = entry.request;
   request.name = name;
@@ -63,28 +63,39 @@ HandleId enqueue(int op, const std::string& name, nb::ndarray<> input,
   request.prescale = prescale;
   request.postscale = postscale;
   request.process_set = process_set;
-  for (int64_t rows : splits) {
-    if (rows < 0) {
-      throw InvalidArgument("tensor '" + name + "': alltoall splits must not be negative, got " +
-                            std::to_string(rows));
-    }
-  }
-  request.splits = splits;
+  request.invalid = invalid;
   if (group_id != 0 && group_size < 1) {
     throw InvalidArgument("tensor '" + name + "': a group needs at least one member");
   }
   request.group_id = group_id;
   request.group_size = group_size;
-  describe(input, request, "input");
-  entry.input = input.data();
-  entry.output = input.data();
-  if (output) {
-    negotiation::Request out = request;
-    describe(*output, out, "output");
-    if (out.dtype != request.dtype || out.shape != request.shape) {
-      throw InvalidArgument("tensor '" + name + "': output must have the input's dtype and shape");
+  // A bad argument still reaches the runtime (marked invalid, without data): it raises the
+  // ValueError here and fails the name on the other ranks, which would otherwise wait forever.
+  try {
+    for (int64_t rows : splits) {
+      if (rows < 0) {
+        throw InvalidArgument("tensor '" + name + "': alltoall splits must not be negative, got " +
+                              std::to_string(rows));
+      }
     }
-    entry.output = output->data();
+    request.splits = splits;
+    describe(input, request, "input");
+    entry.input = input.data();
+    entry.output = input.data();
+    if (output) {
+      negotiation::Request out = request;
+      describe(*output, out, "output");
+      if (out.dtype != request.dtype || out.shape != request.shape) {
+        throw InvalidArgument("tensor '" + name +
+                              "': output must have the input's dtype and shape");
+      }
+      entry.output = output->data();
+    }
+  } catch (const InvalidArgument& error) {
+    if (request.invalid.empty()) request.invalid = error.what();
+    request.splits.clear();
+    entry.input = nullptr;
+    entry.output = nullptr;
   }
   return runtime().enqueue(std::move(entry));
 }
@@ -128,7 +139,12 @@ NB_MODULE(_core, m) {
   // From the import on, a rank whose kolorun is killed ends too (before init() as well).
   kolo::core::end_with_launcher(kolo::core::process_environment());
 
-  nb::exception<kolo::Error>(m, "KoloError");
+  // Horovod's classes: a failure between ranks (mismatch, dead peer, shutdown) is a
+  // HorovodInternalError, a RuntimeError; a bad argument found before anything is sent is a
+  // ValueError (Horovod's std::invalid_argument). nanobind tries the translator registered last
+  // first, so InvalidArgument (a kolo::Error) must come after Error.
+  nb::exception<kolo::Error>(m, "KoloError", PyExc_RuntimeError);
+  nb::exception<kolo::InvalidArgument>(m, "KoloValueError", PyExc_ValueError);
 
   m.def("init", [] { kolo::core::runtime().init(); }, nb::call_guard<nb::gil_scoped_release>());
   m.def("shutdown", [] { kolo::core::runtime().shutdown(); },
@@ -144,7 +160,7 @@ NB_MODULE(_core, m) {
   m.def("enqueue", &enqueue, nb::arg("op"), nb::arg("name"), nb::arg("input"),
         nb::arg("output").none(), nb::arg("reduce_op"), nb::arg("root"), nb::arg("prescale"),
         nb::arg("postscale"), nb::arg("process_set"), nb::arg("splits") = std::vector<int64_t>{},
-        nb::arg("group_id") = 0, nb::arg("group_size") = 0);
+        nb::arg("group_id") = 0, nb::arg("group_size") = 0, nb::arg("invalid") = "");
   // Process sets and join: collective over all ranks; they block, so the GIL is released.
   m.def("add_process_set",
         [](std::vector<int> ranks, bool during_init) {

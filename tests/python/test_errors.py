@@ -12,6 +12,25 @@ def test_mismatches_fail_every_rank_with_names(np_):
     run_job(np_, "mismatch.py", timeout=120).assert_ok(np_)
 
 
+# The bound for a collective that some ranks never submit is the stall shutdown time (off by
+# default, as in Horovod: a rank may be late on purpose, e.g. rank 0 writing a checkpoint); the
+# test sets it to 2 s. Everything else fails as soon as every rank has submitted.
+MATRIX_ENV = {"HOROVOD_STALL_CHECK_TIME_SECONDS": "1", "HOROVOD_STALL_SHUTDOWN_TIME_SECONDS": "2",
+              "HOROVOD_DYNAMIC_PROCESS_SETS": "1", "KOLO_PEER_TIMEOUT": "20"}
+
+
+@pytest.mark.parametrize("np_", [2, 3])
+def test_every_mismatch_fails_every_rank_with_horovods_classes(np_):
+    run_job(np_, "mismatch_matrix.py", env=MATRIX_ENV, timeout=300).assert_ok(np_)
+
+
+@pytest.mark.parametrize("np_", [2, 3])
+def test_ranks_blocked_on_different_collectives_fail_within_the_peer_timeout(np_):
+    # No stall shutdown here: the deadlock watch alone must end it, and spare a late rank.
+    result = run_job(np_, "deadlock.py", "3", env={"KOLO_PEER_TIMEOUT": "3"}, timeout=120)
+    result.assert_ok(np_)
+
+
 @pytest.mark.parametrize("np_,victim", [(2, 1), (3, 1), (3, 0)])
 def test_dead_peer_fails_survivors_within_timeout(np_, victim):
     result = run_job(np_, "dead_peer.py", str(victim), timeout=60,

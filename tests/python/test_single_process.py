@@ -54,8 +54,12 @@ def test_non_contiguous_output_is_refused():
     kolo.init()
     try:
         strided = np.zeros((4, 4), np.float32)[:, 0]
-        with pytest.raises(kolo.KoloError, match="contiguous"):
+        # A bad argument is a ValueError, as in Horovod, and not a HorovodInternalError (which
+        # elastic training would retry).
+        with pytest.raises(kolo.KoloValueError, match="contiguous") as caught:
             kolo.allreduce_(strided, name="strided")
+        assert isinstance(caught.value, ValueError)
+        assert not isinstance(caught.value, kolo.HorovodInternalError)
     finally:
         kolo.shutdown()
 

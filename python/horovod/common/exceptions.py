@@ -1,5 +1,5 @@
-"""``horovod.common.exceptions`` on kolo."""
+"""``horovod.common.exceptions`` on kolo: the same classes as ``kolo.exceptions``."""
 
-from kolo import HorovodInternalError  # noqa: F401
-from kolo.horovod_common import (  # noqa: F401,E402
-    HorovodVersionMismatchError, HostsUpdatedInterrupt, get_version_mismatch_message)
+from kolo.exceptions import (  # noqa: F401
+    HorovodInternalError, HorovodVersionMismatchError, HostsUpdatedInterrupt,
+    get_version_mismatch_message)

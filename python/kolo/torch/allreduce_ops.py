@@ -96,10 +96,9 @@ def _grouped_allreduce_async(tensors, outputs, name, op, prescale_factor, postsc
     base = kolo._name("grouped_allreduce", name, check_process_set(process_set))
     # One group id: the core runs no member before all are ready on every rank, fused together.
     group = kolo._new_group(base, len(tensors))
-    handles = [submit(_core.OP_ALLREDUCE, "allreduce", t, o, f"{base}.{i}", op,
-                      prescale=prescale_factor, postscale=postscale_factor,
-                      process_set=process_set, group=group)
-               for i, (t, o) in enumerate(zip(tensors, outputs))]
+    handles = kolo.submit_members(group, list(zip(tensors, outputs)), lambda pair, i, g: submit(
+        _core.OP_ALLREDUCE, "allreduce", pair[0], pair[1], f"{base}.{i}", op,
+        prescale=prescale_factor, postscale=postscale_factor, process_set=process_set, group=g))
     return make_group(handles)
 
 

@@ -31,7 +31,8 @@ _ALLOCATING = (kolo._core.OP_ALLGATHER, kolo._core.OP_ALLTOALL, kolo._core.OP_RE
 
 def submit(op: int, kind: str, tensor: torch.Tensor, output: Optional[torch.Tensor],
            name: Optional[str], reduce_op: int = 0, root: int = 0, prescale: float = 1.0,
-           postscale: float = 1.0, process_set=None, splits=None, group: tuple = (0, 0)) -> int:
+           postscale: float = 1.0, process_set=None, splits=None, group: tuple = (0, 0),
+           invalid: str = "") -> int:
     """Queues one operation; ``output=None`` means in place (or runtime-allocated for allgather,
     alltoall and reducescatter). `group` is (id, size) for members of a grouped operation.
 
@@ -45,7 +46,10 @@ def submit(op: int, kind: str, tensor: torch.Tensor, output: Optional[torch.Tens
     inplace = output is None and op not in _ALLOCATING
     source = tensor.detach()
     if inplace and not source.is_contiguous():
-        raise ValueError(f"tensor '{name or kind}': in-place operations need a contiguous tensor")
+        # Reported by the core (a ValueError here, an error on the other ranks, not a hang).
+        invalid = invalid or (f"rank {kolo.rank()}: tensor '{name or kind}': in-place operations "
+                              f"need a contiguous tensor")
+        source = source.contiguous()
     staged = None
     if staging.needs_staging(source, name or kind):
         staged = staging.Staged(source.device, tensor if inplace else None)
@@ -57,7 +61,7 @@ def submit(op: int, kind: str, tensor: torch.Tensor, output: Optional[torch.Tens
     if output is not None:
         output = output.detach()
     handle = kolo._submit(op, kind, source, output, name, reduce_op, root, prescale, postscale,
-                          set_id, splits, group)
+                          set_id, splits, group, invalid)
     if staged is not None:
         _staged[handle] = staged
     elif inplace:

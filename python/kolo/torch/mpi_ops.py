@@ -84,9 +84,9 @@ def grouped_allgather_async(tensors: Sequence[torch.Tensor], name: Optional[str]
     tensors = _check_group(tensors)
     base = kolo._name("grouped_allgather", name, check_process_set(process_set))
     group = kolo._new_group(base, len(tensors))
-    return make_group([submit(_core.OP_ALLGATHER, "allgather", t, None, f"{base}.{i}",
-                              process_set=process_set, group=group)
-                       for i, t in enumerate(tensors)])
+    return make_group(kolo.submit_members(group, tensors, lambda t, i, g: submit(
+        _core.OP_ALLGATHER, "allgather", t, None, f"{base}.{i}", process_set=process_set,
+        group=g)))
 
 
 class HorovodGroupedAllgather(torch.autograd.Function):
@@ -179,18 +179,12 @@ class HorovodReducescatter(torch.autograd.Function):
         return (gathered * scale if scale != 1.0 else gathered), None, None, None, None, None
 
 
-def _check_reducescatter_op(op):
-    if op not in (Average, Sum):
-        raise ValueError("reducescatter supports op=Average or op=Sum only")
-
-
 def reducescatter(tensor: torch.Tensor, name: Optional[str] = None,
                   compression=Compression.none, op: int = Average,
                   process_set=global_process_set, prescale_factor: float = 1.0,
                   postscale_factor: float = 1.0) -> torch.Tensor:
     """This rank's share (first dimension split as Horovod does) of the Average (default) or Sum
     of `tensor` over all ranks; differentiable."""
-    _check_reducescatter_op(op)
     compressed, ctx = compression.compress(tensor)
     reduced = HorovodReducescatter.apply(compressed, name, op, process_set, prescale_factor,
                                          postscale_factor)
@@ -202,14 +196,12 @@ def grouped_reducescatter_async(tensors: Sequence[torch.Tensor], name: Optional[
                                 prescale_factor: float = 1.0,
                                 postscale_factor: float = 1.0) -> int:
     """Starts reducescattering a list of tensors as one group; synchronize() returns the list."""
-    _check_reducescatter_op(op)
     tensors = _check_group(tensors)
     base = kolo._name("grouped_reducescatter", name, check_process_set(process_set))
     group = kolo._new_group(base, len(tensors))
-    return make_group([submit(_core.OP_REDUCESCATTER, "reducescatter", t, None, f"{base}.{i}", op,
-                              prescale=prescale_factor, postscale=postscale_factor,
-                              process_set=process_set, group=group)
-                       for i, t in enumerate(tensors)])
+    return make_group(kolo.submit_members(group, tensors, lambda t, i, g: submit(
+        _core.OP_REDUCESCATTER, "reducescatter", t, None, f"{base}.{i}", op,
+        prescale=prescale_factor, postscale=postscale_factor, process_set=process_set, group=g)))
 
 
 class HorovodGroupedReducescatter(torch.autograd.Function):
@@ -235,7 +227,6 @@ def grouped_reducescatter(tensors: Sequence[torch.Tensor], name: Optional[str] =
                           process_set=global_process_set, prescale_factor: float = 1.0,
                           postscale_factor: float = 1.0) -> list:
     """Reducescatters a list of tensors as one group; differentiable. Returns a list."""
-    _check_reducescatter_op(op)
     compressed, ctxs = zip(*[compression.compress(t) for t in _check_group(tensors)])
     reduced = HorovodGroupedReducescatter.apply(name, op, process_set, prescale_factor,
                                                 postscale_factor, *compressed)
@@ -249,10 +240,9 @@ def alltoall_async(tensor: torch.Tensor, splits=None, name: Optional[str] = None
     """Starts an alltoall: rows splits[r] of the first dimension (in order) go to rank r (without
     splits, the first dimension is divided evenly). synchronize() returns (output,
     received_splits): the received rows in rank order and an int32 tensor of their counts."""
-    if splits is not None:
-        splits = (splits.tolist() if isinstance(splits, torch.Tensor) else list(splits))
+    splits, invalid = kolo._alltoall_splits(splits, name)
     return submit(_core.OP_ALLTOALL, "alltoall", tensor, None, name, splits=splits,
-                  process_set=process_set)
+                  process_set=process_set, invalid=invalid)
 
 
 class HorovodAlltoall(torch.autograd.Function):

@@ -419,6 +419,30 @@ TEST(CoordinatorJoinTest, OpsNeedingEveryRankFailWhileARankIsJoined) {
   EXPECT_NE(out.responses[1].error.find("broadcast of tensor 'sent'"), std::string::npos);
 }
 
+TEST(CoordinatorJoinTest, OpsNeedingEveryRankFailAtOnceWithoutWaitingForTheOthers) {
+  // Rank 1 joined; ranks 0 and 2 each submit an allgather under a different name (their
+  // unnamed-op counters differ): neither waits for the other's, both fail at once.
+  Coordinator coordinator(3);
+  Request gather0 = allreduce(0, "allgather.noname.0");
+  gather0.op = OpType::allgather;
+  coordinator.add(list_of({gather0}), 0);  // before the join: it waits
+  EXPECT_TRUE(coordinator.take_responses().responses.empty());
+  coordinator.add(list_of({join_request(1)}), 1);  // the join fails it
+  ResponseList out = coordinator.take_responses();
+  ASSERT_EQ(out.responses.size(), 1u);
+  EXPECT_NE(out.responses[0].error.find("not supported while ranks have joined (rank 1"),
+            std::string::npos)
+      << out.responses[0].error;
+  Request gather2 = allreduce(2, "allgather.noname.1");
+  gather2.op = OpType::allgather;
+  coordinator.add(list_of({gather2}), 2);  // after the join: fails on arrival
+  out = coordinator.take_responses();
+  ASSERT_EQ(out.responses.size(), 1u);
+  EXPECT_EQ(out.responses[0].names, std::vector<std::string>{"allgather.noname.1"});
+  EXPECT_FALSE(out.responses[0].error.empty());
+  EXPECT_TRUE(coordinator.any_joined());  // the join itself still waits for ranks 0 and 2
+}
+
 TEST(CoordinatorProcessSetTest, RemovalRefusedWhenAMemberIsBusy) {
   auto remove = [](int rank, int32_t busy) {
     Request r;
@@ -445,6 +469,29 @@ TEST(CoordinatorProcessSetTest, RemovalRefusedWhenAMemberIsBusy) {
   });
   EXPECT_NE(mismatch.error.find("Mismatched process set ranks"), std::string::npos)
       << mismatch.error;
+}
+
+TEST(CoordinatorTest, InvalidRequestFailsTheNameOnEveryRankWithItsMessage) {
+  // Rank 1 got its arguments wrong (it already raised on its own thread); the others submitted
+  // fine requests for the name, and fail with rank 1's message instead of waiting for it.
+  Response response = run_one(3, [](int r) {
+    Request request = allreduce(r, "w");
+    if (r == 1)
+      request.invalid = "rank 1: tensor 'w': in-place operations need a contiguous tensor";
+    return request;
+  });
+  EXPECT_EQ(response.error, "rank 1: tensor 'w': in-place operations need a contiguous tensor");
+  EXPECT_EQ(response.names, std::vector<std::string>{"w"});
+}
+
+TEST(CoordinatorTest, InvalidRequestsOfSeveralRanksAreAllNamed) {
+  Response response = run_one(3, [](int r) {
+    Request request = allreduce(r, "w", r == 2 ? std::vector<int64_t>{5} : std::vector<int64_t>{4});
+    if (r != 1) request.invalid = "rank " + std::to_string(r) + ": bad";
+    return request;
+  });
+  // The ranks' own complaints come first: a shape that also differs is a consequence.
+  EXPECT_EQ(response.error, "rank 0: bad; rank 2: bad");
 }
 
 TEST(CoordinatorTest, RejectsMisstampedRequestsAndBadRanks) {

@@ -24,6 +24,7 @@ Request sample_request(int rank, std::string name) {
   r.process_set = 4;
   r.device = DeviceKind::cuda;
   r.device_index = 2;
+  r.invalid = "rank 2: alltoall of tensor 'a': splits must be integers";
   return r;
 }
 

@@ -2,7 +2,8 @@
 DistributedOptimizer step, then joins. Every result is checked against a NumPy computation: a
 joined rank contributes zeros, and Average still divides by the job's size (Horovod 0.28).
 While a rank is joined, allgather and broadcast fail clearly and barrier still works; join()
-returns the last rank to join on every rank, and a second round of uneven steps works too."""
+returns the last rank to join on every rank, and a second round of uneven steps works too.
+Errors are RuntimeErrors (HorovodInternalError), as Horovod's join tests expect."""
 
 import sys
 
@@ -58,6 +59,7 @@ def uneven_round(rank, size, tag):
             try:
                 hvd.allgather(torch.ones(2), name=f"{tag}.gather")
             except hvd.HorovodInternalError as error:
+                assert isinstance(error, RuntimeError), type(error)  # what Horovod's tests catch
                 assert "not supported while ranks have joined" in str(error), error
                 assert "rank 0" in str(error), error
                 print(f"allgather while joined: {error}")
@@ -69,6 +71,16 @@ def uneven_round(rank, size, tag):
                 assert "not supported while ranks have joined" in str(error), error
             else:
                 raise AssertionError("broadcast with a joined rank did not fail")
+            for label, call in (("alltoall", lambda: hvd.alltoall(torch.ones(2 * size),
+                                                                  name=f"{tag}.a2a")),
+                                ("reducescatter", lambda: hvd.reducescatter(
+                                    torch.ones(2 * size), name=f"{tag}.rs"))):
+                try:
+                    call()
+                except RuntimeError as error:
+                    assert "not supported while ranks have joined" in str(error), error
+                else:
+                    raise AssertionError(f"{label} with a joined rank did not fail")
             hvd.barrier()  # joined ranks take part in barriers
     w = model.weight.detach().numpy()[0]
     assert np.allclose(w, expected_weight(w0, rank, size, lr)), (
@@ -78,9 +90,32 @@ def uneven_round(rank, size, tag):
     return last
 
 
+def each_rank_joins_first(rank, size):
+    """As Horovod's test_horovod_join_allgather/broadcast: rank f joins at once, the others'
+    allgather and broadcast fail with a RuntimeError, then they join; join() returns the same
+    rank, not f, everywhere."""
+    for first in range(size):
+        if rank == first:
+            last = hvd.join()
+        else:
+            for call in (lambda: hvd.allgather(torch.ones(3, 2), name=f"first{first}.gather"),
+                         lambda: hvd.broadcast(torch.ones(3), root_rank=rank,
+                                               name=f"first{first}.bcast")):
+                try:
+                    call()
+                except RuntimeError as error:
+                    assert f"rank {first}" in str(error), error
+                else:
+                    raise AssertionError(f"a collective with rank {first} joined did not fail")
+            last = hvd.join()
+        assert last != first, (first, last)
+        assert hvd.allgather_object(last, name=f"first{first}.last") == [last] * size
+
+
 def main():
     hvd.init()
     rank, size = hvd.rank(), hvd.size()
+    each_rank_joins_first(rank, size)
     uneven_round(rank, size, "round1")
     # The joined state resets once every rank joined: a second epoch of uneven steps works.
     uneven_round(rank, size, "round2")

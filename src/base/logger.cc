@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
+#include <ctime>
 
 #include "base/errors.h"
 
@@ -38,8 +40,28 @@ std::string_view log_level_name(LogLevel level) {
   return "?";
 }
 
+namespace {
+
+std::string now_text() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+  const auto micros =
+      std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() %
+      1000000;
+  std::tm local{};
+  localtime_r(&seconds, &local);
+  char date[32];
+  std::strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S", &local);
+  return fmt::format("{}.{:06d}", date, micros);
+}
+
+}  // namespace
+
 void Logger::write(LogLevel level, std::string_view message) const {
-  std::string line = fmt::format("{} {}: {}\n", prefix_, log_level_name(level), message);
+  std::string line =
+      timestamps_
+          ? fmt::format("{} {} {}: {}\n", prefix_, now_text(), log_level_name(level), message)
+          : fmt::format("{} {}: {}\n", prefix_, log_level_name(level), message);
   // One write per line keeps concurrent lines whole; retry on partial writes and EINTR.
   const char* data = line.data();
   size_t left = line.size();

@@ -24,6 +24,9 @@ class Logger {
 
   [[nodiscard]] bool enabled(LogLevel level) const { return level >= level_.load(); }
   void set_level(LogLevel level) { level_ = level; }
+  // A local date and time with microseconds ("2026-11-24 10:38:01.123456") after the prefix of
+  // each line (Horovod's HOROVOD_LOG_HIDE_TIME=0).
+  void set_timestamps(bool on) { timestamps_ = on; }
   // Not thread-safe against concurrent logging: set the prefix before starting threads.
   void set_prefix(std::string prefix) { prefix_ = std::move(prefix); }
   [[nodiscard]] const std::string& prefix() const { return prefix_; }
@@ -53,6 +56,7 @@ class Logger {
 
  private:
   std::atomic<LogLevel> level_;
+  std::atomic<bool> timestamps_{false};
   std::string prefix_;
   int fd_;
 };

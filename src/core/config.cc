@@ -9,6 +9,7 @@
 
 #include "base/errors.h"
 #include "core/mpi_launch_env.h"
+#include "core/thread_affinity.h"
 #include "transport/tcp/interfaces.h"
 
 extern char** environ;
@@ -26,7 +27,7 @@ const std::set<std::string>& known_names() {
       "RANK",            "SIZE",              "HOSTNAME",            "RENDEZVOUS_ADDR",
       "RENDEZVOUS_PORT", "SECRET",            "LOCAL_RANK",          "LOCAL_SIZE",
       "CROSS_RANK",      "CROSS_SIZE",        "FAILURE_GRACE_SECONDS", "CONTROLLER",
-      "CPU_OPERATIONS",  "GPU_OPERATIONS",    "TIMELINE",            "LOG_HIDE_TIME",
+      "CPU_OPERATIONS",  "GPU_OPERATIONS",    "TIMELINE",            "LOG_HIDE_TIME", "THREAD_AFFINITY",
       "SHM_DISABLE",     "SHM_RING_BYTES",    "HIERARCHICAL_ALLREDUCE", "IFACE",
       "GLOO_IFACE",      "DYNAMIC_PROCESS_SETS", "TIMELINE_MARK_CYCLES", "STALL_CHECK_DISABLE",
       "STALL_CHECK_TIME_SECONDS", "STALL_SHUTDOWN_TIME_SECONDS", "AUTOTUNE", "AUTOTUNE_LOG",
@@ -162,6 +163,10 @@ Config Config::from_env(const EnvLookup& lookup, const std::vector<std::string>&
   if (!interfaces) interfaces = reader.text("GLOO_IFACE");
   if (interfaces) config.network_interfaces = transport::parse_interface_list(*interfaces);
   config.dynamic_process_sets = reader.flag("DYNAMIC_PROCESS_SETS").value_or(false);
+  if (auto cores = reader.find("THREAD_AFFINITY")) {
+    config.thread_affinity = parse_core_list(cores->second, cores->first);
+  }
+  config.log_timestamps = !reader.flag("LOG_HIDE_TIME").value_or(true);
   read_observability(reader, config);
 
   for (const auto& name : all_names) {

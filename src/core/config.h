@@ -42,6 +42,12 @@ struct Config {
   std::vector<std::string> network_interfaces;
   // DYNAMIC_PROCESS_SETS: add_process_set()/remove_process_set() allowed after init (as Horovod).
   bool dynamic_process_sets = false;
+  // THREAD_AFFINITY ("0,2"): the core each local rank's background thread is pinned to, one per
+  // local rank in local-rank order (as Horovod). Empty: not pinned.
+  std::vector<int> thread_affinity;
+  // !LOG_HIDE_TIME: a timestamp on each of kolo's log lines. Off by default (Horovod shows one
+  // unless HOROVOD_LOG_HIDE_TIME=1); HOROVOD_LOG_HIDE_TIME=0 or --log-with-timestamp turns it on.
+  bool log_timestamps = false;
 
   // Observability (timeline, stall inspector) and autotuning; see README's table.
   std::string timeline_path;        // TIMELINE: Chrome-trace file rank 0 writes; "" or DYNAMIC: none

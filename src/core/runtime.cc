@@ -22,6 +22,7 @@ void Runtime::init() {
   config_ = Config::from_process_env();
   LaunchInfo launch = LaunchInfo::from_env(process_environment());
   logger_.set_level(config_.log_level);
+  logger_.set_timestamps(config_.log_timestamps);
   logger_.set_prefix(fmt::format("[kolo rank {}/{}]", launch.rank, launch.size));
   for (const auto& name : config_.unknown_variables) {
     logger_.warn("{} is not a kolo setting (typo?); it is ignored", name);

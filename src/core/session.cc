@@ -9,6 +9,7 @@
 #include "base/errors.h"
 #include "comm/collectives.h"
 #include "core/bootstrap.h"
+#include "core/thread_affinity.h"
 #include "rendezvous/keys.h"
 
 namespace kolo::core {
@@ -50,6 +51,11 @@ Session::Session(const Config& config, const LaunchInfo& launch, uint64_t round,
                                                    global.executor(), logger_);
 
   thread_ = std::thread([this] { run_loop(); });
+  // Pinned from here, before init() returns, so the setting holds from the first operation.
+  if (auto core = core_for_local_rank(config_.thread_affinity, world_.local_rank, world_.local_size,
+                                      logger_)) {
+    pin_thread(thread_.native_handle(), *core, logger_);
+  }
 }
 
 Session::~Session() { shutdown(); }

@@ -28,14 +28,16 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 4> kSingleDa
     {"-cb", "--check-build"},
 }};
 
-// horovodrun flags kolorun does not implement yet: named in the error so the user knows the flag
-// is recognised but unsupported, not mistyped.
-constexpr std::string_view kUnsupportedHorovodFlags[] = {
-    "--hierarchical-allreduce", "--no-hierarchical-allreduce", "--hierarchical-allgather",
-    "--no-hierarchical-allgather", "--no-autotune", "--autotune-bayes-opt-max-samples",
-    "--autotune-gaussian-process-noise", "--min-np", "--min-num-proc", "--max-np",
-    "--max-num-proc", "--elastic-timeout", "--reset-limit", "--blacklist-cooldown-range",
-    "--host-discovery-script", "--jsrun", "--num-nccl-streams", "--thread-affinity"};
+// horovodrun flags kolorun does not implement yet (elastic training): named in the error so the
+// user knows the flag is recognised but unsupported, not mistyped.
+constexpr std::string_view kUnsupportedHorovodFlags[] = {"--min-np",
+                                                         "--min-num-proc",
+                                                         "--max-np",
+                                                         "--max-num-proc",
+                                                         "--elastic-timeout",
+                                                         "--reset-limit",
+                                                         "--blacklist-cooldown-range",
+                                                         "--host-discovery-script"};
 
 // Values as CLI11 stores them; turned into LaunchOptions after parsing, where the environment
 // defaults and cross-option checks apply.
@@ -59,10 +61,14 @@ struct RawOptions {
   bool gloo = false;
   bool mpi = false;
   std::optional<std::string> mpi_args;
+  std::optional<std::string> binding_args;
+  bool tcp = false;
+  bool jsrun = false;
   bool disable_cache = false;
   std::optional<std::string> config_file;
-  std::vector<std::optional<std::string>> tuning = std::vector<std::optional<std::string>>(
-      tuning_flags().size());
+  // Tuning flags as given, in command-line order: (row of tuning_flags(), value text). The last
+  // one of a setting wins, as with horovodrun's argparse (--autotune --no-autotune: off).
+  std::vector<std::pair<size_t, std::string>> tuning;
 };
 
 // CLI11's help, with horovodrun's usage line and single-dash spellings shown beside the names.
@@ -84,11 +90,15 @@ class HelpFormatter : public CLI::Formatter {
 void configure(CLI::App& app, RawOptions& raw) {
   app.name("kolorun");
   app.description("Launch a kolo (Horovod-compatible) training job; also installed as horovodrun.");
-  app.footer("Everything from COMMAND on is passed to the ranks unchanged. Each output line is "
-             "prefixed with [<rank>]<stdout>: or [<rank>]<stderr>:.");
+  app.footer(
+      "Everything from COMMAND on is passed to the ranks unchanged. Each output line is "
+      "prefixed with [<rank>]<stdout>: or [<rank>]<stderr>:.");
   app.formatter(std::make_shared<HelpFormatter>());
   app.prefix_command();  // everything from the first positional on is the command
   app.set_help_flag("-h,--help", "Show this help message and exit.");
+  // As argparse (horovodrun): an option given twice takes its last value. The list options
+  // (-x, --network-interfaces) opt back into collecting every value.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.set_version_flag("-v,--version", fmt::format("kolorun {}", kKolorunVersion),
                        "Shows the kolo version.");
 
@@ -112,6 +122,7 @@ void configure(CLI::App& app, RawOptions& raw) {
                  "ranks publish only these interfaces' addresses to each other (they get the list "
                  "as KOLO_IFACE and HOROVOD_GLOO_IFACE).")
       ->delimiter(',')
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->allow_extra_args(false);  // one value per use, so the command is never swallowed
   app.add_flag("--gloo", raw.gloo,
                "Accepted for compatibility: kolo always runs its own (gloo-style) controller.");
@@ -123,6 +134,17 @@ void configure(CLI::App& app, RawOptions& raw) {
                  "Extra arguments for mpirun (with --mpi), e.g. "
                  "\"--oversubscribe -mca btl tcp,self\".")
       ->allow_extra_args(false);
+  app.add_option("--binding-args", raw.binding_args,
+                 "Process binding arguments for mpirun (with --mpi), replacing horovodrun's "
+                 "default \"-bind-to none -map-by slot\", e.g. --binding-args=\"--rankfile "
+                 "myrankfile\".")
+      ->allow_extra_args(false);
+  app.add_flag("--tcp", raw.tcp,
+               "Only TCP is used for communication (sets NCCL_IB_DISABLE=1 as horovodrun does; "
+               "kolo's transports are TCP between hosts and shared memory within a host anyway).");
+  app.add_flag("--jsrun", raw.jsrun,
+               "Accepted for horovodrun compatibility: kolo has no jsrun (IBM LSF) launcher and "
+               "starts the ranks itself.");
   app.add_flag("--disable-cache", raw.disable_cache,
                "Accepted for compatibility: kolorun keeps no cache of host checks.");
 
@@ -147,10 +169,12 @@ void configure(CLI::App& app, RawOptions& raw) {
                  "which is read without this flag when it exists).")
       ->check(CLI::IsMember({"mpi", "volcano"}))
       ->group("host arguments");
-  app.add_option("-x,--env", raw.forwarded_env,
-                 "NAME or NAME=VALUE, repeatable (as mpirun -x): forward the launcher's NAME to "
-                 "every rank, or set it to VALUE. Remote ranks otherwise get only kolo's variables, "
-                 "PATH, PYTHONPATH and LD_LIBRARY_PATH from the launcher.")
+  app.add_option(
+         "-x,--env", raw.forwarded_env,
+         "NAME or NAME=VALUE, repeatable (as mpirun -x): forward the launcher's NAME to "
+         "every rank, or set it to VALUE. Remote ranks otherwise get only kolo's variables, "
+         "PATH, PYTHONPATH and LD_LIBRARY_PATH from the launcher.")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->allow_extra_args(false);
   app.add_flag("--check-build", raw.check_build,
                "Shows which frameworks, controllers and tensor operations this kolo offers, and "
@@ -177,19 +201,26 @@ void configure(CLI::App& app, RawOptions& raw) {
   for (size_t i = 0; i < flags.size(); ++i) {
     const std::string name(flags[i].flag);
     const std::string help(flags[i].help);
+    auto record = [&raw, i](const std::string& text) { raw.tuning.emplace_back(i, text); };
     switch (flags[i].kind) {
       case TuningFlag::ValueKind::switch_on:
-        app.add_flag_callback(name, [&raw, i] { raw.tuning[i] = "1"; }, help)
+      case TuningFlag::ValueKind::switch_off:
+        app.add_flag_callback(
+               name, [record] { record("1"); }, help)
+            ->trigger_on_parse()  // recorded in command-line order, so the last one wins
             ->group("tuneable parameter arguments");
         break;
       case TuningFlag::ValueKind::path:
-        app.add_option(name, raw.tuning[i], help)->type_name("FILE")->group(
-            "tuneable parameter arguments");
+        app.add_option_function<std::string>(name, record, help)
+            ->trigger_on_parse()
+            ->type_name("FILE")
+            ->group("tuneable parameter arguments");
         break;
       default:
-        app.add_option(name, raw.tuning[i], help)
+        app.add_option_function<std::string>(name, record, help)
+            ->trigger_on_parse()
             ->type_name(flags[i].kind == TuningFlag::ValueKind::non_negative_number ? "FLOAT"
-                                                                                   : "INT")
+                                                                                    : "INT")
             ->group("tuneable parameter arguments");
     }
   }
@@ -224,6 +255,35 @@ std::string unknown_option_message(const std::string& token) {
       token);
 }
 
+// Turns the tuning flags given (config file first, then the command line) into the ranks'
+// environment, the last value of each setting winning, and a warning for each flag kolo has no
+// mechanism for.
+void append_tuning_settings(const std::vector<std::pair<size_t, std::string>>& given,
+                            LaunchOptions& options) {
+  const auto flags = tuning_flags();
+  std::vector<std::pair<size_t, std::string>> last;  // one per setting, in first-given order
+  for (const auto& [row, text] : given) {
+    auto same_setting = [&, row = row](const auto& entry) {
+      return flags[entry.first].setting == flags[row].setting;
+    };
+    auto found = std::find_if(last.begin(), last.end(), same_setting);
+    if (found == last.end()) {
+      last.emplace_back(row, text);
+    } else {
+      *found = {row, text};
+    }
+  }
+  for (const auto& [row, text] : last) {
+    for (auto& entry : tuning_flag_environment(flags[row], text)) {
+      options.tuning_environment.push_back(std::move(entry));
+    }
+    if (flags[row].effect == TuningFlag::Effect::not_in_kolo) {
+      options.warnings.push_back(
+          fmt::format("{}: {}; accepted and ignored", flags[row].flag, flags[row].instead));
+    }
+  }
+}
+
 LaunchOptions finish(const RawOptions& raw, std::vector<std::string> rest, const EnvLookup& env) {
   LaunchOptions options;
   if (!rest.empty() && rest.front() == "--") {
@@ -243,8 +303,8 @@ LaunchOptions finish(const RawOptions& raw, std::vector<std::string> rest, const
   options.hosts = raw.hosts;
   options.hostfile = raw.hostfile;
   if (raw.slots_per_host && *raw.slots_per_host < 1) {
-    throw InvalidArgument(fmt::format("--slots-per-host must be at least 1, got {}",
-                                      *raw.slots_per_host));
+    throw InvalidArgument(
+        fmt::format("--slots-per-host must be at least 1, got {}", *raw.slots_per_host));
   }
   options.slots_per_host = raw.slots_per_host;
   if (raw.hosts_file_format) {
@@ -253,11 +313,12 @@ LaunchOptions finish(const RawOptions& raw, std::vector<std::string> rest, const
   }
   for (const auto& entry : raw.forwarded_env) {
     const std::string name = entry.substr(0, entry.find('='));
-    if (name.empty() || name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                               "0123456789_") != std::string::npos ||
+    if (name.empty() ||
+        name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                               "0123456789_") != std::string::npos ||
         std::isdigit(static_cast<unsigned char>(name[0]))) {
-      throw InvalidArgument(fmt::format("-x '{}': '{}' is not an environment variable name",
-                                        entry, name));
+      throw InvalidArgument(
+          fmt::format("-x '{}': '{}' is not an environment variable name", entry, name));
     }
   }
   options.forwarded_env = raw.forwarded_env;
@@ -268,30 +329,31 @@ LaunchOptions finish(const RawOptions& raw, std::vector<std::string> rest, const
   if (!start) start = seconds_from_env(env, "HOROVOD_START_TIMEOUT");
   options.start_timeout_seconds = start.value_or(30.0);
   if (!(options.start_timeout_seconds > 0) || !std::isfinite(options.start_timeout_seconds)) {
-    throw InvalidArgument(fmt::format(
-        "--start-timeout must be a positive number of seconds, got {}",
-        options.start_timeout_seconds));
+    throw InvalidArgument(
+        fmt::format("--start-timeout must be a positive number of seconds, got {}",
+                    options.start_timeout_seconds));
   }
   auto grace = raw.failure_grace;
   if (!grace) grace = seconds_from_env(env, "KOLO_FAILURE_GRACE_SECONDS");
   options.failure_grace_seconds = grace.value_or(5.0);
   if (!(options.failure_grace_seconds >= 0) || !std::isfinite(options.failure_grace_seconds)) {
-    throw InvalidArgument(fmt::format("--failure-grace-seconds must be >= 0, got {}",
-                                      options.failure_grace_seconds));
+    throw InvalidArgument(
+        fmt::format("--failure-grace-seconds must be >= 0, got {}", options.failure_grace_seconds));
   }
 
   options.verbose = raw.verbose;
   options.output_filename = raw.output_filename;
   options.prefix_output_with_timestamp = raw.prefix_timestamp;
-  // The config file supplies defaults for the tuning flags and the log level.
-  std::vector<std::optional<std::string>> tuning = raw.tuning;
+  // The config file supplies defaults for the tuning flags and the log level: its values come
+  // first, so a command-line flag for the same setting replaces them.
+  std::vector<std::pair<size_t, std::string>> tuning;
   std::optional<std::string> log_level = raw.log_level;
   if (raw.config_file) {
     ConfigFileSettings file = read_config_file(*raw.config_file);
     const auto flags = tuning_flags();
     for (const auto& [flag, text] : file.flags) {
       for (size_t i = 0; i < flags.size(); ++i) {
-        if (flags[i].flag == flag && !tuning[i]) tuning[i] = text;
+        if (flags[i].flag == flag) tuning.emplace_back(i, text);
       }
     }
     if (!log_level) log_level = file.log_level;
@@ -312,17 +374,25 @@ LaunchOptions finish(const RawOptions& raw, std::vector<std::string> rest, const
   options.use_mpi = raw.mpi;
   options.mpi_args = raw.mpi_args;
   if (options.mpi_args && !options.use_mpi) {
-    throw InvalidArgument("--mpi-args only applies with --mpi (kolorun launches the ranks itself "
-                          "otherwise)");
+    throw InvalidArgument(
+        "--mpi-args only applies with --mpi (kolorun launches the ranks itself "
+        "otherwise)");
   }
-
-  const auto flags = tuning_flags();
-  for (size_t i = 0; i < flags.size(); ++i) {
-    if (!tuning[i]) continue;
-    for (auto& entry : tuning_flag_environment(flags[i], *tuning[i])) {
-      options.tuning_environment.push_back(std::move(entry));
-    }
+  options.binding_args = raw.binding_args;
+  if (options.binding_args && !options.use_mpi) {
+    // horovodrun ignores it without MPI too; say so instead of failing a working launch line.
+    options.warnings.emplace_back(
+        "--binding-args only applies with --mpi (it replaces mpirun's \"-bind-to none -map-by "
+        "slot\"); kolorun starts the ranks itself and binds them to no core; ignored");
   }
+  if (raw.tcp) options.tuning_environment.emplace_back("NCCL_IB_DISABLE", "1");
+  if (raw.jsrun) {
+    options.warnings.emplace_back(
+        "--jsrun: kolo has no jsrun (IBM LSF) launcher; kolorun starts the ranks itself (locally, "
+        "over ssh, or through mpirun with --mpi)");
+  }
+  tuning.insert(tuning.end(), raw.tuning.begin(), raw.tuning.end());
+  append_tuning_settings(tuning, options);
   return options;
 }
 
@@ -352,8 +422,8 @@ std::vector<std::string> normalize_argv(const std::vector<std::string>& args) {
     }
     out.push_back(token);
     // An option's separate value must not be mistaken for the command ("-H a:1 python ...").
-    const bool inline_value = token.find('=') != std::string::npos ||
-                              (token[1] != '-' && token.size() > 2);  // "-p22"
+    const bool inline_value =
+        token.find('=') != std::string::npos || (token[1] != '-' && token.size() > 2);  // "-p22"
     if (!inline_value && takes_value(app, token) && i + 1 < args.size()) {
       out.push_back(args[++i]);
     }

@@ -22,13 +22,13 @@ struct LaunchOptions {
   std::optional<std::string> hostfile;  // --hostfile FILE
   std::optional<HostfileFormat> hostfile_format;  // --hosts-file-format mpi|volcano
   std::optional<int> slots_per_host;              // --slots-per-host N
-  std::vector<std::string> command;     // never empty after a successful parse, unless check_build
-  bool check_build = false;             // --check-build: print what this build offers, run nothing
+  std::vector<std::string> command;  // never empty after a successful parse, unless check_build
+  bool check_build = false;          // --check-build: print what this build offers, run nothing
   // -x NAME / -x NAME=VALUE (mpirun's): variables forwarded to (or set on) every rank.
   std::vector<std::string> forwarded_env;
 
-  double start_timeout_seconds = 30;   // --start-timeout, else KOLO_/HOROVOD_START_TIMEOUT
-  double failure_grace_seconds = 5;    // --failure-grace-seconds, else KOLO_FAILURE_GRACE_SECONDS
+  double start_timeout_seconds = 30;  // --start-timeout, else KOLO_/HOROVOD_START_TIMEOUT
+  double failure_grace_seconds = 5;   // --failure-grace-seconds, else KOLO_FAILURE_GRACE_SECONDS
   bool verbose = false;
   std::optional<std::string> output_filename;  // per-rank logs under DIR/rank.N/{stdout,stderr}
   bool prefix_output_with_timestamp = false;
@@ -39,15 +39,20 @@ struct LaunchOptions {
   std::optional<std::string> ssh_identity_file;
   std::vector<std::string> network_interfaces;
 
-  // --mpi: launch through Open MPI's mpirun (mpirun_command.h); --mpi-args: extra mpirun words.
+  // --mpi: launch through Open MPI's mpirun (mpirun_command.h); --mpi-args: extra mpirun words;
+  // --binding-args: mpirun's binding words instead of "-bind-to none -map-by slot".
   bool use_mpi = false;
   std::optional<std::string> mpi_args;
+  std::optional<std::string> binding_args;
 
   // From the tuning-flag table (tuning_flags.h): variables to export to every rank.
   // --config-file values come first; a flag given on the command line replaces its file value.
   std::vector<std::pair<std::string, std::string>> tuning_environment;
   // Config-file keys kolo does not use, for kolorun to mention.
   std::vector<std::string> ignored_config_keys;
+  // One line per horovodrun flag accepted without effect, saying what kolo does instead; kolorun
+  // prints each as a warning before starting the job.
+  std::vector<std::string> warnings;
 };
 
 struct ParseResult {

@@ -44,6 +44,17 @@ const std::map<std::string, KeyRule, std::less<>>& schema() {
       {"stall_check.shutdown_time_seconds", flag_rule("--stall-check-shutdown-time-seconds")},
       {"logging.level", log_level_rule()},
       {"params.hierarchical_allreduce", setting_rule("HIERARCHICAL_ALLREDUCE")},
+      // Keys whose flag kolo accepts without a mechanism: the flag's warning says what kolo does.
+      {"params.hierarchical_allgather", flag_rule("--hierarchical-allgather")},
+      {"params.torus_allreduce", flag_rule("--torus-allreduce")},
+      {"autotune.bayes_opt_max_samples", flag_rule("--autotune-bayes-opt-max-samples")},
+      {"autotune.gaussian_process_noise", flag_rule("--autotune-gaussian-process-noise")},
+      {"library_options.mpi_threads_disable", flag_rule("--mpi-threads-disable")},
+      {"library_options.num_nccl_streams", flag_rule("--num-nccl-streams")},
+      {"library_options.thread_affinity", flag_rule("--thread-affinity")},
+      {"library_options.gloo_timeout_seconds", flag_rule("--gloo-timeout-seconds")},
+      {"logging.with_timestamp", flag_rule("--log-with-timestamp")},
+      {"logging.hide_timestamp", flag_rule("--log-hide-timestamp")},  // the older spelling
   };
   return rules;
 }
@@ -51,11 +62,7 @@ const std::map<std::string, KeyRule, std::less<>>& schema() {
 // Keys of horovodrun's schema that do not apply to kolo.
 const std::set<std::string, std::less<>>& ignored_keys() {
   static const std::set<std::string, std::less<>> keys = {
-      "params.hierarchical_allgather",
-      "autotune.bayes_opt_max_samples",      "autotune.gaussian_process_noise",
-      "library_options.mpi_threads_disable", "library_options.num_nccl_streams",
-      "library_options.ccl_bgt_affinity",    "library_options.gloo_timeout_seconds",
-      "logging.hide_timestamp",  // kolo's log lines carry no timestamp
+      "library_options.ccl_bgt_affinity",  // oneCCL's worker affinity: kolo has no oneCCL
   };
   return keys;
 }

@@ -26,12 +26,12 @@ int main(int argc, char** argv) {
     return parsed.exit_code;
   }
   if (parsed.options->check_build) return run_check_build(kKolorunVersion);
-  const kolo::Logger logger(parsed.options->verbose ? kolo::LogLevel::info
-                                                    : kolo::LogLevel::warning,
-                            "[kolorun]");
+  const kolo::Logger logger(
+      parsed.options->verbose ? kolo::LogLevel::info : kolo::LogLevel::warning, "[kolorun]");
   for (const auto& key : parsed.options->ignored_config_keys) {
     logger.warn("--config-file: '{}' does not apply to kolo; ignored", key);
   }
+  for (const auto& warning : parsed.options->warnings) logger.warn("{}", warning);
   try {
     if (parsed.options->use_mpi) exec_mpirun(*parsed.options, current_environment(), logger);
     return run_job(*parsed.options, current_environment(), logger);

@@ -15,8 +15,8 @@ namespace {
 // would confuse the ranks' MPI (an outer OMPI_/PMIX_ job) or is meaningless on another host.
 bool forwardable(const std::string& name) {
   static constexpr const char* kPrefixes[] = {"OMPI_", "PMIX_", "PMI_", "BASH_FUNC_", "SLURM_"};
-  static constexpr const char* kNames[] = {"_", "PWD", "OLDPWD", "SHLVL", "HOSTNAME", "HOME",
-                                           "USER", "LOGNAME", "SHELL", "TERM", "DISPLAY"};
+  static constexpr const char* kNames[] = {"_",    "PWD",     "OLDPWD", "SHLVL", "HOSTNAME", "HOME",
+                                           "USER", "LOGNAME", "SHELL",  "TERM",  "DISPLAY"};
   if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
   for (char c : name) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
@@ -55,13 +55,17 @@ std::vector<std::string> mpirun_command(const LaunchOptions& options,
   if (options.hostfile) {
     argv.insert(argv.end(), {"--hostfile", *options.hostfile});  // same format as horovodrun's
   } else {
-    argv.insert(argv.end(), {"-H", options.hosts.value_or(
-                                       fmt::format("localhost:{}", options.num_proc))});
+    argv.insert(argv.end(),
+                {"-H", options.hosts.value_or(fmt::format("localhost:{}", options.num_proc))});
   }
   // horovodrun's defaults for Open MPI: no core binding (ranks run their own threads), ranks
   // placed slot by slot, the ob1 point-to-point layer, and no openib (InfiniBand verbs) warnings.
-  argv.insert(argv.end(), {"-bind-to", "none", "-map-by", "slot", "-mca", "pml", "ob1", "-mca",
-                           "btl", "^openib"});
+  if (options.binding_args) {
+    for (auto& word : split_shell_words(*options.binding_args)) argv.push_back(std::move(word));
+  } else {
+    argv.insert(argv.end(), {"-bind-to", "none", "-map-by", "slot"});
+  }
+  argv.insert(argv.end(), {"-mca", "pml", "ob1", "-mca", "btl", "^openib"});
   if (options.ssh_port || options.ssh_identity_file) {
     std::string ssh_args;
     if (options.ssh_port) ssh_args += fmt::format("-p {}", *options.ssh_port);
@@ -75,8 +79,8 @@ std::vector<std::string> mpirun_command(const LaunchOptions& options,
     for (const auto& name : options.network_interfaces) {
       interfaces += (interfaces.empty() ? "" : ",") + name;
     }
-    argv.insert(argv.end(), {"-mca", "btl_tcp_if_include", interfaces, "-mca",
-                             "oob_tcp_if_include", interfaces});
+    argv.insert(argv.end(), {"-mca", "btl_tcp_if_include", interfaces, "-mca", "oob_tcp_if_include",
+                             interfaces});
   }
   if (options.output_filename) {
     argv.insert(argv.end(), {"--output-filename", *options.output_filename});

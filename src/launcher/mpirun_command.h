@@ -22,7 +22,7 @@ struct MpirunContext {
 Environment mpirun_environment(const LaunchOptions& options, const Environment& inherited);
 
 // The full argv: mpirun [--allow-run-as-root] --tag-output -np N -H hosts|--hostfile FILE
-// -bind-to none -map-by slot -mca pml ob1 -mca btl ^openib [translated kolorun options]
+// -bind-to none -map-by slot (or --binding-args) -mca pml ob1 -mca btl ^openib [translated options]
 // -x NAME... [--mpi-args words] COMMAND... Every variable of `environment` that is safe to pass
 // is forwarded by -x (remote hosts get the launcher's environment, as with horovodrun).
 std::vector<std::string> mpirun_command(const LaunchOptions& options,

@@ -16,6 +16,7 @@ namespace kolo::launcher {
 namespace {
 
 using Kind = TuningFlag::ValueKind;
+using Effect = TuningFlag::Effect;
 
 // Help texts follow horovodrun's so `kolorun --help` reads like `horovodrun --help`.
 constexpr std::array kFlags{
@@ -62,6 +63,78 @@ constexpr std::array kFlags{
                Kind::non_negative_number,
                "Seconds until Horovod is shutdown due to stall. Shutdown will only take place if "
                "this value is greater than the warning time. (default: 0)"},
+    TuningFlag{"--stall-check", "STALL_CHECK_DISABLE", Kind::switch_off,
+               "Keep the stall check on (the default; undoes --no-stall-check)."},
+    TuningFlag{"--no-autotune", "AUTOTUNE", Kind::switch_off, "Do not autotune (the default)."},
+    TuningFlag{"--no-timeline-mark-cycles", "TIMELINE_MARK_CYCLES", Kind::switch_off,
+               "Do not mark cycles on the timeline (the default)."},
+    TuningFlag{"--hierarchical-allreduce", "HIERARCHICAL_ALLREDUCE", Kind::switch_on,
+               "Allreduce within each host first, then across hosts, then within each host again. "
+               "(default: on with several hosts that run several ranks each)"},
+    TuningFlag{"--no-hierarchical-allreduce", "HIERARCHICAL_ALLREDUCE", Kind::switch_off,
+               "Allreduce over all ranks at once, also with several hosts."},
+    TuningFlag{"--hierarchical-allgather", "HIERARCHICAL_ALLGATHER", Kind::switch_on,
+               "Accepted for horovodrun compatibility; kolo has no hierarchical allgather.",
+               Effect::not_in_kolo,
+               "kolo has no hierarchical allgather: allgather runs over all ranks at once "
+               "(shared memory between the ranks of a host)"},
+    TuningFlag{"--no-hierarchical-allgather", "HIERARCHICAL_ALLGATHER", Kind::switch_off,
+               "Allgather over all ranks at once (what kolo always does).",
+               Effect::kolos_way_already},
+    TuningFlag{"--torus-allreduce", "TORUS_ALLREDUCE", Kind::switch_on,
+               "Accepted for horovodrun compatibility; kolo has no torus allreduce.",
+               Effect::not_in_kolo,
+               "kolo has no torus allreduce (an NCCL algorithm); with several hosts kolo runs its "
+               "hierarchical allreduce (--hierarchical-allreduce) instead"},
+    TuningFlag{"--no-torus-allreduce", "TORUS_ALLREDUCE", Kind::switch_off,
+               "No torus allreduce (what kolo always does).", Effect::kolos_way_already},
+    TuningFlag{"--autotune-bayes-opt-max-samples", "AUTOTUNE_BAYES_OPT_MAX_SAMPLES",
+               Kind::non_negative_integer,
+               "Accepted for horovodrun compatibility; kolo's autotune does not use Bayesian "
+               "optimisation.",
+               Effect::not_in_kolo,
+               "kolo's autotune is a coordinate descent over a fixed grid, not Bayesian "
+               "optimisation; it is steered by --autotune-warmup-samples, "
+               "--autotune-steps-per-sample and KOLO_AUTOTUNE_SAMPLES_PER_TRIAL"},
+    TuningFlag{"--autotune-gaussian-process-noise", "AUTOTUNE_GAUSSIAN_PROCESS_NOISE",
+               Kind::non_negative_number,
+               "Accepted for horovodrun compatibility; kolo's autotune has no Gaussian process.",
+               Effect::not_in_kolo,
+               "kolo's autotune is a coordinate descent that scores each trial by the median of "
+               "its samples, not a Gaussian process; set KOLO_AUTOTUNE_SAMPLES_PER_TRIAL for "
+               "noisy measurements"},
+    TuningFlag{"--mpi-threads-disable", "MPI_THREADS_DISABLE", Kind::switch_on,
+               "Accepted for horovodrun compatibility; kolo's MPI plugin needs MPI threads.",
+               Effect::not_in_kolo,
+               "kolo (with --mpi) always initializes MPI with MPI_THREAD_MULTIPLE (or keeps what "
+               "mpi4py set up), since its background thread makes the MPI calls"},
+    TuningFlag{"--no-mpi-threads-disable", "MPI_THREADS_DISABLE", Kind::switch_off,
+               "MPI with thread support (what kolo always asks for).", Effect::kolos_way_already},
+    TuningFlag{"--num-nccl-streams", "NUM_NCCL_STREAMS", Kind::non_negative_integer,
+               "Accepted for horovodrun compatibility; kolo has no NCCL in this version.",
+               Effect::not_in_kolo,
+               "kolo has no NCCL in this version: collectives run in host memory over TCP and "
+               "shared memory, so there are no NCCL streams to set"},
+    TuningFlag{"--thread-affinity", "THREAD_AFFINITY", Kind::non_negative_integer,
+               "Core to pin kolo's background thread to (the variable takes one core per local "
+               "rank, e.g. HOROVOD_THREAD_AFFINITY=0,1; as in Horovod a host running more ranks "
+               "than cores listed pins nothing and says so)."},
+    TuningFlag{"--gloo-timeout-seconds",
+               "GLOO_TIMEOUT_SECONDS",
+               Kind::non_negative_number,
+               "Timeout in seconds for collective operations to complete: kolo's peer timeout, a "
+               "peer that makes no progress for this long fails every pending op. (default: 30)",
+               Effect::drives_kolo,
+               {},
+               "PEER_TIMEOUT"},
+    TuningFlag{"--log-with-timestamp", "LOG_HIDE_TIME", Kind::switch_off,
+               "Show a timestamp on kolo's log messages."},
+    TuningFlag{"--log-without-timestamp", "LOG_HIDE_TIME", Kind::switch_on,
+               "Hide the timestamp from kolo's log messages (kolo's default)."},
+    TuningFlag{"--log-hide-timestamp", "LOG_HIDE_TIME", Kind::switch_on,
+               "Deprecated horovodrun spelling of --log-without-timestamp."},
+    TuningFlag{"--no-log-hide-timestamp", "LOG_HIDE_TIME", Kind::switch_off,
+               "Deprecated horovodrun spelling of --log-with-timestamp."},
 };
 
 InvalidArgument bad_value(const TuningFlag& flag, const std::string& text, const char* expected) {
@@ -129,11 +202,21 @@ std::vector<std::pair<std::string, std::string>> tuning_flag_environment(const T
     case Kind::switch_on:
       value = parse_switch(flag, text) ? "1" : "0";
       break;
+    case Kind::switch_off:
+      value = parse_switch(flag, text) ? "0" : "1";
+      break;
   }
-  // Both names: HOROVOD_* for compatibility, KOLO_* so the flag also beats a KOLO_* variable the
-  // user happens to have exported (kolo reads KOLO_* first).
-  const std::string setting(flag.setting);
-  return {{"KOLO_" + setting, value}, {"HOROVOD_" + setting, value}};
+  // Horovod's name always (scripts and tools may read it); KOLO_* only where kolo acts on the
+  // setting, so the flag also beats a KOLO_* variable the user happens to have exported (kolo
+  // reads KOLO_* first), and kolo never warns about a KOLO_* name it does not know.
+  std::vector<std::pair<std::string, std::string>> environment;
+  if (flag.effect == Effect::drives_kolo) {
+    const std::string_view kolo_setting =
+        flag.kolo_setting.empty() ? flag.setting : flag.kolo_setting;
+    environment.emplace_back("KOLO_" + std::string(kolo_setting), value);
+  }
+  environment.emplace_back("HOROVOD_" + std::string(flag.setting), value);
+  return environment;
 }
 
 }  // namespace kolo::launcher

@@ -7,7 +7,9 @@ machine of the job, launcher included, as on a real cluster, so --network-interf
 the same network everywhere. Every host also gets a port-less bridge "docker0" with the same
 172.17.0.1/16 address, like machines that all run docker: an interface peers cannot use, which must
 not make the job hang. Each host runs a real sshd (host and user keys generated into a temp dir)
-and the names ns1, ns2, ... resolve through marked lines in /etc/hosts. The ssh client is reached
+in its own UTS namespace, so what runs there sees its own host name (ns1, ...) as on separate
+machines (a job that mpirun starts finds its hosts by gethostname), and the names ns1, ns2, ...
+resolve through marked lines in /etc/hosts. The ssh client is reached
 through a wrapper script (first on PATH) that passes `-F <our config>`, so the user's ~/.ssh is
 never read or touched.
 
@@ -203,8 +205,8 @@ class Cluster:
             "PrintMotd no\n"
             "AcceptEnv *\n"
             "LogLevel VERBOSE\n")
-        run("ip", "netns", "exec", self.netns(host), SSHD, "-f", str(config),
-            "-E", str(self.tmp / f"sshd.{host}.log"))
+        log = self.tmp / f"sshd.{host}.log"
+        run(*self.command_on(host, SSHD, "-f", str(config), "-E", str(log)))
         deadline = time.monotonic() + 30  # the new links may take a moment to forward
         while True:
             attempt = self.ssh(host, "true", check=False)
@@ -217,6 +219,12 @@ class Cluster:
             time.sleep(0.2)
 
     # -- use -----------------------------------------------------------------------------------
+    def command_on(self, host: str, *command: str) -> list[str]:
+        """`command` as if run on `host`: inside its network namespace, in a UTS namespace of its
+        own whose host name is `host`."""
+        return ["ip", "netns", "exec", self.netns(host), "unshare", "--uts", "sh", "-c",
+                'hostname "$0" && exec "$@"', host, *command]
+
     def env(self, **extra: str) -> dict[str, str]:
         """The environment for kolorun: our ssh wrapper first on PATH."""
         env = dict(os.environ)

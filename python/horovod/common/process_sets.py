@@ -3,3 +3,4 @@
 from kolo.torch.process_sets import (  # noqa: F401
     ProcessSet, add_process_set, global_process_set, process_set_by_id, process_sets,
     remove_process_set)
+from kolo.horovod_common import is_iterable  # noqa: F401,E402

@@ -11,6 +11,7 @@ Tensors cross into kolo's C++ core through DLPack; kolo is not compiled against 
 build serves every torch version. CPU tensors only in this version.
 """
 
+from kolo.horovod_common import check_extension  # noqa: F401  (horovod.torch has it)
 from kolo.torch.compression import Compression
 from kolo.torch.functions import (
     allgather_object, broadcast_object, broadcast_optimizer_state, broadcast_parameters)

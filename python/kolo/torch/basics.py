@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import warnings
-from typing import Optional
+from types import SimpleNamespace
 
 import kolo
 from kolo import _core
+from kolo.horovod_common import get_average_backwards_compatibility_fun
 
 Average = kolo.Average
 Sum = kolo.Sum
@@ -175,16 +175,7 @@ def stop_timeline() -> None:
     _core.stop_timeline()
 
 
-def handle_average_backwards_compatibility(op: Optional[int], average: Optional[bool]) -> int:
-    """The reduction for Horovod's (op, legacy average) pair: op wins; average=True/False maps to
-    Average/Sum with a DeprecationWarning; neither gives Average."""
-    if op is not None:
-        if average is not None:
-            raise ValueError("The op parameter supersedes average. "
-                             "Please provide only one of them.")
-        return op
-    if average is not None:
-        warnings.warn("Parameter `average` has been replaced with `op` and will be removed in v1.0",
-                      DeprecationWarning)
-        return Average if average else Sum
-    return Average
+# The reduction for Horovod's (op, legacy average) pair: op wins; average=True/False maps to
+# Average/Sum with a DeprecationWarning; neither gives Average (the rule lives in horovod_common).
+handle_average_backwards_compatibility = get_average_backwards_compatibility_fun(
+    SimpleNamespace(Average=Average, Sum=Sum))

@@ -16,6 +16,8 @@ try:  # Horovod pickles with cloudpickle (lambdas, local classes); plain pickle 
 except ImportError:  # pragma: no cover - depends on the environment
     import pickle as _pickle
 
+from kolo.torch.process_sets import ProcessSet  # noqa: E402,F401  (Horovod's module has it too)
+
 
 def broadcast_parameters(params, root_rank: int, prefix: Optional[str] = None,
                          process_set=global_process_set) -> None:

@@ -16,6 +16,9 @@ import torch
 
 import kolo
 from kolo import _core
+from kolo.horovod_common import (  # noqa: F401  (Horovod's mpi_ops imports them from its util)
+    check_installed_version, get_average_backwards_compatibility_fun, gpu_available,
+    num_rank_is_power_2)
 # allreduce and grouped allreduce live in allreduce_ops.py; re-exported here, as Horovod's.
 from kolo.torch.allreduce_ops import (  # noqa: F401
     HorovodAllreduce, HorovodGroupedAllreduce, allreduce, allreduce_, allreduce_async,
@@ -244,7 +247,7 @@ class HorovodAlltoall(torch.autograd.Function):
         return output, received_splits
 
     @staticmethod
-    def backward(ctx, grad_output, *unused):
+    def backward(ctx, grad_output, *dead_gradients):  # Horovod's parameter names
         grad, _ = alltoall(grad_output.contiguous(), splits=ctx.received_splits,
                            process_set=ctx.process_set)
         return grad, None, None, None

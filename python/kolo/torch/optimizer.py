@@ -19,16 +19,25 @@ from kolo.torch.mpi_ops import (
     synchronize)
 from kolo.torch.process_sets import check_process_set, global_process_set
 
+# Names Horovod's optimizer module also has (it imports them), so that importing any of them from
+# horovod.torch.optimizer works as on Horovod.
+from kolo.horovod_common import split_list
+from kolo.torch.basics import Sum, rocm_built  # noqa: F401
+from kolo.torch.process_sets import ProcessSet  # noqa: F401
+
+
+def __getattr__(name: str):
+    # broadcast_object lives in functions.py; resolved on first use, so that the two modules
+    # never need each other while loading.
+    if name == "broadcast_object":
+        from kolo.torch.functions import broadcast_object
+        return broadcast_object
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 def _split_list(items: list, parts: int) -> list[list]:
-    """`items` cut into `parts` consecutive, nearly equal lists (as Horovod's split_list)."""
-    base, extra = divmod(len(items), parts)
-    out, start = [], 0
-    for i in range(parts):
-        end = start + base + (1 if i < extra else 0)
-        out.append(items[start:end])
-        start = end
-    return [chunk for chunk in out if chunk]
+    """`items` cut into at most `parts` consecutive, nearly equal, non-empty lists."""
+    return [chunk for chunk in split_list(items, parts) if chunk]
 
 
 def _set_size(process_set) -> int:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import torch
 from torch.nn.modules.batchnorm import _BatchNorm
 
-from kolo.torch.mpi_ops import Sum, allreduce_async, size, synchronize
+from kolo.torch.mpi_ops import Sum, allgather_async, allreduce_async, size, synchronize  # noqa: F401
 
 
 def _per_channel_sum(t: torch.Tensor) -> torch.Tensor:

@@ -66,20 +66,26 @@ TEST(ConfigFile, HorovodrunSchemaMapsOntoTheTuningFlags) {
   EXPECT_EQ(settings.flags, (Flags{{"--fusion-threshold-mb", "32"},
                                    {"--cycle-time-ms", "10"},
                                    {"--cache-capacity", "2048"},
+                                   {"--hierarchical-allgather", "true"},
                                    {"--autotune", "true"},
                                    {"--autotune-log-file", "horovod_autotune_log.txt"},
                                    {"--autotune-warmup-samples", "5"},
                                    {"--autotune-steps-per-sample", "20"},
+                                   {"--autotune-bayes-opt-max-samples", "50"},
+                                   {"--autotune-gaussian-process-noise", "0.9"},
                                    {"--timeline-filename", "horovod timeline.json"},
                                    {"--timeline-mark-cycles", "true"},
                                    {"--no-stall-check", "1"},
                                    {"--stall-check-warning-time-seconds", "120"},
-                                   {"--stall-check-shutdown-time-seconds", "240"}}));
+                                   {"--stall-check-shutdown-time-seconds", "240"},
+                                   {"--mpi-threads-disable", "true"},
+                                   {"--num-nccl-streams", "2"},
+                                   {"--gloo-timeout-seconds", "60"},
+                                   {"--log-hide-timestamp", "true"}}));
   EXPECT_EQ(settings.log_level, "INFO");
   EXPECT_EQ(settings.environment,
             (Flags{{"KOLO_HIERARCHICAL_ALLREDUCE", "1"}, {"HOROVOD_HIERARCHICAL_ALLREDUCE", "1"}}));
-  EXPECT_EQ(settings.ignored.size(), 8u);
-  EXPECT_EQ(settings.ignored.front(), "params.hierarchical_allgather");
+  EXPECT_EQ(settings.ignored, (std::vector<std::string>{"library_options.ccl_bgt_affinity"}));
 }
 
 TEST(ConfigFile, StallCheckEnabledTurnsTheDisableFlagOff) {

@@ -71,7 +71,10 @@ TEST(RankEnvironment, LogLevelAndTuningFlags) {
 
 TEST(TuningFlags, TableAndConversions) {
   auto flags = tuning_flags();
-  ASSERT_EQ(flags.size(), 12u);
+  ASSERT_EQ(flags.size(), 32u);  // horovodrun's tuning, hierarchy, library and logging flags
+  for (size_t i = 0; i < flags.size(); ++i) {
+    EXPECT_EQ(find_tuning_flag(flags[i].flag), &flags[i]) << flags[i].flag << " listed twice";
+  }
   EXPECT_EQ(flags[0].flag, "--fusion-threshold-mb");
   EXPECT_EQ(flags[1].flag, "--cycle-time-ms");
   EXPECT_EQ(flags[2].flag, "--cache-capacity");

@@ -3,8 +3,8 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <utility>
 #include <numeric>
+#include <utility>
 
 #include "backends/backend_choice.h"
 #include "base/errors.h"
@@ -181,9 +181,8 @@ void Session::run_loop() {
       auto fresh = take_new_entries();
       const uint64_t responses_before = responses_run();
       sets_.at(kGlobalProcessSet)->controller().set_waiting(handles_.anyone_waiting());
-      negotiation::ResponseList agreed = run_cycle(*sets_.at(kGlobalProcessSet),
-                                                   std::move(fresh[kGlobalProcessSet]),
-                                                   shutdown_requested_);
+      negotiation::ResponseList agreed = run_cycle(
+          *sets_.at(kGlobalProcessSet), std::move(fresh[kGlobalProcessSet]), shutdown_requested_);
       if (agreed.shutdown) {
         publish_stats();
         shutdown_by_ = agreed.shutdown_ranks;
@@ -270,10 +269,8 @@ void Session::publish_stats() {
     stats_.fast_cycles += counters.fast_cycles;
     stats_.full_exchanges += counters.full_exchanges;
     stats_.cache_hits += counters.cache_hits;
-    stats_.negotiation_us =
-        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                  negotiation_time_)
-                                  .count());
+    stats_.negotiation_us = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(negotiation_time_).count());
     stats_.cache_entries += set->controller().cache().size();
     stats_.cache_capacity += set->controller().cache().capacity();
     stats_.fused_groups += set->executor().stats().fused_groups;
@@ -311,6 +308,12 @@ std::string Session::with_root_cause(const PeerError& error) const {
   if (error.kind() == PeerError::Kind::silent && error.peer_rank() >= 0) {
     return message + trace_wait_chain(error.peer_rank());
   }
+  // A peer that closed its links after timing out itself (a rank frozen in shutdown makes its
+  // neighbours give up one by one) published whom it waited on: that chain names the frozen rank,
+  // which the launcher cannot know yet (the first rank to exit is only a messenger).
+  if (error.peer_rank() >= 0 && published_a_wait(error.peer_rank())) {
+    return message + trace_wait_chain(error.peer_rank());
+  }
   try {
     const std::string first =
         store_->get(std::string(rendezvous::kFailureKey), std::chrono::seconds(2));
@@ -321,10 +324,23 @@ std::string Session::with_root_cause(const PeerError& error) const {
   return message;
 }
 
+std::string Session::stuck_key(int rank) const {
+  return fmt::format("kolo/round{}/stuck/{}", round_, rank);
+}
+
+bool Session::published_a_wait(int rank) const {
+  try {
+    (void)store_->get(stuck_key(rank), std::chrono::milliseconds(200));
+    return true;
+  } catch (const Error&) {
+    return false;  // it timed out on nobody (or the store is gone): the launcher's report it is
+  }
+}
+
 std::string Session::trace_wait_chain(int awaited) const {
   // Every rank that times out publishes whom it waited on, then follows the chain from its own
   // awaited peer: the first rank that published nothing is the one that stopped responding.
-  auto key = [&](int rank) { return fmt::format("kolo/round{}/stuck/{}", round_, rank); };
+  auto key = [&](int rank) { return stuck_key(rank); };
   std::vector<int> chain = {awaited};
   try {
     store_->set(key(world_.rank), std::to_string(awaited));

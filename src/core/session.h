@@ -110,6 +110,10 @@ class Session {
   void leave_together();
   std::string with_root_cause(const PeerError& error) const;
   std::string trace_wait_chain(int awaited) const;
+  // The store key where a rank that timed out publishes whom it waited on.
+  std::string stuck_key(int rank) const;
+  // Whether `rank` published whom it waited on (it timed out on a peer before it left).
+  bool published_a_wait(int rank) const;
   // Fails every pending and queued handle with `message`; returns how many.
   size_t fail_everything(const std::string& message);
   // Keeps `message` for shutdown() to raise when the failure reached no handle.
@@ -145,7 +149,7 @@ class Session {
   std::atomic<bool> shutdown_requested_{false};
   // Written by the background thread before it ends, read after the join.
   bool failed_in_shutdown_ = false;
-  Duration negotiation_time_{};  // background thread only; published through stats_
+  Duration negotiation_time_{};       // background thread only; published through stats_
   std::vector<int32_t> shutdown_by_;  // ranks that announced the agreed shutdown (loop thread)
   std::thread thread_;
 };

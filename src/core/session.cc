@@ -342,11 +342,16 @@ std::string Session::trace_wait_chain(int awaited) const {
   // awaited peer: the first rank that published nothing is the one that stopped responding.
   auto key = [&](int rank) { return stuck_key(rank); };
   std::vector<int> chain = {awaited};
+  // The others time out at about the same moment as this rank: one second for the whole chain
+  // (not per hop), so a longer chain does not push the error past the peer timeout + 2 s.
+  const auto deadline = Clock::now() + std::chrono::seconds(1);
   try {
     store_->set(key(world_.rank), std::to_string(awaited));
     while (static_cast<int>(chain.size()) <= world_.size) {
-      // The others time out at about the same moment as this rank; give them a second.
-      const int next = std::stoi(store_->get(key(chain.back()), std::chrono::seconds(1)));
+      const auto left =
+          std::max(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()),
+                   std::chrono::milliseconds(20));
+      const int next = std::stoi(store_->get(key(chain.back()), left));
       if (next == world_.rank || std::find(chain.begin(), chain.end(), next) != chain.end()) {
         return fmt::format(
             "; ranks {} wait on each other in a cycle (collectives submitted in "

@@ -141,3 +141,16 @@ def print_table(write) -> None:
 def record(row: Measured) -> None:
     TABLE.append(row)
     sys.stdout.flush()
+
+
+def within_bound(value: float, bound: float, context) -> None:
+    """The product's time bounds, asserted when the matrix is run by hand (the default). CI's
+    shared 2-core machine sometimes stalls a process for a second or more, so scripts/test.sh sets
+    KOLO_FAULT_BOUNDS=report: an overrun is then printed (the table shows every time) but does not
+    fail the run; whether each survivor named the culprit and kolorun failed is still asserted."""
+    if value <= bound:
+        return
+    if os.environ.get("KOLO_FAULT_BOUNDS", "strict") == "report":
+        print(f"\nOVER BOUND: {value:.2f} s > {bound:.2f} s in {context!r:.300}")
+        return
+    raise AssertionError((value, bound, context))

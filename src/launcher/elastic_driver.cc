@@ -64,6 +64,12 @@ double peer_timeout_seconds(const Environment& env) {
   return 30.0;
 }
 
+// "was killed by signal SIGKILL (9)" reads better in "lost (killed by ...)".
+std::string without_was(std::string text) {
+  if (text.rfind("was ", 0) == 0) text.erase(0, 4);
+  return text;
+}
+
 std::vector<std::string> hosts_of(const std::vector<HostSlots>& pool) {
   std::vector<std::string> names;
   for (const auto& host : pool) names.push_back(fmt::format("{}:{}", host.host, host.slots));
@@ -314,11 +320,10 @@ void ElasticDriver::on_exit(Worker& worker, ExitStatus status) {
   if (worker.removed && worker.dismissed_at) return;  // killed by us after leaving
   blacklist_.add(worker.who.host, now);
   const std::string how =
-      worker.stuck ? fmt::format(
-                         "did not arrive at the reset within {} s; "
-                         "killed",
-                         format_seconds(std::chrono::duration<double>(peer_timeout_).count() + 1))
-                   : status.describe();
+      worker.stuck
+          ? fmt::format("stuck: no reset within {} s, killed",
+                        format_seconds(std::chrono::duration<double>(peer_timeout_).count() + 1))
+          : without_was(status.describe());
   fill_slots(now);
   const int remaining = included_count();
   say(fmt::format("{} lost ({}); continuing with {} ranks from commit {}", where, how, remaining,

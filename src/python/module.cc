@@ -107,8 +107,9 @@ HandleId enqueue(int op, const std::string& name, nb::ndarray<> input,
 nb::object as_array(const core::OwnedBuffer& buffer, bool as_torch) {
   if (!buffer.data) return nb::none();
   auto* keep = new std::shared_ptr<std::byte[]>(buffer.data);
-  nb::capsule owner(keep,
-                    [](void* p) noexcept { delete static_cast<std::shared_ptr<std::byte[]>*>(p); });
+  nb::capsule owner(keep, [](void* p) noexcept {
+    delete static_cast<std::shared_ptr<std::byte[]>*>(p);
+  });
   std::vector<size_t> shape(buffer.shape.begin(), buffer.shape.end());
   const auto dtype = dlpack_from_dtype(buffer.dtype);
   if (as_torch) {
@@ -150,20 +151,16 @@ NB_MODULE(_core, m) {
   // the worker is meant to end with exit code 0.
   nb::exception<kolo::WorkerRemovedError>(m, "WorkerRemovedError", PyExc_Exception);
 
-  m.def(
-      "init", [] { kolo::core::runtime().init(); }, nb::call_guard<nb::gil_scoped_release>());
-  m.def(
-      "shutdown", [] { kolo::core::runtime().shutdown(); },
-      nb::call_guard<nb::gil_scoped_release>());
+  m.def("init", [] { kolo::core::runtime().init(); }, nb::call_guard<nb::gil_scoped_release>());
+  m.def("shutdown", [] { kolo::core::runtime().shutdown(); },
+        nb::call_guard<nb::gil_scoped_release>());
   m.def("is_initialized", [] { return kolo::core::runtime().initialized(); });
   // Elastic training (docs/elastic_protocol.md).
   m.def("elastic_round", [] { return kolo::core::runtime().elastic_round(); });
-  m.def(
-      "elastic_hosts_updated", [] { return kolo::core::runtime().elastic_hosts_updated(); },
-      nb::call_guard<nb::gil_scoped_release>());
-  m.def(
-      "elastic_commit", [](int64_t commits) { kolo::core::runtime().elastic_commit(commits); },
-      nb::arg("commits"), nb::call_guard<nb::gil_scoped_release>());
+  m.def("elastic_hosts_updated", [] { return kolo::core::runtime().elastic_hosts_updated(); },
+        nb::call_guard<nb::gil_scoped_release>());
+  m.def("elastic_commit", [](int64_t commits) { kolo::core::runtime().elastic_commit(commits); },
+        nb::arg("commits"), nb::call_guard<nb::gil_scoped_release>());
   m.def("rank", [] { return kolo::core::runtime().world().rank; });
   m.def("size", [] { return kolo::core::runtime().world().size; });
   m.def("local_rank", [] { return kolo::core::runtime().world().local_rank; });
@@ -176,26 +173,23 @@ NB_MODULE(_core, m) {
         nb::arg("postscale"), nb::arg("process_set"), nb::arg("splits") = std::vector<int64_t>{},
         nb::arg("group_id") = 0, nb::arg("group_size") = 0, nb::arg("invalid") = "");
   // Process sets and join: collective over all ranks; they block, so the GIL is released.
-  m.def(
-      "add_process_set",
-      [](std::vector<int> ranks, bool during_init) {
-        return kolo::core::runtime().add_process_set(std::move(ranks), during_init);
-      },
-      nb::arg("ranks"), nb::arg("during_init") = false, nb::call_guard<nb::gil_scoped_release>());
-  m.def(
-      "remove_process_set", [](int32_t id) { return kolo::core::runtime().remove_process_set(id); },
-      nb::arg("id"), nb::call_guard<nb::gil_scoped_release>());
-  m.def(
-      "process_set_ranks", [](int32_t id) { return kolo::core::runtime().process_set_ranks(id); },
-      nb::arg("id"));
+  m.def("add_process_set",
+        [](std::vector<int> ranks, bool during_init) {
+          return kolo::core::runtime().add_process_set(std::move(ranks), during_init);
+        },
+        nb::arg("ranks"), nb::arg("during_init") = false,
+        nb::call_guard<nb::gil_scoped_release>());
+  m.def("remove_process_set",
+        [](int32_t id) { return kolo::core::runtime().remove_process_set(id); }, nb::arg("id"),
+        nb::call_guard<nb::gil_scoped_release>());
+  m.def("process_set_ranks", [](int32_t id) { return kolo::core::runtime().process_set_ranks(id); },
+        nb::arg("id"));
   m.def("process_set_ids", [] { return kolo::core::runtime().process_set_ids(); });
-  m.def(
-      "join", [] { return kolo::core::runtime().join(); },
-      nb::call_guard<nb::gil_scoped_release>());
+  m.def("join", [] { return kolo::core::runtime().join(); },
+        nb::call_guard<nb::gil_scoped_release>());
   m.def("poll", [](kolo::core::HandleId h) { return kolo::core::runtime().poll(h); });
-  m.def(
-      "wait", [](kolo::core::HandleId h) { kolo::core::runtime().wait(h); },
-      nb::call_guard<nb::gil_scoped_release>());
+  m.def("wait", [](kolo::core::HandleId h) { kolo::core::runtime().wait(h); },
+        nb::call_guard<nb::gil_scoped_release>());
   m.def("take_output", &take_output, nb::arg("handle"), nb::arg("as_torch") = false);
   m.def("take_alltoall_output", &take_alltoall_output, nb::arg("handle"),
         nb::arg("as_torch") = false);
@@ -217,15 +211,13 @@ NB_MODULE(_core, m) {
     d["cache_enabled"] = s.tuning.current.cache_enabled;
     return d;
   });
-  m.def(
-      "start_timeline",
-      [](const std::string& path, bool mark_cycles) {
-        kolo::core::runtime().start_timeline(path, mark_cycles);
-      },
-      nb::arg("file_path"), nb::arg("mark_cycles") = false);
-  m.def(
-      "stop_timeline", [] { kolo::core::runtime().stop_timeline(); },
-      nb::call_guard<nb::gil_scoped_release>());
+  m.def("start_timeline",
+        [](const std::string& path, bool mark_cycles) {
+          kolo::core::runtime().start_timeline(path, mark_cycles);
+        },
+        nb::arg("file_path"), nb::arg("mark_cycles") = false);
+  m.def("stop_timeline", [] { kolo::core::runtime().stop_timeline(); },
+        nb::call_guard<nb::gil_scoped_release>());
   m.def("config", [] {
     auto c = kolo::core::runtime().config();
     nb::dict d;
@@ -241,13 +233,12 @@ NB_MODULE(_core, m) {
   // What this build contains, for hvd.mpi_built() / nccl_built() / gloo_built(): collectives run
   // on kolo's own transports (the role Horovod's Gloo plays) or, when chosen, on MPI through the
   // plugin; there is no NCCL and no CUDA support in this version. Adasum runs on kolo's
-  // transports (comm/adasum.cc). MPI_BUILT: the plugin exists and loads (a dlopen of about 2 ms;
-  // MPI itself is only initialized when a job needs it).
+  // transports (comm/adasum.cc). MPI_BUILT: the plugin exists and loads (a dlopen of about 2 ms; MPI itself is
+  // only initialized when a job needs it).
   m.attr("MPI_BUILT") = kolo::backends::MpiPlugin::available();
   // MPI's thread support, 0 (single) to 3 (multiple); initializes MPI when it is not yet.
-  m.def(
-      "mpi_thread_level", [] { return kolo::backends::MpiPlugin::get().initialize(); },
-      nb::call_guard<nb::gil_scoped_release>());
+  m.def("mpi_thread_level", [] { return kolo::backends::MpiPlugin::get().initialize(); },
+        nb::call_guard<nb::gil_scoped_release>());
   m.attr("NCCL_BUILT") = false;
   m.attr("CUDA_BUILT") = false;
   m.attr("GLOO_BUILT") = true;

@@ -8,6 +8,8 @@ step * size(), so a rank that resumed from a different step than the others is c
   ELASTIC_TEST_STEP_SECONDS   sleep per step (default 0.1)
   ELASTIC_TEST_DIE            "<worker id>@<step>": that worker SIGKILLs itself at that step
   ELASTIC_TEST_STOP           "<worker id>@<step>": that worker SIGSTOPs itself at that step
+  ELASTIC_TEST_DIE_IN_RESET   "<worker id>": that worker SIGKILLs itself in its first reset,
+                              after the survivors were already sent into the next round
   ELASTIC_TEST_CHECK_HOSTS    "1": every step, reset when kolorun's hosts_updated stamp moved
 Prints "round <g> rank <r> size <n> step <s>" at each (re)start and "worker <id> OK" at the end.
 """
@@ -37,6 +39,9 @@ def main() -> None:
     step = 0
     resets = 0
     while True:
+        if resets == 1 and WORKER in os.environ.get("ELASTIC_TEST_DIE_IN_RESET", "").split(","):
+            time.sleep(0.5)  # the others are bootstrapping the round that counts on this worker
+            os.kill(os.getpid(), signal.SIGKILL)
         try:
             kolo.init()
         except _core.WorkerRemovedError as error:

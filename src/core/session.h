@@ -89,6 +89,8 @@ class Session {
     observability_->start_timeline(path, mark_cycles);
   }
   void stop_timeline() { observability_->stop_timeline(); }
+  // A global instant event in the timeline (elastic: the round's ELASTIC_RESET). Any thread.
+  void mark_timeline(std::string name) { observability_->mark_timeline(std::move(name)); }
 
  private:
   void run_loop();

@@ -94,10 +94,14 @@ def test_undisturbed_job_runs_one_round():
     assert "[kolorun] elastic:" not in output, output
 
 
-def test_sigkilled_worker_survivors_continue_in_order_from_the_commit():
+def test_sigkilled_worker_survivors_continue_in_order_from_the_commit(tmp_path):
+    timeline = tmp_path / "timeline.json"
     code, output = run(["-np", "3", "--min-np", "2", "-H", "localhost:3"],
-                       {"ELASTIC_TEST_STEPS": "20", "ELASTIC_TEST_DIE": "localhost:1#1@5"})
+                       {"ELASTIC_TEST_STEPS": "20", "ELASTIC_TEST_DIE": "localhost:1#1@5",
+                        "HOROVOD_TIMELINE": str(timeline)})
     assert code == 0, output
+    # Rank 0 rewrites the timeline in each round; the reset is marked at the round's start.
+    assert '"name":"ELASTIC_RESET round 2, size 2","ph":"i"' in timeline.read_text(), output
     assert re.search(r"\[kolorun\] elastic: rank 1 on host localhost lost \(killed by signal "
                      r"SIGKILL \(9\)\); continuing with 2 ranks from commit \d+", output), output
     # Survivors keep their order: the oldest is rank 0 of round 2; nobody is skipped back.

@@ -48,6 +48,7 @@ void Runtime::init() {
     launch.rank = seat.rank;
     launch.size = seat.size;
     round = static_cast<uint64_t>(seat.round);
+    launch.failure_key = rendezvous::elastic_failure_key(seat.round);
     launch.abandon_check =
         superseded_check(std::make_unique<rendezvous::TcpStore>(
                              transport::Endpoint{launch.rendezvous_addr, launch.rendezvous_port},

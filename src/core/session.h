@@ -125,6 +125,7 @@ class Session {
   const Logger& logger_;
   HandleTable& handles_;
   const uint64_t round_;
+  const std::string failure_key_;  // where the launcher reports a lost rank (LaunchInfo)
   WorldInfo world_;
   std::vector<std::unique_ptr<transport::Link>> links_;
   std::unique_ptr<rendezvous::Store> store_;

@@ -161,9 +161,13 @@ int ElasticDriver::included_count() const {
 }
 
 int ElasticDriver::usable_slots(Clock::time_point now) const {
-  int slots = 0;
+  // The workers that count now, plus the free slots of hosts that may get new ones.
+  int slots = included_count();
   for (const auto& host : pool_) {
     if (!blacklist_.blocked(host.host, now)) slots += host.slots;
+  }
+  for (const auto& worker : workers_) {
+    if (worker->included() && !blacklist_.blocked(worker->who.host, now)) --slots;
   }
   return slots;
 }
@@ -245,7 +249,11 @@ void ElasticDriver::spawn(const std::string& host, int slot, int planned_rank, i
 
 int ElasticDriver::fill_slots(Clock::time_point now) {
   if (finishing_ || failure_code_) return 0;
-  const int target = elastic_target(usable_slots(now), options_.max_np);
+  // Without --max-np a fixed -H/hostfile pool keeps the job at -np (lost workers are replaced on
+  // free slots); a discovery script's slots are all used. --max-np caps both.
+  const int cap = options_.max_np > 0 || options_.discovery_script ? options_.max_np
+                                                                   : options_.num_proc;
+  const int target = elastic_target(usable_slots(now), cap);
   // Before the first round: exactly -np workers (more join later, as horovodrun does).
   const int wanted =
       (round_ == 0 ? std::min(target, options_.num_proc) : target) - included_count();

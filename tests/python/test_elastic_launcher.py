@@ -187,3 +187,16 @@ def test_reset_limit_ends_the_job():
                        timeout=60)
     assert code == 1, output
     assert "1 resets exceed --reset-limit 0" in output, output
+
+
+def test_lost_worker_is_replaced_on_a_free_slot_of_another_host():
+    # Fixed pool without --max-np: the job stays at -np; the failed host is blacklisted, so the
+    # replacement goes to the other host (127.0.0.1 is a second name for this machine).
+    code, output = run(["-np", "2", "--min-np", "2", "-H", "localhost:2,127.0.0.1:1"],
+                       {"ELASTIC_TEST_STEPS": "15", "ELASTIC_TEST_DIE": "localhost:1#1@4"})
+    assert code == 0, output
+    assert "rank 1 on host localhost lost (killed by signal SIGKILL (9)); continuing with 2 " \
+           "ranks" in output, output
+    assert "round 2 rank 0 size 2 step 4" in worker_lines(output, 0), output
+    assert "round 2 rank 1 size 2 step 4" in worker_lines(output, 2), output  # the new worker
+    assert_finished(output, [0, 2], 15)

@@ -45,6 +45,8 @@ constexpr auto kStopGrace = std::chrono::seconds(5);
 // A worker of a removed host exits 0 on its own once a round leaves it out; past this long after
 // that round it is killed (not counted as a failure).
 constexpr auto kRemovedGrace = std::chrono::seconds(10);
+// A second interrupt this soon after the first is the same request (see failure_policy.h).
+constexpr auto kDuplicateWindow = std::chrono::milliseconds(500);
 // The discovery script must answer within this.
 constexpr auto kDiscoveryTimeout = std::chrono::seconds(10);
 
@@ -117,7 +119,8 @@ class ElasticDriver {
   void publish_round(const std::string& why);
   void check_ready(Clock::time_point now);
   void handle_signals();
-  void stop_all(const std::string& why, int code);
+  // Ends the job: `signal` to every worker, SIGKILL kStopGrace later; kolorun exits with `code`.
+  void stop_all(const std::string& why, int code, int signal = SIGTERM);
   void signal_worker(Worker& worker, int signal);
   void dismiss_removed(Clock::time_point now);
   [[nodiscard]] int included_count() const;
@@ -147,6 +150,7 @@ class ElasticDriver {
   bool finishing_ = false;           // a member exited 0: the job is ending, no more rounds
   std::optional<int> failure_code_;  // the job ends in failure with this code
   std::optional<Clock::time_point> kill_at_;
+  std::optional<Clock::time_point> stopping_since_;
   std::optional<Clock::time_point> next_discovery_;
 };
 
@@ -320,8 +324,12 @@ void ElasticDriver::on_exit(Worker& worker, ExitStatus status) {
     logger_.info("{} exited with code 0", where);
     return;
   }
-  if (finishing_ || failure_code_ || kill_at_) {
-    if (!failure_code_ && !kill_at_) failure_code_ = status.shell_code();
+  if (kill_at_) {
+    logger_.info("{} stopped: {}", where, status.describe());
+    return;
+  }
+  if (finishing_ || failure_code_) {
+    if (!failure_code_) failure_code_ = status.shell_code();
     logger_.error("{} {}", where, status.describe());
     return;
   }
@@ -426,27 +434,31 @@ void ElasticDriver::signal_worker(Worker& worker, int signal) {
   (void)signal_group(worker.pid, signal);
 }
 
-void ElasticDriver::stop_all(const std::string& why, int code) {
+void ElasticDriver::stop_all(const std::string& why, int code, int signal) {
   if (kill_at_) return;
   if (!failure_code_) failure_code_ = code;
   if (!why.empty()) say(why);
   for (auto& worker : workers_) {
-    if (worker->running()) signal_worker(*worker, SIGTERM);
+    if (worker->running()) signal_worker(*worker, signal);
   }
-  kill_at_ = Clock::now() + kStopGrace;
+  stopping_since_ = Clock::now();
+  kill_at_ = *stopping_since_ + kStopGrace;
 }
 
 void ElasticDriver::handle_signals() {
   for (int signal : signals_->read_pending()) {
     if (signal == SIGCHLD) continue;
     if (kill_at_) {
+      // Wrappers such as timeout(1) signal kolorun and its group: one request may come twice.
+      if (Clock::now() - *stopping_since_ < kDuplicateWindow) continue;
+      logger_.warn("received {} again: killing the workers now", signal_name(signal));
       for (auto& worker : workers_) {
         if (worker->running()) signal_worker(*worker, SIGKILL);
       }
       continue;
     }
     logger_.warn("received {}: forwarded to the workers", signal_name(signal));
-    stop_all("", 128 + signal);
+    stop_all("", 128 + signal, signal);
   }
 }
 

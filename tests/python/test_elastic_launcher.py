@@ -200,3 +200,16 @@ def test_lost_worker_is_replaced_on_a_free_slot_of_another_host():
     assert "round 2 rank 0 size 2 step 4" in worker_lines(output, 0), output
     assert "round 2 rank 1 size 2 step 4" in worker_lines(output, 2), output  # the new worker
     assert_finished(output, [0, 2], 15)
+
+
+def test_interrupt_is_forwarded_and_ends_the_job():
+    job = Job(["-np", "2", "--min-np", "1", "-H", "localhost:2"], {"ELASTIC_TEST_STEPS": "1000"},
+              timeout=60)
+    job.wait_for_line(r"^\[1\]<stdout>:round 1 rank 1 size 2 step 0")
+    job.proc.send_signal(2)  # SIGINT, as Ctrl-C
+    code = job.finish()
+    output = job.output
+    assert code == 130, output
+    assert "received SIGINT: forwarded to the workers" in output, output
+    assert output.count("KeyboardInterrupt") == 2, output
+    assert "[kolorun] elastic:" not in output, output  # stopping is no membership change

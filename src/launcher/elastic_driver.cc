@@ -23,6 +23,7 @@
 #include "launcher/group_signal.h"
 #include "launcher/host_network.h"
 #include "launcher/host_sources.h"
+#include "launcher/job.h"
 #include "launcher/local_host.h"
 #include "launcher/local_spawner.h"
 #include "launcher/output.h"
@@ -503,17 +504,7 @@ int ElasticDriver::run() {
   const auto secret = transport::Secret::generate();
   const std::string address = rendezvous_bind_address(remote_hosts, options_.network_interfaces);
   rendezvous::TcpStoreServer server(address, 0, secret, logger_);
-  job_.rendezvous_addr = address;
-  job_.rendezvous_port = server.port();
-  job_.secret_hex = secret.to_hex();
-  job_.start_timeout_seconds = options_.start_timeout_seconds;
-  job_.log_level = options_.log_level;
-  job_.extra = options_.tuning_environment;
-  if (!options_.network_interfaces.empty()) {
-    const std::string names = fmt::format("{}", fmt::join(options_.network_interfaces, ","));
-    job_.extra.emplace_back("KOLO_IFACE", names);
-    job_.extra.emplace_back("HOROVOD_GLOO_IFACE", names);
-  }
+  job_ = job_settings(options_, address, server.port(), secret.to_hex());
   store_ = std::make_unique<rendezvous::TcpStore>(
       transport::Endpoint{job_.rendezvous_addr, job_.rendezvous_port}, secret,
       std::chrono::seconds(5));

@@ -97,6 +97,9 @@ bool MpiPlugin::available() {
 }
 
 void MpiPlugin::check(int result, const KoloMpiError& error, const std::string& what) {
+  if (result == KOLO_MPI_UNSUPPORTED) {
+    throw UnsupportedOperation(fmt::format("{}: {}", what, error.text));
+  }
   if (result != 0) throw Error(fmt::format("{}: {}", what, error.text));
 }
 

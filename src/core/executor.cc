@@ -32,11 +32,16 @@ TensorEntry& entry_for(std::map<std::string, TensorEntry>& pending, const std::s
 comm::ReduceOp to_comm_op(UserReduceOp op) {
   switch (op) {
     case UserReduceOp::average:
-    case UserReduceOp::sum: return comm::ReduceOp::sum;
-    case UserReduceOp::min: return comm::ReduceOp::min;
-    case UserReduceOp::max: return comm::ReduceOp::max;
-    case UserReduceOp::product: return comm::ReduceOp::product;
-    case UserReduceOp::adasum: break;  // not an elementwise op: Executor::adasum
+    case UserReduceOp::sum:
+      return comm::ReduceOp::sum;
+    case UserReduceOp::min:
+      return comm::ReduceOp::min;
+    case UserReduceOp::max:
+      return comm::ReduceOp::max;
+    case UserReduceOp::product:
+      return comm::ReduceOp::product;
+    case UserReduceOp::adasum:
+      break;  // not an elementwise op: Executor::adasum
   }
   throw InvalidArgument(std::string("reduction '") +
                         std::string(negotiation::user_reduce_op_name(op)) +
@@ -52,7 +57,8 @@ void Executor::run(const std::vector<negotiation::Response>& responses,
   };
 
   auto tensor_bytes = [&](const std::string& name) { return entry_for(pending, name).bytes(); };
-  for (const auto& group : fusion::plan_fusion(responses, tensor_bytes, options_.fusion_threshold)) {
+  for (const auto& group :
+       fusion::plan_fusion(responses, tensor_bytes, options_.fusion_threshold)) {
     const negotiation::Response& response = group.response;
     ++stats_.responses;
     if (observer_ != nullptr) {
@@ -66,12 +72,7 @@ void Executor::run(const std::vector<negotiation::Response>& responses,
       }
     } finished{observer_, response.names};
     if (!response.error.empty()) {
-      for (const auto& name : response.names) {
-        auto it = pending.find(name);
-        if (it == pending.end()) continue;
-        handles_.fail(it->second.handle, response.error);
-        pending.erase(it);
-      }
+      fail_all(response.names, response.error, pending);
       continue;
     }
     try {
@@ -79,13 +80,25 @@ void Executor::run(const std::vector<negotiation::Response>& responses,
     } catch (const InvalidArgument& error) {
       // Decided identically on every rank before any byte moved (e.g. an unsupported reduction),
       // so only these tensors fail; the session goes on.
-      for (const auto& name : response.names) {
-        handles_.fail(entry_for(pending, name).handle, error.what());
-        pending.erase(name);
-      }
+      fail_all(response.names, error.what(), pending);
+      continue;
+    } catch (const UnsupportedOperation& error) {
+      // The backend lacks the op (or its type/reduction): same decision on every rank, before any
+      // byte moved, so again only these tensors fail.
+      fail_all(response.names, error.what(), pending);
       continue;
     }
     for (const auto& name : response.names) finish(name);
+  }
+}
+
+void Executor::fail_all(const std::vector<std::string>& names, const std::string& error,
+                        std::map<std::string, TensorEntry>& pending) {
+  for (const auto& name : names) {
+    auto it = pending.find(name);
+    if (it == pending.end()) continue;
+    handles_.fail(it->second.handle, error);
+    pending.erase(it);
   }
 }
 
@@ -163,7 +176,8 @@ void Executor::allreduce(const fusion::FusedGroup& group, std::vector<TensorEntr
     ObservedPhase phase(observer_, response.names, "MEMCPY_IN_FUSION_BUFFER");
     for (size_t i = 0; i < entries.size(); ++i) {
       if (entries[i]->bytes() > 0) {
-        std::memcpy(buffer.data() + group.tensors[i].offset, entries[i]->input, entries[i]->bytes());
+        std::memcpy(buffer.data() + group.tensors[i].offset, entries[i]->input,
+                    entries[i]->bytes());
       }
     }
     // Offsets are 64-byte aligned (as Horovod's), so the packed buffer may hold small gaps; they

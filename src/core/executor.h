@@ -40,7 +40,8 @@ class Executor {
       : backend_(backend), handles_(handles), options_(options) {}
 
   // `pending` maps tensor name -> entry; executed entries are removed from it and their handles
-  // completed or failed. Transport failures propagate (they are fatal for the session).
+  // completed or failed. An op the backend lacks (UnsupportedOperation) or a bad argument fails
+  // only its tensors; transport failures propagate (they are fatal for the session).
   void run(const std::vector<negotiation::Response>& responses,
            std::map<std::string, TensorEntry>& pending);
 
@@ -51,6 +52,9 @@ class Executor {
 
  private:
   void execute(const fusion::FusedGroup& group, std::map<std::string, TensorEntry>& pending);
+  // Fails the handles of `names` still pending with `error` and drops them.
+  void fail_all(const std::vector<std::string>& names, const std::string& error,
+                std::map<std::string, TensorEntry>& pending);
   void allreduce(const fusion::FusedGroup& group, std::vector<TensorEntry*>& entries);
   void allgather(const negotiation::Response& response, TensorEntry& entry, size_t index);
   void broadcast(const negotiation::Response& response, TensorEntry& entry);

@@ -92,9 +92,10 @@ class Session {
 
  private:
   void run_loop();
-  // Queues a process-set/join request on the global set, named `kolo.<kind>.<call number>`.
+  // Queues a process-set/join request on the global set, named `kolo.<kind>.<call number>`,
+  // with its arguments (negotiation::Request::args).
   HandleId enqueue_control(negotiation::OpType op, std::string_view kind,
-                           std::vector<int64_t> payload, int32_t flag);
+                           std::vector<int64_t> args);
   std::map<int32_t, std::vector<negotiation::Request>> take_new_entries();
   negotiation::ResponseList run_cycle(ProcessSet& set, std::vector<negotiation::Request> fresh,
                                       bool shutting_down);

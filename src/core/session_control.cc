@@ -12,7 +12,7 @@
 namespace kolo::core {
 
 HandleId Session::enqueue_control(negotiation::OpType op, std::string_view kind,
-                                  std::vector<int64_t> payload, int32_t flag) {
+                                  std::vector<int64_t> args) {
   TensorEntry entry;
   {
     // Every rank makes the same calls in the same order, so the names agree.
@@ -21,8 +21,7 @@ HandleId Session::enqueue_control(negotiation::OpType op, std::string_view kind,
   }
   entry.request.op = op;
   entry.request.dtype = comm::DataType::int64;
-  entry.request.shape = std::move(payload);
-  entry.request.root = flag;
+  entry.request.args = std::move(args);
   entry.request.process_set = kGlobalProcessSet;
   // No data: the executor never sees these (apply_control answers them).
   return enqueue(std::move(entry));
@@ -35,12 +34,13 @@ HandleId Session::request_add_process_set(std::vector<int> ranks) {
     throw InvalidArgument(fmt::format("process set ranks {} list a rank twice", ranks));
   }
   if (ranks.front() < 0 || ranks.back() >= world_.size) {
-    throw InvalidArgument(fmt::format("process set ranks {} are not all in 0..{} (the job has {} "
-                                      "ranks)",
-                                      ranks, world_.size - 1, world_.size));
+    throw InvalidArgument(
+        fmt::format("process set ranks {} are not all in 0..{} (the job has {} "
+                    "ranks)",
+                    ranks, world_.size - 1, world_.size));
   }
   return enqueue_control(negotiation::OpType::process_set_add, "add_process_set",
-                         {ranks.begin(), ranks.end()}, 0);
+                         {ranks.begin(), ranks.end()});
 }
 
 HandleId Session::request_remove_process_set(int32_t id) {
@@ -51,15 +51,12 @@ HandleId Session::request_remove_process_set(int32_t id) {
       if (set_id == id) busy = 1;
     }
   }
-  // `busy` goes along in the request's root: the coordinator refuses the removal on every rank
+  // `busy` goes along as the second argument: the coordinator refuses the removal on every rank
   // when any member still has operations pending on the set.
-  return enqueue_control(negotiation::OpType::process_set_remove, "remove_process_set", {id},
-                         busy);
+  return enqueue_control(negotiation::OpType::process_set_remove, "remove_process_set", {id, busy});
 }
 
-HandleId Session::request_join() {
-  return enqueue_control(negotiation::OpType::join, "join", {}, 0);
-}
+HandleId Session::request_join() { return enqueue_control(negotiation::OpType::join, "join", {}); }
 
 std::vector<int> Session::process_set_ranks(int32_t id) const {
   std::lock_guard lock(mutex_);
@@ -90,10 +87,14 @@ void Session::apply_control(ProcessSet& set, const negotiation::Response& respon
     }
     int64_t result = 0;
     try {
-      if (response.op == OpType::join) result = response.root;
-      if (response.op == OpType::process_set_add) result = add_set(response.shape);
+      if (response.args.empty() && response.op != OpType::process_set_add) {
+        throw InvalidArgument(fmt::format("the agreed {} '{}' carries no arguments",
+                                          negotiation::op_type_name(response.op), name));
+      }
+      if (response.op == OpType::join) result = response.args[0];
+      if (response.op == OpType::process_set_add) result = add_set(response.args);
       if (response.op == OpType::process_set_remove) {
-        result = remove_set(static_cast<int32_t>(response.shape.at(0)));
+        result = remove_set(static_cast<int32_t>(response.args[0]));
       }
     } catch (const InvalidArgument& error) {
       // Decided from agreed state, so every rank fails the same way.

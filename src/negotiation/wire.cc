@@ -20,8 +20,9 @@ constexpr uint8_t kUserReduceOpLimit = static_cast<uint8_t>(UserReduceOp::adasum
 constexpr uint8_t kDeviceKindLimit = static_cast<uint8_t>(DeviceKind::cuda) + 1;
 
 // Smallest encodings, used to refuse forged counts before allocating.
-constexpr size_t kMinRequestBytes = 4 + 4 + 1 + 1 + 1 + 4 + 4 + 8 + 8 + 4 + 1 + 4 + 4 + 4 + 4;
-constexpr size_t kMinResponseBytes = 1 + 4 + 1 + 1 + 4 + 8 + 8 + 4 + 1 + 4 + 4 + 4 + 4 + 4;
+constexpr size_t kMinRequestBytes =
+    4 + 4 + 1 + 1 + 1 + 4 + 4 + 8 + 8 + 4 + 1 + 4 + 4 + 4 + 4 + 4 + 4;
+constexpr size_t kMinResponseBytes = 1 + 4 + 1 + 1 + 4 + 8 + 8 + 4 + 1 + 4 + 4 + 4 + 4 + 4 + 4;
 constexpr size_t kStringHeaderBytes = 4;
 
 void write_header(wire::Writer& out, uint8_t kind) {
@@ -50,13 +51,25 @@ comm::DataType read_dtype(wire::Reader& in, std::string_view field) {
 
 // What the coordinator and the executor compute from a list of sizes: the element count of a
 // shape, the total of splits or first dimensions. Both must fit in int64 (signed overflow is
-// undefined behaviour), which any real tensor does by far. A process set's rank list travels in
-// the shape field and is combined with nothing.
+// undefined behaviour), which any real tensor does by far. A control operation's shape is not a
+// tensor's (older peers sent a process set's rank list there), so it is combined with nothing.
 enum class Combined { product, sum, nothing };
 
 Combined shape_combined(OpType op) {
   const bool rank_list = op == OpType::process_set_add || op == OpType::process_set_remove;
   return rank_list ? Combined::nothing : Combined::product;
+}
+
+// Control arguments (rank lists, a set id, a flag): any values, checked by their consumer.
+std::vector<int64_t> read_i64s(wire::Reader& in, std::string_view field) {
+  std::vector<int64_t> values(in.count(8, field));
+  for (auto& value : values) value = in.i64();
+  return values;
+}
+
+void write_i64s(wire::Writer& out, const std::vector<int64_t>& values) {
+  out.count(values.size());
+  for (int64_t value : values) out.i64(value);
 }
 
 std::vector<int64_t> read_non_negative_i64s(wire::Reader& in, std::string_view field,
@@ -96,6 +109,7 @@ void write_request(wire::Writer& out, const Request& r) {
   for (int64_t rows : r.splits) out.i64(rows);
   out.i32(r.group_id);
   out.i32(r.group_size);
+  write_i64s(out, r.args);
   out.string(r.invalid);
 }
 
@@ -117,6 +131,7 @@ Request read_request(wire::Reader& in) {
   r.splits = read_non_negative_i64s(in, "splits of '" + r.name + "'", Combined::sum);
   r.group_id = in.i32();
   r.group_size = in.i32();
+  r.args = read_i64s(in, "arguments of '" + r.name + "'");
   r.invalid = in.string("invalid-argument message of '" + r.name + "'");
   return r;
 }
@@ -140,6 +155,7 @@ void write_response(wire::Writer& out, const Response& r) {
   out.count(r.splits.size());
   for (int64_t rows : r.splits) out.i64(rows);
   out.i32(r.group_id);
+  write_i64s(out, r.args);
 }
 
 Response read_response(wire::Reader& in) {
@@ -160,6 +176,7 @@ Response read_response(wire::Reader& in) {
   r.shape = read_non_negative_i64s(in, who + " shape", shape_combined(r.op));
   r.splits = read_non_negative_i64s(in, who + " splits", Combined::sum);
   r.group_id = in.i32();
+  r.args = read_i64s(in, who + " arguments");
   return r;
 }
 

@@ -10,6 +10,8 @@
 #include "base/errors.h"
 #include "comm/collective_arena.h"
 #include "core/peer_wait.h"
+#include "negotiation/wire.h"
+#include "rendezvous/peer_version.h"
 #include "rendezvous/tcp_store.h"
 #include "transport/shm/arena_setup.h"
 #include "transport/shm/job_names.h"
@@ -83,6 +85,9 @@ Connected bootstrap(const LaunchInfo& launch, const Config& config, uint64_t rou
   transport::Socket listener = transport::listen_tcp("", 0);
   const std::string addresses =
       published_addresses(config, launch, hostname, transport::local_port(listener));
+  // Before the host key: a peer that sees our host sees our version too.
+  rendezvous::publish_version(store, key(round, "protocol", launch.rank),
+                              negotiation::kWireVersion);
   store.set(key(round, "host", launch.rank), hostname);
   store.set(key(round, "addr", launch.rank), addresses);
   logger.debug("listening at {} (host '{}'), waiting for {} peers at {}", addresses, hostname,
@@ -97,6 +102,10 @@ Connected bootstrap(const LaunchInfo& launch, const Config& config, uint64_t rou
   for (int r = 0; r < launch.size; ++r) {
     hostnames[r] =
         await_peer_key(store, key(round, "host", r), r, config.start_timeout, server.to_string());
+    if (r != launch.rank) {
+      rendezvous::check_peer_version(store, key(round, "protocol", r), launch.rank, r,
+                                     negotiation::kWireVersion, "negotiation protocol");
+    }
     mesh.endpoints[r] = parse_addresses(
         await_peer_key(store, key(round, "addr", r), r, config.start_timeout, server.to_string()));
   }

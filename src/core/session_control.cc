@@ -58,21 +58,9 @@ HandleId Session::request_remove_process_set(int32_t id) {
 
 HandleId Session::request_join() { return enqueue_control(negotiation::OpType::join, "join", {}); }
 
-std::vector<int> Session::process_set_ranks(int32_t id) const {
-  std::lock_guard lock(mutex_);
-  auto it = set_ranks_.find(id);
-  if (it == set_ranks_.end()) {
-    throw InvalidArgument(fmt::format("process set {} is not registered", id));
-  }
-  return it->second;
-}
+std::vector<int> Session::process_set_ranks(int32_t id) const { return registry_->ranks(id); }
 
-std::vector<int32_t> Session::process_set_ids() const {
-  std::lock_guard lock(mutex_);
-  std::vector<int32_t> ids;
-  for (const auto& [id, ranks] : set_ranks_) ids.push_back(id);
-  return ids;
-}
+std::vector<int32_t> Session::process_set_ids() const { return registry_->ids(); }
 
 void Session::apply_control(ProcessSet& set, const negotiation::Response& response) {
   using negotiation::OpType;
@@ -113,18 +101,7 @@ void Session::apply_control(ProcessSet& set, const negotiation::Response& respon
 
 int64_t Session::add_set(const std::vector<int64_t>& payload) {
   const std::vector<int> ranks(payload.begin(), payload.end());
-  int32_t id = 0;
-  {
-    std::lock_guard lock(mutex_);
-    for (const auto& [existing, members] : set_ranks_) {
-      if (members == ranks) {
-        throw InvalidArgument(
-            fmt::format("process set with ranks {} already exists (id {})", ranks, existing));
-      }
-    }
-    id = next_set_id_++;
-    set_ranks_.emplace(id, ranks);
-  }
+  const int32_t id = registry_->add(ranks);
   if (std::binary_search(ranks.begin(), ranks.end(), world_.rank)) {
     sets_.emplace(id, std::make_unique<ProcessSet>(id, ranks, *comm_, config_, make_backend_,
                                                    handles_, logger_));
@@ -134,10 +111,7 @@ int64_t Session::add_set(const std::vector<int64_t>& payload) {
 }
 
 int64_t Session::remove_set(int32_t id) {
-  {
-    std::lock_guard lock(mutex_);
-    if (id == kGlobalProcessSet || set_ranks_.erase(id) == 0) return 0;
-  }
+  if (!registry_->remove(id)) return 0;
   auto it = sets_.find(id);
   if (it == sets_.end()) return 1;  // not a member: nothing to tear down here
   for (auto& [name, entry] : it->second->pending()) {

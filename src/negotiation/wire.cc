@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "base/byte_codec.h"
 #include "base/errors.h"
-#include "negotiation/wire_format.h"
 
 namespace kolo::negotiation {
 
@@ -25,12 +25,12 @@ constexpr size_t kMinRequestBytes =
 constexpr size_t kMinResponseBytes = 1 + 4 + 1 + 1 + 4 + 8 + 8 + 4 + 1 + 4 + 4 + 4 + 4 + 4 + 4;
 constexpr size_t kStringHeaderBytes = 4;
 
-void write_header(wire::Writer& out, uint8_t kind) {
+void write_header(ByteWriter& out, uint8_t kind) {
   out.u8(kind);
   out.u8(kWireVersion);
 }
 
-void read_header(wire::Reader& in, uint8_t kind) {
+void read_header(ByteReader& in, uint8_t kind) {
   uint8_t got = in.u8();
   if (got != kind)
     in.fail(fmt::format("message kind byte is 0x{:02x}, expected 0x{:02x}", got, kind));
@@ -40,7 +40,7 @@ void read_header(wire::Reader& in, uint8_t kind) {
   }
 }
 
-comm::DataType read_dtype(wire::Reader& in, std::string_view field) {
+comm::DataType read_dtype(ByteReader& in, std::string_view field) {
   uint8_t value = in.u8();
   try {
     return comm::dtype_from_wire(value);
@@ -61,18 +61,18 @@ Combined shape_combined(OpType op) {
 }
 
 // Control arguments (rank lists, a set id, a flag): any values, checked by their consumer.
-std::vector<int64_t> read_i64s(wire::Reader& in, std::string_view field) {
+std::vector<int64_t> read_i64s(ByteReader& in, std::string_view field) {
   std::vector<int64_t> values(in.count(8, field));
   for (auto& value : values) value = in.i64();
   return values;
 }
 
-void write_i64s(wire::Writer& out, const std::vector<int64_t>& values) {
+void write_i64s(ByteWriter& out, const std::vector<int64_t>& values) {
   out.count(values.size());
   for (int64_t value : values) out.i64(value);
 }
 
-std::vector<int64_t> read_non_negative_i64s(wire::Reader& in, std::string_view field,
+std::vector<int64_t> read_non_negative_i64s(ByteReader& in, std::string_view field,
                                             Combined combined) {
   size_t n = in.count(8, field);
   std::vector<int64_t> values(n);
@@ -91,7 +91,7 @@ std::vector<int64_t> read_non_negative_i64s(wire::Reader& in, std::string_view f
   return values;
 }
 
-void write_request(wire::Writer& out, const Request& r) {
+void write_request(ByteWriter& out, const Request& r) {
   out.i32(r.rank);
   out.string(r.name);
   out.u8(static_cast<uint8_t>(r.op));
@@ -113,7 +113,7 @@ void write_request(wire::Writer& out, const Request& r) {
   out.string(r.invalid);
 }
 
-Request read_request(wire::Reader& in) {
+Request read_request(ByteReader& in) {
   Request r;
   r.rank = in.i32();
   r.name = in.string("request name");
@@ -136,7 +136,7 @@ Request read_request(wire::Reader& in) {
   return r;
 }
 
-void write_response(wire::Writer& out, const Response& r) {
+void write_response(ByteWriter& out, const Response& r) {
   out.u8(static_cast<uint8_t>(r.op));
   out.count(r.names.size());
   for (const auto& name : r.names) out.string(name);
@@ -158,7 +158,7 @@ void write_response(wire::Writer& out, const Response& r) {
   write_i64s(out, r.args);
 }
 
-Response read_response(wire::Reader& in) {
+Response read_response(ByteReader& in) {
   Response r;
   r.op = static_cast<OpType>(in.enum_value(kOpTypeLimit, "response op type"));
   r.names.resize(in.count(kStringHeaderBytes, "response name count"));
@@ -183,7 +183,7 @@ Response read_response(wire::Reader& in) {
 }  // namespace
 
 std::vector<std::byte> encode(const RequestList& list) {
-  wire::Writer out;
+  ByteWriter out;
   write_header(out, kRequestListKind);
   out.boolean(list.shutdown);
   out.count(list.requests.size());
@@ -192,7 +192,7 @@ std::vector<std::byte> encode(const RequestList& list) {
 }
 
 std::vector<std::byte> encode(const ResponseList& list) {
-  wire::Writer out;
+  ByteWriter out;
   write_header(out, kResponseListKind);
   out.boolean(list.shutdown);
   out.count(list.shutdown_ranks.size());
@@ -210,7 +210,7 @@ std::vector<std::byte> encode(const ResponseList& list) {
 }
 
 RequestList decode_request_list(std::span<const std::byte> bytes, int from_rank) {
-  wire::Reader in(bytes, fmt::format("malformed request list from rank {}", from_rank));
+  ByteReader in(bytes, fmt::format("malformed request list from rank {}", from_rank));
   read_header(in, kRequestListKind);
   RequestList list;
   list.shutdown = in.boolean("shutdown flag");
@@ -221,7 +221,7 @@ RequestList decode_request_list(std::span<const std::byte> bytes, int from_rank)
 }
 
 ResponseList decode_response_list(std::span<const std::byte> bytes, int from_rank) {
-  wire::Reader in(bytes, fmt::format("malformed response list from rank {}", from_rank));
+  ByteReader in(bytes, fmt::format("malformed response list from rank {}", from_rank));
   read_header(in, kResponseListKind);
   ResponseList list;
   list.shutdown = in.boolean("shutdown flag");

@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -12,20 +13,10 @@
 #include <cerrno>
 #include <charconv>
 
-#include <fmt/format.h>
-
 #include "base/errors.h"
 #include "transport/socket_internal.h"
 
 namespace kolo::transport {
-
-void Socket::reset() {
-  if (fd_ >= 0) {
-    // close(2) may report EINTR, but the descriptor is released either way on Linux: never retry.
-    ::close(fd_);
-    fd_ = -1;
-  }
-}
 
 Endpoint Endpoint::parse(const std::string& text) {
   auto bad = [&](const std::string& why) {

@@ -21,8 +21,8 @@ void Runtime::init() {
   std::lock_guard lock(mutex_);
   if (session_) return;
   config_ = Config::from_process_env();
-  end_with_launcher(process_environment());
-  LaunchInfo launch = LaunchInfo::from_env(process_environment());
+  end_with_launcher(process_env_lookup());
+  LaunchInfo launch = LaunchInfo::from_env(process_env_lookup());
   logger_.set_level(config_.log_level);
   logger_.set_timestamps(config_.log_timestamps);
   logger_.set_prefix(fmt::format("[kolo rank {}/{}]", launch.rank, launch.size));

@@ -5,8 +5,8 @@
 #include <optional>
 
 #include "base/errors.h"
-#include "comm/reduce.h"
 #include "fusion/fusion_planner.h"
+#include "kernels/reduce.h"
 
 namespace kolo::core {
 
@@ -30,17 +30,17 @@ TensorEntry& entry_for(std::map<std::string, TensorEntry>& pending, const std::s
 
 }  // namespace
 
-comm::ReduceOp to_comm_op(UserReduceOp op) {
+ReduceOp to_comm_op(UserReduceOp op) {
   switch (op) {
     case UserReduceOp::average:
     case UserReduceOp::sum:
-      return comm::ReduceOp::sum;
+      return ReduceOp::sum;
     case UserReduceOp::min:
-      return comm::ReduceOp::min;
+      return ReduceOp::min;
     case UserReduceOp::max:
-      return comm::ReduceOp::max;
+      return ReduceOp::max;
     case UserReduceOp::product:
-      return comm::ReduceOp::product;
+      return ReduceOp::product;
     case UserReduceOp::adasum:
       break;  // not an elementwise op: Executor::adasum
   }
@@ -165,23 +165,24 @@ void Executor::run_scaled(const negotiation::Response& response, const ScaledRun
   if (!run.input.empty() && run.input.data() != run.work.data()) {
     std::memcpy(run.work.data(), run.input.data(), run.input.size());
   }
-  const size_t element = comm::dtype_size(response.dtype);
+  const size_t element = dtype_size(response.dtype);
   if (response.prescale != 1.0) {
-    comm::scale_buffer(run.work.data(), run.work.size() / element, response.dtype,
-                       response.prescale);
+    kernels::scale_buffer(run.work.data(), run.work.size() / element, response.dtype,
+                          response.prescale);
   }
   std::optional<ObservedPhase> phase;
   if (run.phase != nullptr) phase.emplace(observer_, response.names, run.phase);
   backend_op();
   if (const double postscale = postscale_of(response); postscale != 1.0) {
-    comm::scale_buffer(run.result.data(), run.result.size() / element, response.dtype, postscale);
+    kernels::scale_buffer(run.result.data(), run.result.size() / element, response.dtype,
+                          postscale);
   }
 }
 
 void Executor::allreduce(const fusion::FusedGroup& group, std::vector<TensorEntry*>& entries) {
   const negotiation::Response& response = group.response;
-  const comm::ReduceOp op = to_comm_op(response.reduce_op);
-  const size_t element = comm::dtype_size(response.dtype);
+  const ReduceOp op = to_comm_op(response.reduce_op);
+  const size_t element = dtype_size(response.dtype);
 
   // One tensor reduces in place in its output; several are packed into the fusion buffer.
   ScaledRun run;
@@ -221,7 +222,7 @@ void Executor::allreduce(const fusion::FusedGroup& group, std::vector<TensorEntr
 
 void Executor::allgather(const negotiation::Response& response, TensorEntry& entry, size_t index) {
   const auto& shape = entry.request.shape;
-  const size_t element = comm::dtype_size(entry.request.dtype);
+  const size_t element = dtype_size(entry.request.dtype);
   size_t row_elements = 1;
   for (size_t d = 1; d < shape.size(); ++d) row_elements *= static_cast<size_t>(shape[d]);
   const size_t row_bytes = row_elements * element;

@@ -6,8 +6,8 @@
 
 #include "base/errors.h"
 #include "comm/adasum.h"
-#include "comm/reduce.h"
 #include "core/executor.h"
+#include "kernels/reduce.h"
 #include "negotiation/request_checks.h"
 
 namespace kolo::core {
@@ -30,7 +30,7 @@ void Executor::adasum(const negotiation::Response& response, TensorEntry& entry)
     throw InvalidArgument(
         fmt::format("Adasum cannot reduce tensor '{}' of type {}: it needs "
                     "float16, bfloat16, float32 or float64",
-                    entry.request.name, comm::dtype_name(response.dtype)));
+                    entry.request.name, dtype_name(response.dtype)));
   }
   std::span<std::byte> data{static_cast<std::byte*>(entry.output), entry.bytes()};
   run_scaled(response,
@@ -44,10 +44,10 @@ void Executor::adasum(const negotiation::Response& response, TensorEntry& entry)
 }
 
 void Executor::reducescatter(const negotiation::Response& response, TensorEntry& entry) {
-  const comm::ReduceOp op = to_comm_op(response.reduce_op);
+  const ReduceOp op = to_comm_op(response.reduce_op);
   const auto& shape = entry.request.shape;
   const size_t row = row_elements(shape);
-  const size_t element = comm::dtype_size(response.dtype);
+  const size_t element = dtype_size(response.dtype);
   std::vector<size_t> counts(static_cast<size_t>(options_.size));
   for (int r = 0; r < options_.size; ++r) {
     counts[static_cast<size_t>(r)] =
@@ -78,7 +78,7 @@ void Executor::alltoall(const negotiation::Response& response, TensorEntry& entr
   }
   // rows[r * n + d]: rows rank r sends rank d.
   const int64_t* rows = response.splits.data() + index * n * n;
-  const size_t row_bytes = row_elements(entry.request.shape) * comm::dtype_size(response.dtype);
+  const size_t row_bytes = row_elements(entry.request.shape) * dtype_size(response.dtype);
   std::vector<size_t> send_bytes(n), recv_bytes(n);
   std::vector<int64_t> received(n);
   int64_t total_rows = 0;

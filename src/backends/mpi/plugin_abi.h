@@ -7,7 +7,7 @@
 // and returns KOLO_MPI_UNSUPPORTED when it refused before any communication because it lacks the
 // element type or reduction (the same answer on every rank, so libkolo fails only that tensor),
 // or another non-zero value for any other failure.
-// Element types and reductions are the numeric values of kolo::comm::DataType and ReduceOp (wire
+// Element types and reductions are the numeric values of kolo::DataType and ReduceOp (wire
 // values, append-only). A `KoloMpiComm` is an opaque communicator of the plugin's; null means
 // MPI_COMM_WORLD.
 #pragma once

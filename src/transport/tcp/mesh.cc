@@ -13,7 +13,7 @@
 
 #include "base/byte_codec.h"
 #include "base/errors.h"
-#include "transport/socket_link.h"
+#include "transport/tcp/socket_link.h"
 
 namespace kolo::transport {
 

@@ -6,7 +6,9 @@
 #include <future>
 
 #include "base/errors.h"
-#include "core/bootstrap.h"
+#include "bootstrap/bootstrap.h"
+#include "core/bootstrap_options.h"
+#include "core/config.h"
 #include "negotiation/wire.h"
 #include "rendezvous/in_memory_store.h"
 #include "rendezvous/peer_version.h"
@@ -21,7 +23,7 @@ std::string bootstrap_against(const std::function<void(rendezvous::Store&)>& pee
   Logger logger(LogLevel::error);
   const transport::Secret secret = transport::Secret::generate();
   rendezvous::TcpStoreServer server("127.0.0.1", 0, secret, logger);
-  LaunchInfo launch;
+  bootstrap::LaunchInfo launch;
   launch.rank = 0;
   launch.size = 2;
   launch.hostname = "testhost";
@@ -33,7 +35,7 @@ std::string bootstrap_against(const std::function<void(rendezvous::Store&)>& pee
   config.shm_disable = true;
   auto rank0 = std::async(std::launch::async, [&]() -> std::string {
     try {
-      (void)bootstrap(launch, config, 0, logger);
+      (void)bootstrap::connect_world(launch, bootstrap_options(config), 0, logger);
       return "bootstrap succeeded";
     } catch (const ProtocolError& error) {
       return error.what();

@@ -25,8 +25,7 @@ class AllreduceOnlyBackend final : public backends::Backend {
   explicit AllreduceOnlyBackend(comm::Communicator& comm)
       : inner_(comm, comm::AllreduceOptions{}) {}
   [[nodiscard]] std::string name() const override { return "allreduce-only"; }
-  void allreduce(backends::Bytes data, size_t count, comm::DataType type,
-                 comm::ReduceOp op) override {
+  void allreduce(backends::Bytes data, size_t count, DataType type, ReduceOp op) override {
     inner_.allreduce(data, count, type, op);
   }
 
@@ -39,7 +38,7 @@ Request request_of(int rank, const std::string& name, OpType op, std::vector<int
   r.rank = rank;
   r.name = name;
   r.op = op;
-  r.dtype = comm::DataType::float32;
+  r.dtype = DataType::float32;
   r.shape = std::move(shape);
   return r;
 }
@@ -141,7 +140,7 @@ TEST(UnsupportedOperationTest, BaseBackendNamesItselfAndTheOperation) {
   } catch (const UnsupportedOperation& error) {
     EXPECT_EQ(std::string(error.what()), "backend 'nothing' does not support barrier");
   }
-  EXPECT_THROW(backend.adasum({}, 0, comm::DataType::float32), UnsupportedOperation);
+  EXPECT_THROW(backend.adasum({}, 0, DataType::float32), UnsupportedOperation);
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ class AllreduceOnlyBackend final : public backends::Backend {
   explicit AllreduceOnlyBackend(comm::Communicator& comm)
       : inner_(comm, comm::AllreduceOptions{}) {}
   [[nodiscard]] std::string name() const override { return "allreduce-only"; }
-  void allreduce(backends::Bytes data, size_t count, DataType type, ReduceOp op) override {
+  void allreduce(Bytes data, size_t count, DataType type, ReduceOp op) override {
     inner_.allreduce(data, count, type, op);
   }
 

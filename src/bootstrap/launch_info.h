@@ -6,7 +6,7 @@
 #include <functional>
 #include <string>
 
-#include "base/env_lookup.h"
+#include "base/env.h"
 
 namespace kolo::bootstrap {
 

@@ -24,8 +24,8 @@ void Runtime::init() {
   if (session_) return;
   elastic_round_ = 0;
   config_ = Config::from_process_env();
-  end_with_launcher(process_environment());
-  bootstrap::LaunchInfo launch = bootstrap::LaunchInfo::from_env(process_environment());
+  end_with_launcher(process_env_lookup());
+  bootstrap::LaunchInfo launch = bootstrap::LaunchInfo::from_env(process_env_lookup());
   logger_.set_level(config_.log_level);
   logger_.set_timestamps(config_.log_timestamps);
   logger_.set_prefix(fmt::format("[kolo rank {}/{}]", launch.rank, launch.size));
@@ -35,7 +35,7 @@ void Runtime::init() {
   if (launch.rendezvous_over_mpi)
     mpi_store_server_ = bootstrap::exchange_rendezvous_over_mpi(launch, logger_);
   uint64_t round = rounds_++;
-  if (auto identity = ElasticIdentity::from_env(process_environment(), config_.start_timeout)) {
+  if (auto identity = ElasticIdentity::from_env(process_env_lookup(), config_.start_timeout)) {
     // kolorun's round decides rank and size; KOLO_RANK/KOLO_SIZE were only the first guess.
     rendezvous::Store& store = elastic_store(launch);
     const int64_t next = std::max(identity->first_round, last_elastic_round_ + 1);

@@ -89,7 +89,7 @@ std::string run_discovery_script(const std::string& script, Duration timeout) {
   spec.env = current_environment();
   spec.who = fmt::format("host discovery script '{}'", script);
   SpawnedProcess process = start_process(spec);
-  for (const int fd : {process.stdout_read.get(), process.stderr_read.get()}) {
+  for (const int fd : {process.stdout_read.fd(), process.stderr_read.fd()}) {
     (void)::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
   }
   std::string out;
@@ -98,11 +98,11 @@ std::string run_discovery_script(const std::string& script, Duration timeout) {
   bool err_open = true;
   const Deadline deadline(timeout);
   while ((out_open || err_open) && !deadline.expired()) {
-    pollfd fds[2] = {{out_open ? process.stdout_read.get() : -1, POLLIN, 0},
-                     {err_open ? process.stderr_read.get() : -1, POLLIN, 0}};
+    pollfd fds[2] = {{out_open ? process.stdout_read.fd() : -1, POLLIN, 0},
+                     {err_open ? process.stderr_read.fd() : -1, POLLIN, 0}};
     if (::poll(fds, 2, deadline.remaining_ms(200)) < 0 && errno != EINTR) break;
-    if (out_open && fds[0].revents != 0) out_open = read_some(process.stdout_read.get(), out);
-    if (err_open && fds[1].revents != 0) err_open = read_some(process.stderr_read.get(), err);
+    if (out_open && fds[0].revents != 0) out_open = read_some(process.stdout_read.fd(), out);
+    if (err_open && fds[1].revents != 0) err_open = read_some(process.stderr_read.fd(), err);
   }
   if (out_open || err_open) {
     ::kill(-process.pid, SIGKILL);

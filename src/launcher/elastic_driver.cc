@@ -429,7 +429,7 @@ void ElasticDriver::signal_worker(Worker& worker, int signal) {
       worker.hard_stopped = true;
     } else {
       const std::string request = agent_signal_request(signal);
-      if (write_fully(worker.control.get(), request.data(), request.size())) return;
+      if (write_fully(worker.control.fd(), request.data(), request.size())) return;
     }
   }
   if (signal == SIGKILL) worker.hard_stopped = true;

@@ -350,7 +350,7 @@ void finish_elastic(const RawOptions& raw, const EnvLookup& env, LaunchOptions& 
     throw InvalidArgument("--host-discovery-script replaces -H/--hostfile: give one or the other");
   }
   auto timeout = raw.elastic_timeout;
-  if (!timeout) timeout = seconds_from_env(env, "HOROVOD_ELASTIC_TIMEOUT");
+  if (!timeout) timeout = seconds_from_env(env, "ELASTIC_TIMEOUT");  // KOLO_ or HOROVOD_
   options.elastic_timeout_seconds = timeout.value_or(600.0);
   if (!(options.elastic_timeout_seconds > 0) || !std::isfinite(options.elastic_timeout_seconds)) {
     throw InvalidArgument(fmt::format("--elastic-timeout must be a positive number of seconds"));

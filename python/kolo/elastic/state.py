@@ -8,6 +8,7 @@ A framework binding gives the state its broadcast (``bcast_object``) and ``get_r
 
 from __future__ import annotations
 
+import copy
 import queue
 from typing import Any, Callable, Iterable
 
@@ -117,12 +118,16 @@ class ObjectState(State):
     def __init__(self, bcast_object: Callable[[Any], Any], get_rank: Callable[[], int],
                  **kwargs: Any):
         self._bcast_object = bcast_object
-        self._saved_state = kwargs
-        self._set_attrs()
+        for attr, value in kwargs.items():
+            setattr(self, attr, value)
+        self._saved_state = copy.deepcopy(kwargs)
         super().__init__(bcast_object=bcast_object, get_rank=get_rank)
 
     def save(self) -> None:
-        self._saved_state = {attr: getattr(self, attr) for attr in self._saved_state}
+        # Copies, not references: a list or dict attribute changed in place after the commit
+        # must not change what a restore goes back to.
+        self._saved_state = {attr: copy.deepcopy(getattr(self, attr))
+                             for attr in self._saved_state}
 
     def restore(self) -> None:
         self._set_attrs()
@@ -138,4 +143,4 @@ class ObjectState(State):
 
     def _set_attrs(self) -> None:
         for attr, value in self._saved_state.items():
-            setattr(self, attr, value)
+            setattr(self, attr, copy.deepcopy(value))

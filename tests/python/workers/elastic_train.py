@@ -16,6 +16,8 @@ Faults, each at most once per job (a marker file in --marker-dir says it happene
                               its gradients' allreduces are in flight
   --hosts-update EPOCH:STEP   rank 0 is told that hosts were added (HostsUpdatedInterrupt at
                               the next commit on every rank, no rollback)
+  --die-in-reset RANK         the worker of first-round rank RANK dies (SIGKILL) inside the
+                              init() of its first reset
 STEP counts committed steps of the whole job (state.step). Prints, from rank 0:
   SYNC size=N step=S hash=H   after each sync          EPOCH e exactly-once size=N
   CALLBACK size=N             in the reset callback    FINAL hash=H steps=S
@@ -43,6 +45,8 @@ parser.add_argument("--raise", dest="raise_at", default=None)
 parser.add_argument("--kill", default=None)
 parser.add_argument("--hosts-update", default=None)
 parser.add_argument("--step-sleep", type=float, default=0.0)
+parser.add_argument("--die-in-reset", type=int, default=None,
+                    help="the worker of first-round rank N dies inside its first reset's init()")
 parser.add_argument("--marker-dir", default=None)
 args = parser.parse_args()
 
@@ -94,6 +98,23 @@ def state_hash(model, optimizer):
     return digest.hexdigest()[:16]
 
 
+if args.die_in_reset is not None:
+    # This worker dies while the job re-forms after the first failure: inside init(), once it
+    # has announced itself to the launcher and is joining the new round.
+    import threading
+
+    import kolo.torch.elastic as elastic_module
+
+    real_init = elastic_module.init
+
+    def init_then_die():
+        if int(os.environ.get("KOLO_RANK", "-1")) == args.die_in_reset and once("die_in_reset"):
+            print(f"DIE-IN-RESET rank={args.die_in_reset}", flush=True)
+            threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGKILL)).start()
+        real_init()
+
+    elastic_module.init = init_then_die
+
 hvd.init()
 torch.manual_seed(1234)
 torch.set_num_threads(1)
@@ -118,7 +139,7 @@ def train(state):
     assert len(set(hashes)) == 1, f"state differs between ranks after the sync: {hashes}"
     lrs = [g["lr"] for g in state.optimizer.param_groups]
     assert lrs == [args.lr * hvd.size()] * len(lrs), f"lr {lrs} not rescaled to {hvd.size()}"
-    say(f"SYNC size={hvd.size()} step={state.step} hash={digest}")
+    say(f"SYNC size={hvd.size()} step={state.step} hash={digest} t={time.time():.3f}")
     for state.epoch in range(state.epoch, args.epochs):
         loader = torch.utils.data.DataLoader(dataset, batch_size=args.batch,
                                              sampler=state.sampler)
@@ -136,6 +157,8 @@ def train(state):
             loss.backward()
             fault = at(args.kill, *point)
             if fault and int(fault[0]) == hvd.rank() and once("kill"):
+                print(f"KILL SIG{fault[1]} rank={hvd.rank()} step={state.step} "
+                      f"t={time.time():.3f}", flush=True)
                 os.kill(os.getpid(), getattr(signal, "SIG" + fault[1]))
             state.optimizer.step()
             kept = [int(i) for k, i in enumerate(ids)

@@ -4,6 +4,7 @@ whose hosts the test edits, and a hard time limit on everything (no case may han
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import signal
@@ -17,8 +18,14 @@ TESTS = Path(__file__).resolve().parents[1]
 REPO = TESTS.parent
 WORKERS = TESTS / "python" / "workers"
 FAKE_SSH_DIR = TESTS / "python" / "fake_ssh"
-sys.path.insert(0, str(TESTS / "python"))
-from conftest import kolorun_path  # noqa: E402
+# tests/python/conftest.py's kolorun_path(), loaded under another name (this folder has a
+# conftest of its own).
+_spec = importlib.util.spec_from_file_location("python_tests_conftest",
+                                               TESTS / "python" / "conftest.py")
+_python_conftest = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = _python_conftest  # its dataclasses look their module up
+_spec.loader.exec_module(_python_conftest)
+kolorun_path = _python_conftest.kolorun_path
 
 _LINE = re.compile(r"^\[(\d+)\]<(stdout|stderr)>:(.*)$")
 

@@ -18,8 +18,3 @@ def elastic_kolorun():
     reason = elastic_unsupported_reason()
     if reason:
         pytest.skip(reason)
-
-
-def pytest_configure(config):
-    config.addinivalue_line("markers", "long: a long elastic case, run by hand "
-                            "(KOLO_ELASTIC_LONG=1), not in the test command")

@@ -63,9 +63,10 @@ class ElasticJob:
     """A kolorun job in the background; `lines` fills as it prints."""
 
     def __init__(self, args: list[str], env: dict | None = None, cwd: Path | None = None,
-                 limit: float = 240):
+                 limit: float = 240, fake_ssh: bool = True):
         full_env = dict(os.environ)
-        full_env["PATH"] = f"{FAKE_SSH_DIR}:{full_env.get('PATH', '')}"
+        if fake_ssh:  # 127.0.0.N are hosts of their own, reached through tests/python/fake_ssh
+            full_env["PATH"] = f"{FAKE_SSH_DIR}:{full_env.get('PATH', '')}"
         full_env.setdefault("OMP_NUM_THREADS", "1")
         full_env.update(env or {})
         self.started = time.monotonic()

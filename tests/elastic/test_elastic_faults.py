@@ -8,19 +8,13 @@ ended on its own (no case may hang)."""
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import signal
 import sys
-
-import pytest
 
 from elastic_harness import WORKERS, Discovery, ElasticJob
 
 PEER_TIMEOUT = "3"
-LONG = pytest.mark.skipif(os.environ.get("KOLO_ELASTIC_LONG") != "1",
-                          reason="long case: run by hand with KOLO_ELASTIC_LONG=1")
 
 
 def hosts(*numbers: int) -> list[str]:

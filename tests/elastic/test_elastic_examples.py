@@ -44,11 +44,17 @@ def kill_second_worker(job: ElasticJob, script: Path, progress: str) -> str:
     return job.signal_worker(str(script), lambda ids: ids[-1], signal.SIGKILL)
 
 
-def accuracy(job: ElasticJob) -> float:
+def finished_accuracy(job: ElasticJob, label: str, kill: bool) -> float:
+    """The test accuracy rank 0 printed once the job ended by itself with status 0."""
+    code = job.finish()
+    assert code == 0, f"job failed ({code}):\n{job.output}"
     for line in job.rank_lines(0):
         match = re.search(r"Test set: Average loss: [\d.]+, Accuracy: ([\d.]+)%", line)
         if match:
-            return float(match.group(1))
+            found = float(match.group(1))
+            print(f"\n{label}, {'a worker killed' if kill else 'undisturbed'}: "
+                  f"test accuracy {found:.2f}%")
+            return found
     raise AssertionError(f"no test accuracy printed:\n{job.output}")
 
 
@@ -62,12 +68,7 @@ def test_kolo_mnist_elastic_example(tmp_path, kill):
     if kill:
         killed = kill_second_worker(job, script, r"\[0\]<stdout>:Train Epoch: 1 \[\d+/60000\]")
         job.wait_for(r"reset: now 1 workers")
-    code = job.finish()
-    assert code == 0, f"job failed ({code}):\n{job.output}"
-    found = accuracy(job)
-    print(f"\nkolo elastic MNIST example, {'a worker killed' if kill else 'undisturbed'}: "
-          f"test accuracy {found:.2f}%")
-    assert found > 60.0, job.output
+    assert finished_accuracy(job, "kolo's elastic MNIST example", kill) > 60.0, job.output
     if kill:
         assert "done: 1 epoch(s), 1 workers at the end" in job.output, (killed, job.output)
 
@@ -111,9 +112,5 @@ def test_horovods_mnist_elastic_example_unchanged(tmp_path, kill):
                  env={**torchvision_env(), "HOME": str(tmp_path)})  # its FileLock: ~/.horovod_lock
     if kill:
         kill_second_worker(job, script, r"\[0\]<stdout>:Train Epoch: 1 \[6400/")
-    code = job.finish()
-    assert code == 0, f"job failed ({code}):\n{job.output}"
-    found = accuracy(job)
-    print(f"\nHorovod's pytorch_mnist_elastic.py unchanged, "
-          f"{'a worker killed' if kill else 'undisturbed'}: test accuracy {found:.2f}%")
-    assert found > 50.0, job.output
+    label = "Horovod's pytorch_mnist_elastic.py unchanged"
+    assert finished_accuracy(job, label, kill) > 50.0, job.output

@@ -44,6 +44,22 @@ def syncs(job: ElasticJob) -> list[tuple[int, int, float]]:
     return out
 
 
+def memberships(job: ElasticJob) -> list[list[str]]:
+    """The worker ids in rank order at every sync."""
+    return [re.search(r"members=(\S+)", line).group(1).split(",")
+            for line in job.rank_lines(0) if line.startswith("SYNC")]
+
+
+def assert_survivors_keep_their_order(job: ElasticJob) -> None:
+    """Each round's ranks: the workers that were there before, in their old order (so the oldest
+    is rank 0), then the new ones."""
+    rounds = memberships(job)
+    for before, after in zip(rounds, rounds[1:]):
+        kept = [w for w in after if w in before]
+        assert kept == [w for w in before if w in after], (before, after, job.output)
+        assert after[:len(kept)] == kept, (before, after, job.output)
+
+
 def assert_trained_to_the_end(job: ElasticJob, code: int, final_size: int) -> None:
     assert code == 0, f"job failed ({code}):\n{job.output}"
     epochs = [line for line in job.rank_lines(0) if line.startswith("EPOCH")]
@@ -72,6 +88,7 @@ def test_sigkill_mid_allreduce_shrinks_3_to_2_then_a_new_host_grows_it_back(tmp_
     job.wait_for(r"\[0\]<stdout>:SYNC size=3 ")
     code = job.finish()
     assert_trained_to_the_end(job, code, 3)
+    assert_survivors_keep_their_order(job)
     sizes = [(size, step) for size, step, _ in syncs(job)]
     assert [s for s, _ in sizes] == [3, 2, 3], job.output
     assert sizes[1][1] == 6, "training resumed from the last commit before the kill"
@@ -89,6 +106,7 @@ def test_sigstopped_worker_is_dropped_after_the_peer_timeout(tmp_path):
     job, _ = start(tmp_path, discovery, 3, 2, 3, "--samples", "60", "--kill", "0:4:1:STOP")
     code = job.finish()
     assert_trained_to_the_end(job, code, 2)
+    assert_survivors_keep_their_order(job)
     assert [(size, step) for size, step, _ in syncs(job)] == [(3, 0), (2, 4)], job.output
 
 
@@ -100,6 +118,7 @@ def test_worker_dying_during_the_reset(tmp_path):
                    "--die-in-reset", "1")
     code = job.finish()
     assert_trained_to_the_end(job, code, 1)
+    assert_survivors_keep_their_order(job)
     assert "DIE-IN-RESET rank=1" in job.output
     sizes = syncs(job)
     assert sizes[0][:2] == (3, 0) and sizes[-1][:2] == (1, 4), job.output
@@ -115,6 +134,7 @@ def test_host_added_mid_epoch_grows_without_rollback(tmp_path):
     discovery.set(hosts(2, 3, 4))
     code = job.finish()
     assert_trained_to_the_end(job, code, 3)
+    assert_survivors_keep_their_order(job)
     sizes = syncs(job)
     assert [s for s, _, _ in sizes] == [2, 3], job.output
     assert sizes[1][1] > 0, "no rollback: training went on from where it was"
@@ -130,6 +150,7 @@ def test_host_removed_leaves_gracefully(tmp_path):
     discovery.set(hosts(2, 3))
     code = job.finish()
     assert_trained_to_the_end(job, code, 2)
+    assert_survivors_keep_their_order(job)
     assert [s for s, _, _ in syncs(job)] == [3, 2], job.output
     assert "a collective failed" not in job.output, job.output
     assert "left the job, exiting normally" in job.output, job.output

@@ -19,7 +19,8 @@ Faults, each at most once per job (a marker file in --marker-dir says it happene
   --die-in-reset RANK         the worker of first-round rank RANK dies (SIGKILL) inside the
                               init() of its first reset
 STEP counts committed steps of the whole job (state.step). Prints, from rank 0:
-  SYNC size=N step=S hash=H   after each sync          EPOCH e exactly-once size=N
+  SYNC size=N step=S hash=H t=T members=ID,... after each sync (worker ids in rank order)
+  EPOCH e exactly-once size=N
   CALLBACK size=N             in the reset callback    FINAL hash=H steps=S
 """
 
@@ -139,7 +140,10 @@ def train(state):
     assert len(set(hashes)) == 1, f"state differs between ranks after the sync: {hashes}"
     lrs = [g["lr"] for g in state.optimizer.param_groups]
     assert lrs == [args.lr * hvd.size()] * len(lrs), f"lr {lrs} not rescaled to {hvd.size()}"
-    say(f"SYNC size={hvd.size()} step={state.step} hash={digest} t={time.time():.3f}")
+    # Which worker holds which rank now (kolorun's stable worker ids in elastic mode).
+    members = hvd.allgather_object(os.environ.get("KOLO_WORKER_ID", f"first-rank-{hvd.rank()}"))
+    say(f"SYNC size={hvd.size()} step={state.step} hash={digest} t={time.time():.3f} "
+        f"members={','.join(members)}")
     for state.epoch in range(state.epoch, args.epochs):
         loader = torch.utils.data.DataLoader(dataset, batch_size=args.batch,
                                              sampler=state.sampler)

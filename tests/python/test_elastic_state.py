@@ -310,3 +310,33 @@ def test_hvd_elastic_is_horovods_module():
     from horovod.torch.elastic.state import TorchState
     assert hvd.elastic is horovod_elastic
     assert ElasticSampler is hvd.elastic.ElasticSampler and TorchState is hvd.elastic.TorchState
+
+
+def test_rank_0_reads_kolorun_host_changes_and_publishes_commits(monkeypatch):
+    from kolo import _core
+    seen_commits = []
+    stamp = [(0, "")]
+    monkeypatch.setenv("KOLO_ELASTIC", "1")
+    monkeypatch.setattr(_core, "elastic_hosts_updated", lambda: stamp[0], raising=False)
+    monkeypatch.setattr(_core, "elastic_commit", seen_commits.append, raising=False)
+    state = make_state(batch=0)
+    state.commit()
+    stamp[0] = (3, "removed")
+    with pytest.raises(HostsUpdatedInterrupt) as raised:
+        state.commit()
+    assert raised.value.skip_sync is True
+    state.commit()  # stamp 3 was seen: no news
+    stamp[0] = (4, "bogus")
+    with pytest.raises(ValueError, match="unknown kind 'bogus'"):
+        state.check_host_updates()
+    assert seen_commits == [1, 2, 3]
+
+
+def test_reset_limit_must_be_a_whole_number(monkeypatch):
+    from kolo.elastic import launcher_link
+    monkeypatch.setenv("KOLO_RESET_LIMIT", "many")
+    with pytest.raises(ValueError, match="KOLO_RESET_LIMIT='many' is not a whole number"):
+        launcher_link.reset_limit()
+    monkeypatch.delenv("KOLO_RESET_LIMIT")
+    monkeypatch.setenv("HOROVOD_RESET_LIMIT", "3")
+    assert launcher_link.reset_limit() == 3

@@ -54,6 +54,13 @@ class InvalidArgument : public Error {
   using Error::Error;
 };
 
+// Elastic training: the launcher's latest round leaves this worker out (its host was removed
+// from the discovery output). Not a failure: the worker is expected to end with exit code 0.
+class WorkerRemovedError : public Error {
+ public:
+  using Error::Error;
+};
+
 // An operating-system call failed: message carries the call, errno text and context.
 class SystemError : public Error {
  public:

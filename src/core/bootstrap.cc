@@ -95,13 +95,15 @@ Connected bootstrap(const LaunchInfo& launch, const Config& config, uint64_t rou
   mesh.round = round;
   mesh.endpoints.resize(launch.size);
   for (int r = 0; r < launch.size; ++r) {
-    hostnames[r] =
-        await_peer_key(store, key(round, "host", r), r, config.start_timeout, server.to_string());
-    mesh.endpoints[r] = parse_addresses(
-        await_peer_key(store, key(round, "addr", r), r, config.start_timeout, server.to_string()));
+    hostnames[r] = await_peer_key(store, key(round, "host", r), r, config.start_timeout,
+                                  server.to_string(), launch.abandon_check);
+    mesh.endpoints[r] =
+        parse_addresses(await_peer_key(store, key(round, "addr", r), r, config.start_timeout,
+                                       server.to_string(), launch.abandon_check));
   }
   mesh.hosts = hostnames;
   mesh.deadline = Deadline(config.start_timeout);
+  mesh.abandon_check = launch.abandon_check;
   connected.links = transport::connect_mesh(mesh, listener, secret, logger);
   std::shared_ptr<comm::CollectiveArena> arena;
   if (!config.shm_disable && config.shm_allreduce_bytes > 0) {

@@ -84,6 +84,9 @@ struct LaunchInfo {
   bool rendezvous_over_mpi = false;
   std::string mpi_size_variable;  // e.g. "OMPI_COMM_WORLD_SIZE", for messages
   int launcher_local_rank = -1;   // what an MPI launcher said (-1: nothing); checked at init
+  // Elastic training (core/elastic_join.h) sets it: bootstrap calls it while it waits, and it
+  // throws once the round being joined was superseded.
+  std::function<void()> abandon_check;
   static LaunchInfo from_env(const EnvLookup& lookup);
 };
 

@@ -31,7 +31,8 @@ std::string planned_host(rendezvous::Store& store, int peer) {
 }  // namespace
 
 std::string await_peer_key(rendezvous::Store& store, const std::string& name, int peer,
-                           Duration timeout, const std::string& server) {
+                           Duration timeout, const std::string& server,
+                           const std::function<void()>& abandon_check) {
   constexpr Duration kSlice = std::chrono::milliseconds(250);
   const Deadline deadline(timeout);
   for (;;) {
@@ -40,6 +41,7 @@ std::string await_peer_key(rendezvous::Store& store, const std::string& name, in
       return store.get(name, std::max(Duration::zero(), std::min(left, kSlice)));
     } catch (const TimeoutError&) {
     }
+    if (abandon_check) abandon_check();
     std::string failure;
     try {
       failure = store.get(std::string(rendezvous::kFailureKey), Duration::zero());

@@ -4,8 +4,10 @@
 #include <cstring>
 
 #include "base/errors.h"
+#include "core/elastic_join.h"
 #include "core/launcher_watch.h"
 #include "core/mpi_bootstrap.h"
+#include "rendezvous/elastic_keys.h"
 
 namespace kolo::core {
 
@@ -20,6 +22,7 @@ Runtime::~Runtime() {
 void Runtime::init() {
   std::lock_guard lock(mutex_);
   if (session_) return;
+  elastic_round_ = 0;
   config_ = Config::from_process_env();
   end_with_launcher(process_environment());
   LaunchInfo launch = LaunchInfo::from_env(process_environment());
@@ -30,16 +33,86 @@ void Runtime::init() {
     logger_.warn("{} is not a kolo setting (typo?); it is ignored", name);
   }
   if (launch.rendezvous_over_mpi) mpi_store_server_ = exchange_rendezvous_over_mpi(launch, logger_);
-  session_ = std::make_unique<Session>(config_, launch, rounds_++, handles_, logger_);
+  uint64_t round = rounds_++;
+  if (auto identity = ElasticIdentity::from_env(process_environment(), config_.start_timeout)) {
+    // kolorun's round decides rank and size; KOLO_RANK/KOLO_SIZE were only the first guess.
+    rendezvous::Store& store = elastic_store(launch);
+    const int64_t next = std::max(identity->first_round, last_elastic_round_ + 1);
+    const std::string host = launch.hostname.empty() ? "?" : launch.hostname;
+    ElasticSeat seat;
+    {
+      std::lock_guard elastic(elastic_mutex_);
+      seat = join_elastic_round(store, *identity, next, host);
+    }
+    last_elastic_round_ = seat.round;
+    launch.rank = seat.rank;
+    launch.size = seat.size;
+    round = static_cast<uint64_t>(seat.round);
+    launch.abandon_check =
+        superseded_check(std::make_unique<rendezvous::TcpStore>(
+                             transport::Endpoint{launch.rendezvous_addr, launch.rendezvous_port},
+                             transport::Secret::from_hex(launch.secret_hex), config_.start_timeout),
+                         seat.round);
+    logger_.set_prefix(fmt::format("[kolo rank {}/{}]", launch.rank, launch.size));
+    logger_.info("elastic worker {} joins round {} as rank {} of {}", identity->worker_id,
+                 seat.round, seat.rank, seat.size);
+  }
+  session_ = std::make_unique<Session>(config_, launch, round, handles_, logger_);
+  elastic_round_ = last_elastic_round_ > 0 ? static_cast<int64_t>(round) : 0;
   if (launch.launcher_local_rank >= 0 &&
       launch.launcher_local_rank != session_->world().local_rank) {
-    logger_.warn("the launcher's local rank {} differs from kolo's {} (ranks of one host are "
-                 "numbered by rank order)",
-                 launch.launcher_local_rank, session_->world().local_rank);
+    logger_.warn(
+        "the launcher's local rank {} differs from kolo's {} (ranks of one host are "
+        "numbered by rank order)",
+        launch.launcher_local_rank, session_->world().local_rank);
   }
   logger_.debug("initialized: local rank {}/{}, cross rank {}/{}", session_->world().local_rank,
                 session_->world().local_size, session_->world().cross_rank,
                 session_->world().cross_size);
+}
+
+rendezvous::Store& Runtime::elastic_store(const LaunchInfo& launch) {
+  std::lock_guard elastic(elastic_mutex_);
+  if (!elastic_store_) {
+    if (launch.rendezvous_addr.empty() || launch.secret_hex.empty()) {
+      throw InvalidArgument(
+          "KOLO_ELASTIC=1 without a rendezvous address and secret: elastic workers must be "
+          "started by kolorun");
+    }
+    elastic_store_ = std::make_unique<rendezvous::TcpStore>(
+        transport::Endpoint{launch.rendezvous_addr, launch.rendezvous_port},
+        transport::Secret::from_hex(launch.secret_hex), config_.start_timeout);
+  }
+  return *elastic_store_;
+}
+
+int64_t Runtime::elastic_round() const {
+  std::lock_guard lock(mutex_);
+  return session_ ? elastic_round_ : 0;
+}
+
+std::pair<int64_t, std::string> Runtime::elastic_hosts_updated() {
+  std::lock_guard elastic(elastic_mutex_);
+  if (!elastic_store_) {
+    throw Error(
+        "elastic_hosts_updated: this process is not an elastic worker (start it with "
+        "kolorun --min-np/--max-np/--host-discovery-script, then init())");
+  }
+  std::string text;
+  try {
+    text = elastic_store_->get(std::string(rendezvous::kElasticHostsUpdatedKey), Duration::zero());
+  } catch (const TimeoutError&) {
+    return {0, ""};
+  }
+  const auto space = text.find(' ');
+  return {std::stoll(text.substr(0, space)),
+          space == std::string::npos ? "" : text.substr(space + 1)};
+}
+
+void Runtime::elastic_commit(int64_t commits) {
+  std::lock_guard elastic(elastic_mutex_);
+  if (!elastic_store_) return;  // not elastic: nothing to tell
+  elastic_store_->set(std::string(rendezvous::kElasticCommitKey), std::to_string(commits));
 }
 
 void Runtime::shutdown() {

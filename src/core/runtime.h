@@ -5,6 +5,8 @@
 
 #include <memory>
 #include <mutex>
+#include <string>
+#include <utility>
 
 #include "base/logger.h"
 #include "core/config.h"
@@ -47,6 +49,15 @@ class Runtime {
   [[nodiscard]] bool poll(HandleId handle) const { return handles_.poll(handle); }
   void wait(HandleId handle) const { handles_.wait(handle); }
   OwnedBuffer release(HandleId handle) { return handles_.release(handle); }
+  // Elastic training (KOLO_ELASTIC=1, core/elastic_join.h). The membership round the current
+  // session belongs to (0: not elastic, or not initialized).
+  [[nodiscard]] int64_t elastic_round() const;
+  // kolorun's host-change notice: (stamp, "added"|"removed"|"mixed"); (0, "") when none yet.
+  // Throws when this process is not an elastic worker.
+  [[nodiscard]] std::pair<int64_t, std::string> elastic_hosts_updated();
+  // Rank 0 records how many commits it made (kolorun names it when a worker is lost).
+  void elastic_commit(int64_t commits);
+
   // hvd.start_timeline / stop_timeline; throw when not initialized.
   void start_timeline(const std::string& path, bool mark_cycles);
   void stop_timeline();
@@ -65,6 +76,13 @@ class Runtime {
   std::unique_ptr<rendezvous::TcpStoreServer> mpi_store_server_;
   std::unique_ptr<Session> session_;
   uint64_t rounds_ = 0;  // init() calls so far; names rendezvous keys of each round
+  // Elastic: a store client kept across sessions (for the launcher's keys), the round of the
+  // current session and the last round this process was given a place in.
+  rendezvous::Store& elastic_store(const LaunchInfo& launch);  // requires mutex_ held
+  std::unique_ptr<rendezvous::Store> elastic_store_;
+  mutable std::mutex elastic_mutex_;  // elastic_store_ between init() and the bindings
+  int64_t elastic_round_ = 0;
+  int64_t last_elastic_round_ = 0;
 };
 
 // The one Runtime of this process.

@@ -48,6 +48,16 @@ struct LaunchOptions {
   // From the tuning-flag table (tuning_flags.h): variables to export to every rank.
   // --config-file values come first; a flag given on the command line replaces its file value.
   std::vector<std::pair<std::string, std::string>> tuning_environment;
+  // Elastic training: on when --min-np, --max-np or --host-discovery-script is given. Then
+  // num_proc is the start size, min_np defaults to it, max_np 0 means "every available slot".
+  bool elastic = false;
+  int min_np = 0;
+  int max_np = 0;
+  std::optional<std::string> discovery_script;
+  double elastic_timeout_seconds = 600;
+  std::optional<int> reset_limit;
+  std::optional<std::pair<double, double>> blacklist_cooldown;  // seconds, MIN MAX
+
   // Config-file keys kolo does not use, for kolorun to mention.
   std::vector<std::string> ignored_config_keys;
   // One line per horovodrun flag accepted without effect, saying what kolo does instead; kolorun

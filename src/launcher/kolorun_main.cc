@@ -9,6 +9,7 @@
 #include "base/logger.h"
 #include "launcher/check_build.h"
 #include "launcher/cli.h"
+#include "launcher/elastic_driver.h"
 #include "launcher/env.h"
 #include "launcher/job.h"
 #include "launcher/mpirun_launch.h"
@@ -34,6 +35,9 @@ int main(int argc, char** argv) {
   for (const auto& warning : parsed.options->warnings) logger.warn("{}", warning);
   try {
     if (parsed.options->use_mpi) exec_mpirun(*parsed.options, current_environment(), logger);
+    if (parsed.options->elastic) {
+      return run_elastic_job(*parsed.options, current_environment(), logger);
+    }
     return run_job(*parsed.options, current_environment(), logger);
   } catch (const kolo::InvalidArgument& error) {
     std::fprintf(stderr, "kolorun: error: %s\n", error.what());

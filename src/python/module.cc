@@ -5,6 +5,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -145,11 +146,21 @@ NB_MODULE(_core, m) {
   // first, so InvalidArgument (a kolo::Error) must come after Error.
   nb::exception<kolo::Error>(m, "KoloError", PyExc_RuntimeError);
   nb::exception<kolo::InvalidArgument>(m, "KoloValueError", PyExc_ValueError);
+  // Elastic: the launcher's round leaves this worker out (its host was removed). Deliberately
+  // not a KoloError (HorovodInternalError), which elastic.run would answer with another reset:
+  // the worker is meant to end with exit code 0.
+  nb::exception<kolo::WorkerRemovedError>(m, "WorkerRemovedError", PyExc_Exception);
 
   m.def("init", [] { kolo::core::runtime().init(); }, nb::call_guard<nb::gil_scoped_release>());
   m.def("shutdown", [] { kolo::core::runtime().shutdown(); },
         nb::call_guard<nb::gil_scoped_release>());
   m.def("is_initialized", [] { return kolo::core::runtime().initialized(); });
+  // Elastic training (docs/elastic_protocol.md).
+  m.def("elastic_round", [] { return kolo::core::runtime().elastic_round(); });
+  m.def("elastic_hosts_updated", [] { return kolo::core::runtime().elastic_hosts_updated(); },
+        nb::call_guard<nb::gil_scoped_release>());
+  m.def("elastic_commit", [](int64_t commits) { kolo::core::runtime().elastic_commit(commits); },
+        nb::arg("commits"), nb::call_guard<nb::gil_scoped_release>());
   m.def("rank", [] { return kolo::core::runtime().world().rank; });
   m.def("size", [] { return kolo::core::runtime().world().size; });
   m.def("local_rank", [] { return kolo::core::runtime().world().local_rank; });

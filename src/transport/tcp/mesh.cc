@@ -110,6 +110,7 @@ class Acceptor {
   void run(const std::stop_token& stop) {
     try {
       while (!pending_.empty() && !stop.stop_requested() && !options_.deadline.expired()) {
+        if (options_.abandon_check) options_.abandon_check();
         // Short slices so a failure on the connecting side stops this thread promptly.
         Socket socket = accept_tcp(listener_, capped(options_.deadline, kSlice));
         if (!socket.valid()) continue;
@@ -258,6 +259,7 @@ std::unique_ptr<Link> connect_to(const MeshOptions& options, int peer, const Sec
       throw TimeoutError(
           fmt::format("{} at none of its addresses ({})", rank_on_host(options, peer), tried()));
     }
+    if (options.abandon_check) options.abandon_check();
     std::this_thread::sleep_for(std::min<Duration>(backoff, options.deadline.at() - Clock::now()));
     backoff = std::min(backoff * 2, std::chrono::milliseconds(500));
   }

@@ -11,6 +11,7 @@
 // so a connecting rank from the wrong round or job learns at once why it was refused.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +38,10 @@ struct MeshOptions {
   // Longest one outgoing attempt (connect, handshake, hello) at one candidate address may take
   // before the next candidate is tried.
   Duration attempt_timeout = std::chrono::seconds(3);
+  // Optional: called between accept slices and connect attempts, from both of connect_mesh's
+  // threads (so it must be thread-safe); it throws to give the mesh up (elastic training: the
+  // round being connected was superseded because a peer died during the reset).
+  std::function<void()> abandon_check;
 };
 
 // Returns links indexed by rank; links[rank] is null. Throws TimeoutError naming the ranks that

@@ -166,7 +166,9 @@ TEST(ParseCommandLine, Errors) {
   EXPECT_NE(parse_error({"-np", "two", "cmd"}).find("kolorun: error:"), std::string::npos);
   EXPECT_NE(parse_error({"-np", "2", "--bogus", "cmd"}).find("unrecognized option '--bogus'"),
             std::string::npos);
-  EXPECT_NE(parse_error({"-np", "2", "--min-np", "1", "cmd"}).find("does not support yet"),
+  EXPECT_NE(parse_error({"-np", "2", "--min-np", "3", "cmd"}).find("outside --min-np"),
+            std::string::npos);
+  EXPECT_NE(parse_error({"-np", "2", "--reset-limit", "1", "cmd"}).find("need elastic mode"),
             std::string::npos);
   EXPECT_NE(parse_error({"-np", "2", "-H", "a:1", "-hostfile", "f", "cmd"}).find("kolorun: error"),
             std::string::npos);

@@ -242,15 +242,45 @@ TEST(HorovodrunFlags, ConfigFileKeysOfTheseFlagsActAsTheFlags) {
   EXPECT_NE(result.options->warnings[0].find("--torus-allreduce"), std::string::npos);
 }
 
-TEST(HorovodrunFlags, ElasticFlagsAreStillRefusedByName) {
+TEST(HorovodrunFlags, ElasticFlagsTurnOnElasticMode) {
+  ParseResult result =
+      parse({"-np", "2", "--min-np", "1", "--max-np", "4", "--elastic-timeout", "60",
+             "--reset-limit", "3", "--blacklist-cooldown-range", "1", "5", "--slots", "2"});
+  ASSERT_TRUE(result.options.has_value()) << result.message;
+  const LaunchOptions& options = *result.options;
+  EXPECT_TRUE(options.elastic);
+  EXPECT_EQ(options.num_proc, 2);
+  EXPECT_EQ(options.min_np, 1);
+  EXPECT_EQ(options.max_np, 4);
+  EXPECT_EQ(options.elastic_timeout_seconds, 60);
+  EXPECT_EQ(options.reset_limit, 3);
+  ASSERT_TRUE(options.blacklist_cooldown.has_value());
+  EXPECT_EQ(options.blacklist_cooldown->first, 1);
+  EXPECT_EQ(options.blacklist_cooldown->second, 5);
+  EXPECT_EQ(options.slots_per_host, 2);
+
+  ParseResult script = parse({"--min-np", "2", "--host-discovery-script", "./d.sh"});
+  ASSERT_TRUE(script.options.has_value()) << script.message;
+  EXPECT_TRUE(script.options->elastic);
+  EXPECT_EQ(script.options->num_proc, 2);  // -np defaults to --min-np
+  EXPECT_EQ(script.options->max_np, 0);    // every available slot
+  EXPECT_EQ(script.options->elastic_timeout_seconds, 600);
+
+  ParseResult plain = parse({"-np", "2"});
+  ASSERT_TRUE(plain.options.has_value());
+  EXPECT_FALSE(plain.options->elastic);
+}
+
+TEST(HorovodrunFlags, ElasticFlagsRefuseContradictions) {
   for (const Args& words :
-       {Args{"--min-np", "1"}, Args{"--max-np", "4"}, Args{"--host-discovery-script", "d.sh"},
-        Args{"--reset-limit", "2"}, Args{"--elastic-timeout", "60"},
-        Args{"--blacklist-cooldown-range", "1", "5"}}) {
+       {Args{"-np", "5", "--max-np", "4"}, Args{"--min-np", "3", "--max-np", "2"},
+        Args{"--min-np", "0"},
+        Args{"-np", "2", "--min-np", "1", "--blacklist-cooldown-range", "5", "1"},
+        Args{"-np", "2", "--min-np", "1", "-H", "a:2", "--host-discovery-script", "d.sh"},
+        Args{"-np", "2", "--elastic-timeout", "60"}}) {
     ParseResult result = parse(words);
-    EXPECT_FALSE(result.options.has_value()) << words.front();
-    EXPECT_NE(result.message.find(words.front()), std::string::npos) << result.message;
-    EXPECT_NE(result.message.find("does not support yet"), std::string::npos) << result.message;
+    EXPECT_FALSE(result.options.has_value()) << words.front() << " " << words.back();
+    EXPECT_EQ(result.exit_code, 2) << result.message;
   }
 }
 

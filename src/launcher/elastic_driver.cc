@@ -1,0 +1,572 @@
+#include "launcher/elastic_driver.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "base/errors.h"
+#include "launcher/agent_protocol.h"
+#include "launcher/blacklist.h"
+#include "launcher/discovery.h"
+#include "launcher/elastic_rounds.h"
+#include "launcher/env_forwarding.h"
+#include "launcher/group_signal.h"
+#include "launcher/host_network.h"
+#include "launcher/host_sources.h"
+#include "launcher/local_host.h"
+#include "launcher/local_spawner.h"
+#include "launcher/output.h"
+#include "launcher/signals.h"
+#include "launcher/spawner.h"
+#include "launcher/ssh_command.h"
+#include "launcher/ssh_spawner.h"
+#include "rendezvous/elastic_keys.h"
+#include "rendezvous/tcp_store.h"
+#include "transport/shm/job_names.h"
+#include "transport/tcp/auth.h"
+
+namespace kolo::launcher {
+
+namespace {
+
+constexpr int kPollMs = 100;
+// After SIGTERM (job ending, or an interrupt), how long workers get before SIGKILL.
+constexpr auto kStopGrace = std::chrono::seconds(5);
+// A worker of a removed host exits 0 on its own once a round leaves it out; past this long after
+// that round it is killed (not counted as a failure).
+constexpr auto kRemovedGrace = std::chrono::seconds(10);
+// The discovery script must answer within this.
+constexpr auto kDiscoveryTimeout = std::chrono::seconds(10);
+
+Duration seconds(double value) {
+  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(value));
+}
+
+// KOLO_PEER_TIMEOUT / HOROVOD_PEER_TIMEOUT as the workers will read it (default 30 s).
+double peer_timeout_seconds(const Environment& env) {
+  for (const char* name : {"KOLO_PEER_TIMEOUT", "HOROVOD_PEER_TIMEOUT"}) {
+    const auto found = env.find(name);
+    if (found == env.end() || found->second.empty()) continue;
+    char* end = nullptr;
+    const double value = std::strtod(found->second.c_str(), &end);
+    if (end != found->second.c_str() && *end == '\0' && value > 0) return value;
+  }
+  return 30.0;
+}
+
+// "was killed by signal SIGKILL (9)" reads better in "lost (killed by ...)".
+std::string without_was(std::string text) {
+  if (text.rfind("was ", 0) == 0) text.erase(0, 4);
+  return text;
+}
+
+std::vector<std::string> hosts_of(const std::vector<HostSlots>& pool) {
+  std::vector<std::string> names;
+  for (const auto& host : pool) names.push_back(fmt::format("{}:{}", host.host, host.slots));
+  return names;
+}
+
+struct Worker {
+  ElasticWorker who;
+  pid_t pid = -1;
+  UniqueFd control;
+  std::shared_ptr<std::optional<ExitStatus>> agent_report;
+  std::optional<ExitStatus> status;  // set once reaped
+  bool removed = false;              // its host left the pool: no assignment from now on
+  std::optional<Clock::time_point> dismissed_at;  // first round that left it out
+  bool member = false;                            // in the latest published round
+  int rank = -1;                                  // its rank there
+  bool stuck = false;                             // killed by kolorun for not arriving at a reset
+  bool hard_stopped = false;                      // kolorun ended its ssh session itself
+  [[nodiscard]] bool running() const { return !status.has_value(); }
+  [[nodiscard]] bool included() const { return running() && !removed; }
+};
+
+class ElasticDriver {
+ public:
+  ElasticDriver(const LaunchOptions& options, const Environment& inherited, const Logger& logger)
+      : options_(options), logger_(logger), blacklist_(options.blacklist_cooldown) {
+    base_env_ = inherited;
+    apply_env_options(options.forwarded_env, base_env_);
+    peer_timeout_ = seconds(peer_timeout_seconds(base_env_));
+  }
+
+  int run();
+
+ private:
+  void say(const std::string& line) const {
+    std::fprintf(stderr, "[kolorun] elastic: %s\n", line.c_str());
+    std::fflush(stderr);
+  }
+  std::vector<HostSlots> discover();
+  void refresh_pool(Clock::time_point now);
+  int fill_slots(Clock::time_point now);
+  void spawn(const std::string& host, int slot, int planned_rank, int planned_size);
+  void reap();
+  void on_exit(Worker& worker, ExitStatus status);
+  void publish_round(const std::string& why);
+  void check_ready(Clock::time_point now);
+  void handle_signals();
+  void stop_all(const std::string& why, int code);
+  void signal_worker(Worker& worker, int signal);
+  void dismiss_removed(Clock::time_point now);
+  [[nodiscard]] int included_count() const;
+  [[nodiscard]] int usable_slots(Clock::time_point now) const;
+  [[nodiscard]] bool slots_can_come_back() const;
+  [[nodiscard]] std::string commit_text();
+  [[nodiscard]] std::vector<int> running_pids() const;
+
+  const LaunchOptions& options_;
+  const Logger& logger_;
+  Environment base_env_;
+  Duration peer_timeout_{};
+  Blacklist blacklist_;
+  std::vector<HostSlots> pool_;
+  std::unique_ptr<SpawnerSelector> spawners_;
+  std::unique_ptr<OutputMultiplexer> output_;
+  std::unique_ptr<rendezvous::TcpStore> store_;
+  std::unique_ptr<SignalWatcher> signals_;
+  JobSettings job_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  int next_serial_ = 0;
+  int64_t round_ = 0;  // latest published round
+  int resets_ = 0;
+  int64_t hosts_stamp_ = 0;
+  std::set<std::string> pending_change_;  // "added" / "removed" not yet told to the workers
+  std::optional<Clock::time_point> reset_started_;  // a member asked for round_ + 1
+  bool finishing_ = false;           // a member exited 0: the job is ending, no more rounds
+  std::optional<int> failure_code_;  // the job ends in failure with this code
+  std::optional<Clock::time_point> kill_at_;
+  std::optional<Clock::time_point> next_discovery_;
+};
+
+std::vector<HostSlots> ElasticDriver::discover() {
+  const std::string text = run_discovery_script(*options_.discovery_script, kDiscoveryTimeout);
+  return parse_discovery_output(text, options_.slots_per_host.value_or(1));
+}
+
+int ElasticDriver::included_count() const {
+  return static_cast<int>(
+      std::count_if(workers_.begin(), workers_.end(), [](const auto& w) { return w->included(); }));
+}
+
+int ElasticDriver::usable_slots(Clock::time_point now) const {
+  int slots = 0;
+  for (const auto& host : pool_) {
+    if (!blacklist_.blocked(host.host, now)) slots += host.slots;
+  }
+  return slots;
+}
+
+bool ElasticDriver::slots_can_come_back() const {
+  return options_.discovery_script.has_value() || options_.blacklist_cooldown.has_value();
+}
+
+std::string ElasticDriver::commit_text() {
+  try {
+    return store_->get(std::string(rendezvous::kElasticCommitKey), Duration::zero());
+  } catch (const Error&) {
+    return "0";  // nothing committed yet
+  }
+}
+
+void ElasticDriver::refresh_pool(Clock::time_point now) {
+  if (!options_.discovery_script) return;
+  if (next_discovery_ && now < *next_discovery_) return;
+  next_discovery_ = now + kDiscoveryInterval;
+  std::vector<HostSlots> found;
+  try {
+    found = discover();
+  } catch (const Error& error) {
+    logger_.warn("host discovery failed (keeping the last answer): {}", error.what());
+    return;
+  }
+  std::map<std::string, int> before;
+  for (const auto& host : pool_) before[host.host] = host.slots;
+  std::map<std::string, int> after;
+  for (const auto& host : found) after[host.host] = host.slots;
+  for (const auto& [host, slots] : after) {
+    if (!before.contains(host)) say(fmt::format("host {} added ({} slots)", host, slots));
+  }
+  for (auto& worker : workers_) {
+    const auto found_host = after.find(worker->who.host);
+    const bool gone = found_host == after.end() || worker->who.slot >= found_host->second;
+    if (gone && worker->included()) {
+      worker->removed = true;
+      pending_change_.insert("removed");
+    }
+  }
+  for (const auto& [host, slots] : before) {
+    if (!after.contains(host)) {
+      say(fmt::format("host {} removed; its workers leave at the next reset", host));
+    }
+  }
+  pool_ = std::move(found);
+}
+
+void ElasticDriver::spawn(const std::string& host, int slot, int planned_rank, int planned_size) {
+  auto worker = std::make_unique<Worker>();
+  worker->who = ElasticWorker{next_serial_++, host, slot};
+  SlotAssignment place{host, planned_rank, planned_size, slot, slot + 1, 0, 1};
+  Environment env = build_rank_environment(base_env_, job_, place);
+  env["KOLO_ELASTIC"] = "1";
+  env["HOROVOD_ELASTIC"] = "1";
+  env["KOLO_WORKER_ID"] = worker->who.id();
+  env["KOLO_ELASTIC_FIRST_ROUND"] = std::to_string(round_ + 1);
+  env["KOLO_ELASTIC_TIMEOUT"] = format_seconds(options_.elastic_timeout_seconds);
+  SpawnRequest request{place, options_.command, std::move(env)};
+  SpawnedProcess process = spawners_->for_host(host).spawn(request);
+  worker->pid = process.pid;
+  worker->control = std::move(process.control);
+  OutputMultiplexer::LineFilter filter;
+  if (worker->control.valid()) {
+    worker->agent_report = std::make_shared<std::optional<ExitStatus>>();
+    filter = [report = worker->agent_report](std::string_view line) {
+      auto status = parse_agent_status_line(line);
+      if (status) *report = status;
+      return status.has_value();
+    };
+  }
+  output_->add_rank(worker->who.serial, std::move(process.stdout_read),
+                    std::move(process.stderr_read), std::move(filter));
+  logger_.info("started worker {} (pid {})", worker->who.id(), worker->pid);
+  workers_.push_back(std::move(worker));
+}
+
+int ElasticDriver::fill_slots(Clock::time_point now) {
+  if (finishing_ || failure_code_) return 0;
+  const int target = elastic_target(usable_slots(now), options_.max_np);
+  // Before the first round: exactly -np workers (more join later, as horovodrun does).
+  const int wanted =
+      (round_ == 0 ? std::min(target, options_.num_proc) : target) - included_count();
+  if (wanted <= 0) return 0;
+  std::vector<ElasticWorker> running;
+  for (const auto& worker : workers_) {
+    if (worker->running()) running.push_back(worker->who);
+  }
+  const auto free = slots_to_fill(
+      pool_, [&](const std::string& host) { return blacklist_.blocked(host, now); }, running,
+      wanted);
+  int started = 0;
+  const int size = included_count() + static_cast<int>(free.size());
+  for (const auto& [host, slot] : free) {
+    try {
+      spawn(host, slot, included_count(), size);
+      ++started;
+    } catch (const Error& error) {
+      say(fmt::format("cannot start a worker on host {}: {}; host blacklisted", host,
+                      error.what()));
+      blacklist_.add(host, now);
+    }
+  }
+  return started;
+}
+
+void ElasticDriver::publish_round(const std::string& why) {
+  std::vector<ElasticWorker> candidates;
+  for (const auto& worker : workers_) {
+    if (worker->included()) candidates.push_back(worker->who);
+  }
+  const auto members = round_order(candidates);
+  const int64_t round = round_ + 1;
+  for (const auto& [key, value] : round_publication(round, members)) store_->set(key, value);
+  round_ = round;
+  if (round > 1) ++resets_;
+  reset_started_.reset();
+  pending_change_.clear();  // the new round already reflects every change so far
+  std::map<std::string, int> rank_of;
+  for (size_t r = 0; r < members.size(); ++r) rank_of[members[r].id()] = static_cast<int>(r);
+  const auto now = Clock::now();
+  for (auto& worker : workers_) {
+    const auto found = rank_of.find(worker->who.id());
+    worker->member = found != rank_of.end();
+    worker->rank = worker->member ? found->second : -1;
+    if (!worker->member && worker->running() && !worker->dismissed_at) worker->dismissed_at = now;
+  }
+  logger_.info("round {} published: {} worker(s) ({})", round, members.size(), why);
+}
+
+void ElasticDriver::on_exit(Worker& worker, ExitStatus status) {
+  output_->drain_rank(worker.who.serial);
+  if (worker.agent_report) {
+    if (*worker.agent_report) status = **worker.agent_report;
+    worker.control.reset();
+  }
+  worker.status = status;
+  const auto now = Clock::now();
+  const std::string where = worker.member
+                                ? fmt::format("rank {} on host {}", worker.rank, worker.who.host)
+                                : fmt::format("worker {}", worker.who.id());
+  if (status.success()) {
+    if (worker.member && !worker.removed) finishing_ = true;
+    logger_.info("{} exited with code 0", where);
+    return;
+  }
+  if (finishing_ || failure_code_ || kill_at_) {
+    if (!failure_code_ && !kill_at_) failure_code_ = status.shell_code();
+    logger_.error("{} {}", where, status.describe());
+    return;
+  }
+  if (worker.removed && worker.dismissed_at) return;  // killed by us after leaving
+  blacklist_.add(worker.who.host, now);
+  const std::string how =
+      worker.stuck
+          ? fmt::format("stuck: no reset within {} s, killed",
+                        format_seconds(std::chrono::duration<double>(peer_timeout_).count() + 1))
+          : without_was(status.describe());
+  fill_slots(now);
+  const int remaining = included_count();
+  say(fmt::format("{} lost ({}); continuing with {} ranks from commit {}", where, how, remaining,
+                  commit_text()));
+  if (remaining >= options_.min_np) publish_round(fmt::format("{} lost", where));
+}
+
+void ElasticDriver::reap() {
+  for (auto& worker : workers_) {
+    if (!worker->running()) continue;
+    int status = 0;
+    const pid_t pid = ::waitpid(worker->pid, &status, WNOHANG);
+    if (pid == worker->pid) on_exit(*worker, ExitStatus::from_wait_status(status));
+    if (pid < 0 && errno == ECHILD) on_exit(*worker, ExitStatus::exited_with(0));
+  }
+}
+
+void ElasticDriver::check_ready(Clock::time_point now) {
+  if (round_ == 0 || finishing_ || failure_code_ || kill_at_) return;
+  int64_t count = 0;
+  try {
+    count =
+        std::stoll(store_->get(rendezvous::elastic_ready_count_key(round_ + 1), Duration::zero()));
+  } catch (const Error&) {
+    return;  // nobody asked for the next round
+  } catch (const std::exception&) {
+    return;
+  }
+  if (count <= 0) return;
+  bool member_ready = false;
+  std::vector<Worker*> waiting;
+  for (auto& worker : workers_) {
+    if (!worker->included()) continue;
+    bool ready = false;
+    try {
+      (void)store_->get(rendezvous::elastic_ready_key(round_ + 1, worker->who.id()),
+                        Duration::zero());
+      ready = true;
+    } catch (const Error&) {
+    }
+    if (ready && worker->member) member_ready = true;
+    if (!ready) waiting.push_back(worker.get());
+  }
+  if (!member_ready) return;  // new workers wait until the members come to a reset
+  if (!reset_started_) reset_started_ = now;
+  if (waiting.empty()) {
+    if (included_count() >= options_.min_np) publish_round("every worker ready");
+    return;
+  }
+  if (now - *reset_started_ < peer_timeout_ + std::chrono::seconds(1)) return;
+  for (Worker* worker : waiting) {
+    if (worker->stuck) continue;
+    worker->stuck = true;
+    logger_.warn("worker {} did not arrive at the reset; killing it (SIGKILL)", worker->who.id());
+    signal_worker(*worker, SIGKILL);
+  }
+}
+
+void ElasticDriver::dismiss_removed(Clock::time_point now) {
+  for (auto& worker : workers_) {
+    if (worker->running() && worker->dismissed_at && !worker->hard_stopped &&
+        now - *worker->dismissed_at > peer_timeout_ + kRemovedGrace) {
+      logger_.warn("worker {} left the job but did not exit; killing it", worker->who.id());
+      signal_worker(*worker, SIGKILL);
+    }
+  }
+}
+
+void ElasticDriver::signal_worker(Worker& worker, int signal) {
+  if (worker.control.valid()) {
+    if (signal == SIGKILL) {
+      worker.control.reset();  // the agent kills the rank when its session ends
+      worker.hard_stopped = true;
+    } else {
+      const std::string request = agent_signal_request(signal);
+      if (write_fully(worker.control.get(), request.data(), request.size())) return;
+    }
+  }
+  if (signal == SIGKILL) worker.hard_stopped = true;
+  (void)signal_group(worker.pid, signal);
+}
+
+void ElasticDriver::stop_all(const std::string& why, int code) {
+  if (kill_at_) return;
+  if (!failure_code_) failure_code_ = code;
+  if (!why.empty()) say(why);
+  for (auto& worker : workers_) {
+    if (worker->running()) signal_worker(*worker, SIGTERM);
+  }
+  kill_at_ = Clock::now() + kStopGrace;
+}
+
+void ElasticDriver::handle_signals() {
+  for (int signal : signals_->read_pending()) {
+    if (signal == SIGCHLD) continue;
+    if (kill_at_) {
+      for (auto& worker : workers_) {
+        if (worker->running()) signal_worker(*worker, SIGKILL);
+      }
+      continue;
+    }
+    logger_.warn("received {}: forwarded to the workers", signal_name(signal));
+    stop_all("", 128 + signal);
+  }
+}
+
+std::vector<int> ElasticDriver::running_pids() const {
+  std::vector<int> pids;
+  for (const auto& worker : workers_) {
+    if (worker->running()) pids.push_back(worker->pid);
+  }
+  return pids;
+}
+
+int ElasticDriver::run() {
+  signals_ = std::make_unique<SignalWatcher>();
+  const std::string machine = machine_hostname();
+  if (options_.discovery_script) {
+    pool_ = discover();  // the first answer must work: a broken script is a usage error
+  } else {
+    HostSourceOptions sources{options_.hosts,
+                              options_.hostfile,
+                              options_.hostfile_format,
+                              options_.slots_per_host,
+                              std::max(options_.num_proc, options_.max_np),
+                              HostSourceOptions::kDefaultVolcanoPath,
+                              machine};
+    pool_ = hosts_for_launch(sources, lookup_in(base_env_)).hosts;
+  }
+  char cwd[4096] = {};
+  if (::getcwd(cwd, sizeof(cwd) - 1) == nullptr) throw SystemError("getcwd", errno, "kolorun");
+  const std::string kolorun = own_executable_path();
+  const SshOptions ssh{options_.ssh_port, options_.ssh_identity_file, std::nullopt};
+  spawners_ = std::make_unique<SpawnerSelector>(
+      machine, std::make_unique<LocalSpawner>(),
+      std::make_unique<SshSpawner>(ssh, kolorun, cwd, options_.forwarded_env));
+  std::vector<std::string> remote_hosts;
+  for (const auto& host : pool_) {
+    if (spawners_->is_remote(host.host)) remote_hosts.push_back(host.host);
+  }
+  // With a discovery script remote hosts may only appear later: then listen where they can reach.
+  if (remote_hosts.empty() && options_.discovery_script && !options_.network_interfaces.empty()) {
+    remote_hosts.emplace_back("");
+  }
+  const auto secret = transport::Secret::generate();
+  const std::string address = rendezvous_bind_address(remote_hosts, options_.network_interfaces);
+  rendezvous::TcpStoreServer server(address, 0, secret, logger_);
+  job_.rendezvous_addr = address;
+  job_.rendezvous_port = server.port();
+  job_.secret_hex = secret.to_hex();
+  job_.start_timeout_seconds = options_.start_timeout_seconds;
+  job_.log_level = options_.log_level;
+  job_.extra = options_.tuning_environment;
+  if (!options_.network_interfaces.empty()) {
+    const std::string names = fmt::format("{}", fmt::join(options_.network_interfaces, ","));
+    job_.extra.emplace_back("KOLO_IFACE", names);
+    job_.extra.emplace_back("HOROVOD_GLOO_IFACE", names);
+  }
+  store_ = std::make_unique<rendezvous::TcpStore>(
+      transport::Endpoint{job_.rendezvous_addr, job_.rendezvous_port}, secret,
+      std::chrono::seconds(5));
+  output_ = std::make_unique<OutputMultiplexer>(OutputOptions{
+      1, 2, options_.output_filename, std::max({options_.num_proc, options_.max_np, 1}),
+      options_.prefix_output_with_timestamp});
+  MinSizeWatch min_size(options_.min_np, seconds(options_.elastic_timeout_seconds));
+
+  fill_slots(Clock::now());
+  std::vector<pollfd> fds;
+  while (true) {
+    reap();
+    const auto now = Clock::now();
+    if (running_pids().empty() && (finishing_ || failure_code_ || kill_at_)) break;
+    if (!finishing_ && !failure_code_ && !kill_at_) {
+      refresh_pool(now);
+      const bool added = fill_slots(now) > 0 && round_ > 0;
+      if (added) pending_change_.insert("added");
+      if (round_ == 0 && included_count() >= options_.min_np) publish_round("start");
+      check_ready(now);
+      if (!pending_change_.empty() && round_ > 0) {
+        const std::string kind = pending_change_.size() > 1 ? "mixed" : *pending_change_.begin();
+        store_->set(std::string(rendezvous::kElasticHostsUpdatedKey),
+                    fmt::format("{} {}", ++hosts_stamp_, kind));
+        if (kind != "removed") {
+          say(fmt::format("growing to {} ranks at the next commit", included_count()));
+        }
+        pending_change_.clear();
+      }
+      dismiss_removed(now);
+      const int available = included_count();
+      if (min_size.update(available, now) == MinSizeWatch::Verdict::expired) {
+        stop_all(fmt::format("only {} worker(s) available (hosts: {}; blacklisted: {}), fewer "
+                             "than --min-np {} for longer than --elastic-timeout {} s; ending "
+                             "the job",
+                             available, fmt::join(hosts_of(pool_), ","),
+                             fmt::join(blacklist_.blocked_hosts(now), ","), options_.min_np,
+                             format_seconds(options_.elastic_timeout_seconds)),
+                 1);
+      } else if (available < options_.min_np && !slots_can_come_back() &&
+                 usable_slots(now) < options_.min_np) {
+        stop_all(fmt::format("only {} worker(s) left and no slot can come back (hosts {}; "
+                             "blacklisted after failures: {}; no discovery script or "
+                             "--blacklist-cooldown-range), fewer than --min-np {}; ending the job",
+                             available, fmt::join(hosts_of(pool_), ","),
+                             fmt::join(blacklist_.blocked_hosts(now), ","), options_.min_np),
+                 1);
+      } else if (options_.reset_limit && resets_ > *options_.reset_limit) {
+        stop_all(fmt::format("{} resets exceed --reset-limit {}; ending the job", resets_,
+                             *options_.reset_limit),
+                 1);
+      }
+    }
+    if (kill_at_ && now >= *kill_at_) {
+      for (auto& worker : workers_) {
+        if (worker->running() && !worker->hard_stopped) signal_worker(*worker, SIGKILL);
+      }
+    }
+    fds.clear();
+    fds.push_back(pollfd{signals_->fd(), POLLIN, 0});
+    output_->append_pollfds(fds);
+    const int ready = ::poll(fds.data(), fds.size(), kPollMs);
+    if (ready < 0 && errno != EINTR) throw SystemError("poll", errno, "kolorun elastic driver");
+    if (ready <= 0) continue;
+    if (fds[0].revents != 0) handle_signals();
+    for (size_t i = 1; i < fds.size(); ++i) output_->handle(fds[i]);
+  }
+  const Deadline drain(std::chrono::seconds(2));
+  while (!output_->all_closed() && !drain.expired()) output_->pump(drain.remaining_ms(100));
+  output_->close_all();
+  (void)transport::shm::remove_job_leftovers(transport::shm::job_tag(job_.secret_hex));
+  if (failure_code_) {
+    logger_.error("elastic job failed; kolorun exits with status {}", *failure_code_);
+    return *failure_code_;
+  }
+  logger_.info("every worker of round {} exited with code 0", round_);
+  return 0;
+}
+
+}  // namespace
+
+int run_elastic_job(const LaunchOptions& options, const Environment& inherited,
+                    const Logger& logger) {
+  ElasticDriver driver(options, inherited, logger);
+  return driver.run();
+}
+
+}  // namespace kolo::launcher

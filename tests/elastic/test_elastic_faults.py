@@ -8,8 +8,10 @@ ended on its own (no case may hang)."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import signal
 import sys
 
 from elastic_harness import WORKERS, Discovery, ElasticJob
@@ -111,11 +113,14 @@ def test_sigstopped_worker_is_dropped_after_the_peer_timeout(tmp_path):
 
 
 def test_worker_dying_during_the_reset(tmp_path):
-    """Point 3: rank 2 is killed at step 4; while the others re-form the job, rank 1 dies inside
-    its init(). The reset is tried again and rank 0 finishes alone from commit 4."""
+    """Point 3: rank 2 is killed at step 4; while the others re-form the job, rank 1 is killed
+    as it enters init(). The reset goes on (or is tried again, if the round was already formed)
+    and rank 0 finishes alone from commit 4."""
     discovery = Discovery(tmp_path, hosts(2, 3, 4))
-    job, _ = start(tmp_path, discovery, 3, 1, 3, "--samples", "60", "--kill", "0:4:2:KILL",
-                   "--die-in-reset", "1")
+    job, _ = start(tmp_path, discovery, 3, 1, 3, "--samples", "60", "--step-sleep", "0.1",
+                   "--kill", "0:4:2:KILL", "--die-in-reset", "1")
+    line = job.lines[job.wait_for(r"DIE-IN-RESET rank=1 pid=\d+")][1]
+    os.kill(int(re.search(r"pid=(\d+)", line).group(1)), signal.SIGKILL)
     code = job.finish()
     assert_trained_to_the_end(job, code, 1)
     assert_survivors_keep_their_order(job)

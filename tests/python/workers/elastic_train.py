@@ -16,8 +16,8 @@ Faults, each at most once per job (a marker file in --marker-dir says it happene
                               its gradients' allreduces are in flight
   --hosts-update EPOCH:STEP   rank 0 is told that hosts were added (HostsUpdatedInterrupt at
                               the next commit on every rank, no rollback)
-  --die-in-reset RANK         the worker of first-round rank RANK dies (SIGKILL) inside the
-                              init() of its first reset
+  --die-in-reset RANK         the worker of first-round rank RANK prints DIE-IN-RESET pid=P
+                              when its first reset enters init() (the test kills it then)
 STEP counts committed steps of the whole job (state.step). Prints, from rank 0:
   SYNC size=N step=S hash=H t=T members=ID,... after each sync (worker ids in rank order)
   EPOCH e exactly-once size=N
@@ -47,7 +47,8 @@ parser.add_argument("--kill", default=None)
 parser.add_argument("--hosts-update", default=None)
 parser.add_argument("--step-sleep", type=float, default=0.0)
 parser.add_argument("--die-in-reset", type=int, default=None,
-                    help="the worker of first-round rank N dies inside its first reset's init()")
+                    help="the worker of first-round rank N says when its first reset enters "
+                         "init(), so that the test can kill it there")
 parser.add_argument("--marker-dir", default=None)
 args = parser.parse_args()
 
@@ -100,21 +101,19 @@ def state_hash(model, optimizer):
 
 
 if args.die_in_reset is not None:
-    # This worker dies while the job re-forms after the first failure: inside init(), once it
-    # has announced itself to the launcher and is joining the new round.
-    import threading
-
+    # This worker announces, on entering the init() of its first reset, that it is about to
+    # join the new round; the test SIGKILLs it then (by the pid printed), while the others are
+    # re-forming the job.
     import kolo.torch.elastic as elastic_module
 
     real_init = elastic_module.init
 
-    def init_then_die():
+    def announce_then_init():
         if int(os.environ.get("KOLO_RANK", "-1")) == args.die_in_reset and once("die_in_reset"):
-            print(f"DIE-IN-RESET rank={args.die_in_reset}", flush=True)
-            threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGKILL)).start()
+            print(f"DIE-IN-RESET rank={args.die_in_reset} pid={os.getpid()}", flush=True)
         real_init()
 
-    elastic_module.init = init_then_die
+    elastic_module.init = announce_then_init
 
 hvd.init()
 torch.manual_seed(1234)

@@ -340,3 +340,15 @@ def test_reset_limit_must_be_a_whole_number(monkeypatch):
     monkeypatch.delenv("KOLO_RESET_LIMIT")
     monkeypatch.setenv("HOROVOD_RESET_LIMIT", "3")
     assert launcher_link.reset_limit() == 3
+
+
+def test_torch_state_resplits_samplers_after_a_reset_without_sync(monkeypatch):
+    """Hosts only removed: run() skips the sync, so on_reset must re-split the samplers."""
+    monkeypatch.setattr(sampler_module, "rank", lambda: 1)
+    monkeypatch.setattr(sampler_module, "size", lambda: 3)
+    sampler = sampler_module.ElasticSampler(Dataset(12), shuffle=False)
+    state = hvd.elastic.TorchState(sampler=sampler)
+    sampler.record_batch(0, 2)  # 6 samples done on 3 ranks
+    monkeypatch.setattr(sampler_module, "size", lambda: 2)  # a host left; rank 1 of 2 now
+    state.on_reset()
+    assert (sampler.num_replicas, list(sampler)) == (2, [7, 9, 11])

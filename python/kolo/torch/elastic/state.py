@@ -45,6 +45,9 @@ class StateHandler:
         self.value = value
         self.save()
 
+    def on_reset(self) -> None:
+        """Called after each reset, before the sync (which a removal of hosts skips)."""
+
 
 class _StateDictHandler(StateHandler):
     """An object with ``state_dict()`` / ``load_state_dict()``: saved as a deep copy."""
@@ -96,6 +99,11 @@ class SamplerStateHandler(_StateDictHandler):
         self.value.processed_indices = set(state["processed_indices"])
         self.value.local_indices = set()
         self._saved = state
+
+    def on_reset(self) -> None:
+        # The ranks and the size changed: split what is left of the epoch anew. Needed when the
+        # sync is skipped (hosts only removed), where no load_state_dict does it.
+        self.value.reset()
 
 
 _handler_registry = [
@@ -166,6 +174,11 @@ class TorchState(ObjectState):
         for handler in sorted(self._handlers.values(), key=lambda h: h.sync_order):
             handler.sync()
         super().sync()
+
+    def on_reset(self) -> None:
+        for handler in self._handlers.values():
+            handler.on_reset()
+        super().on_reset()
 
     def __setattr__(self, name: str, value: Any) -> None:
         if hasattr(self, name) and name in self._handlers:

@@ -96,10 +96,10 @@ Connected bootstrap(const LaunchInfo& launch, const Config& config, uint64_t rou
   mesh.endpoints.resize(launch.size);
   for (int r = 0; r < launch.size; ++r) {
     hostnames[r] = await_peer_key(store, key(round, "host", r), r, config.start_timeout,
-                                  server.to_string(), launch.abandon_check);
+                                  server.to_string(), launch.failure_key, launch.abandon_check);
     mesh.endpoints[r] =
         parse_addresses(await_peer_key(store, key(round, "addr", r), r, config.start_timeout,
-                                       server.to_string(), launch.abandon_check));
+                                       server.to_string(), launch.failure_key, launch.abandon_check));
   }
   mesh.hosts = hostnames;
   mesh.deadline = Deadline(config.start_timeout);

@@ -87,6 +87,9 @@ struct LaunchInfo {
   // Elastic training (core/elastic_join.h) sets it: bootstrap calls it while it waits, and it
   // throws once the round being joined was superseded.
   std::function<void()> abandon_check;
+  // Where the launcher reports a lost rank (rendezvous/keys.h kFailureKey; elastic training
+  // uses one key per round, as later rounds must not fail on an earlier round's loss).
+  std::string failure_key = "kolo/failure";
   static LaunchInfo from_env(const EnvLookup& lookup);
 };
 

@@ -84,11 +84,18 @@ void Observability::stop_timeline() {
   previous->close();
 }
 
+void Observability::mark_timeline(std::string name) {
+  std::lock_guard lock(mutex_);
+  if (timeline_) marks_.push_back(std::move(name));
+}
+
 void Observability::cycle_started(const std::vector<negotiation::Request>& fresh) {
   std::shared_ptr<Timeline> next;
+  std::vector<std::string> marks;
   {
     std::lock_guard lock(mutex_);
     next = timeline_;
+    marks.swap(marks_);
   }
   // A timeline that was stopped or replaced gets its open phases ended, so it stays balanced.
   if (cycle_timeline_ && cycle_timeline_ != next) cycle_timeline_->end_open_phases();
@@ -101,6 +108,7 @@ void Observability::cycle_started(const std::vector<negotiation::Request>& fresh
   executor_.set_observer(cycle_timeline_.get());
   if (!cycle_timeline_) return;
   cycle_timeline_->cycle_started();
+  for (const auto& name : marks) cycle_timeline_->mark(name);
   for (const auto& request : fresh) cycle_timeline_->negotiation_started(request.name, request.op);
 }
 

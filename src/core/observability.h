@@ -50,6 +50,10 @@ class Observability {
   // to finish the cycle that may still be writing to it.
   void stop_timeline();
 
+  // Any thread: a global instant event in the timeline, written at the next cycle (dropped when
+  // no timeline is being written).
+  void mark_timeline(std::string name);
+
   // Background thread, every cycle, in this order.
   void cycle_started(const std::vector<negotiation::Request>& fresh);
   void agreed(const negotiation::ResponseList& list,
@@ -71,6 +75,7 @@ class Observability {
   mutable std::mutex mutex_;           // guards timeline_, tuning_ and cycles_
   std::shared_ptr<Timeline> timeline_;  // null: no timeline
   uint64_t cycles_ = 0;                 // cycles started
+  std::vector<std::string> marks_;      // mark_timeline() calls not yet written
   std::condition_variable cycle_started_;
   TuningState tuning_;
 

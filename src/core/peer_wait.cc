@@ -32,6 +32,7 @@ std::string planned_host(rendezvous::Store& store, int peer) {
 
 std::string await_peer_key(rendezvous::Store& store, const std::string& name, int peer,
                            Duration timeout, const std::string& server,
+                           const std::string& failure_key,
                            const std::function<void()>& abandon_check) {
   constexpr Duration kSlice = std::chrono::milliseconds(250);
   const Deadline deadline(timeout);
@@ -44,7 +45,7 @@ std::string await_peer_key(rendezvous::Store& store, const std::string& name, in
     if (abandon_check) abandon_check();
     std::string failure;
     try {
-      failure = store.get(std::string(rendezvous::kFailureKey), Duration::zero());
+      failure = store.get(failure_key, Duration::zero());
     } catch (const TimeoutError&) {
     }
     if (!failure.empty()) {

@@ -15,10 +15,11 @@ namespace kolo::core {
 // The value of `key`, which rank `peer` publishes. Throws PeerError (naming the rank and the
 // launcher's report) as soon as the launcher reports a failed rank, TimeoutError after `timeout`
 // naming the rank, its host when the launcher published the plan, the key and `server`.
-// `abandon_check`, when set, is called between slices and throws to give the wait up (elastic
-// training: the round was superseded).
+// `failure_key` is where the launcher reports a failed rank. `abandon_check`, when set, is called
+// between slices and throws to give the wait up (elastic training: the round was superseded).
 std::string await_peer_key(rendezvous::Store& store, const std::string& key, int peer,
                            Duration timeout, const std::string& server,
+                           const std::string& failure_key = "kolo/failure",
                            const std::function<void()>& abandon_check = {});
 
 }  // namespace kolo::core

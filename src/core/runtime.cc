@@ -48,6 +48,7 @@ void Runtime::init() {
     launch.rank = seat.rank;
     launch.size = seat.size;
     round = static_cast<uint64_t>(seat.round);
+    launch.failure_key = rendezvous::elastic_failure_key(seat.round);
     launch.abandon_check =
         superseded_check(std::make_unique<rendezvous::TcpStore>(
                              transport::Endpoint{launch.rendezvous_addr, launch.rendezvous_port},
@@ -59,6 +60,10 @@ void Runtime::init() {
   }
   session_ = std::make_unique<Session>(config_, launch, round, handles_, logger_);
   elastic_round_ = last_elastic_round_ > 0 ? static_cast<int64_t>(round) : 0;
+  if (elastic_round_ > 0) {
+    session_->mark_timeline(
+        fmt::format("ELASTIC_RESET round {}, size {}", elastic_round_, session_->world().size));
+  }
   if (launch.launcher_local_rank >= 0 &&
       launch.launcher_local_rank != session_->world().local_rank) {
     logger_.warn(

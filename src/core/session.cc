@@ -22,6 +22,7 @@ Session::Session(const Config& config, const LaunchInfo& launch, uint64_t round,
       logger_(logger),
       handles_(handles),
       round_(round),
+      failure_key_(launch.failure_key),
       deadlock_watch_(config.stall_check ? config.peer_timeout : std::chrono::milliseconds(0)) {
   Connected connected = bootstrap(launch, config, round, logger);
   world_ = std::move(connected.world);
@@ -316,7 +317,7 @@ std::string Session::with_root_cause(const PeerError& error) const {
   }
   try {
     const std::string first =
-        store_->get(std::string(rendezvous::kFailureKey), std::chrono::seconds(2));
+        store_->get(failure_key_, std::chrono::seconds(2));
     message += "; the launcher reports the first failure: " + first;
   } catch (const Error&) {
     // No launcher report (not started by kolorun, or the peer is alive but silent).

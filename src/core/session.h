@@ -89,6 +89,8 @@ class Session {
     observability_->start_timeline(path, mark_cycles);
   }
   void stop_timeline() { observability_->stop_timeline(); }
+  // A global instant event in the timeline (elastic: the round's ELASTIC_RESET). Any thread.
+  void mark_timeline(std::string name) { observability_->mark_timeline(std::move(name)); }
 
  private:
   void run_loop();
@@ -123,6 +125,7 @@ class Session {
   const Logger& logger_;
   HandleTable& handles_;
   const uint64_t round_;
+  const std::string failure_key_;  // where the launcher reports a lost rank (LaunchInfo)
   WorldInfo world_;
   std::vector<std::unique_ptr<transport::Link>> links_;
   std::unique_ptr<rendezvous::Store> store_;

@@ -74,6 +74,11 @@ void Timeline::cycle_started() {
                            now_us()));
 }
 
+void Timeline::mark(std::string_view name) {
+  writer_.push(fmt::format(R"({{"name":{},"ph":"i","s":"g","ts":{},"pid":0,"tid":0}})",
+                           json_string(name), now_us()));
+}
+
 void Timeline::end_open_phases() {
   for (auto& [name, r] : rows_) {
     while (!r.open.empty()) end(r);

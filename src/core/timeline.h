@@ -7,7 +7,8 @@
 //     MEMCPY_IN_FUSION_BUFFER   (fused groups) packing into the fusion buffer;
 //     KOLO_<OP>                 the backend's collective; args name the group, its size, bytes;
 //     MEMCPY_OUT_FUSION_BUFFER  (fused groups) unpacking.
-// With mark_cycles, every background cycle is a global CYCLE_START instant event.
+// With mark_cycles, every background cycle is a global CYCLE_START instant event. Elastic
+// training marks each round's start as a global instant event ELASTIC_RESET (see mark()).
 // Each tensor is one "process" row of the trace (named by the tensor), as in Horovod's timeline.
 // All methods but close() are called on the background thread only.
 #pragma once
@@ -33,6 +34,8 @@ class Timeline final : public ExecutionObserver {
   [[nodiscard]] const std::string& path() const { return writer_.path(); }
 
   void cycle_started();
+  // A global instant event, e.g. "ELASTIC_RESET round 3, size 4" when an elastic round begins.
+  void mark(std::string_view name);
   // Ends every phase still open (the timeline is being stopped).
   void end_open_phases();
   // A tensor's negotiation begins (no-op when it is already negotiating).

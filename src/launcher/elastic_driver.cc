@@ -324,6 +324,18 @@ void ElasticDriver::on_exit(Worker& worker, ExitStatus status) {
           ? fmt::format("stuck: no reset within {} s, killed",
                         format_seconds(std::chrono::duration<double>(peer_timeout_).count() + 1))
           : without_was(status.describe());
+  if (worker.member) {
+    // Where this round's survivors look for the cause while they report their failed collective.
+    store_->set(rendezvous::elastic_failure_key(round_),
+                fmt::format("rank {} (host {}) {}", worker.rank, worker.who.host, how));
+  }
+  if (!worker.member) {
+    // A new worker that never got into a round: the running ones need no reset for it.
+    say(fmt::format("new {} failed before joining a round ({}); host {} blacklisted", where, how,
+                    worker.who.host));
+    if (fill_slots(now) > 0) pending_change_.insert("added");
+    return;
+  }
   fill_slots(now);
   const int remaining = included_count();
   say(fmt::format("{} lost ({}); continuing with {} ranks from commit {}", where, how, remaining,

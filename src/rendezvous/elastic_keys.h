@@ -34,4 +34,10 @@ inline std::string elastic_ready_count_key(int64_t round) {
   return fmt::format("kolo/elastic/{}/ready_count", round);
 }
 
+// Elastic's per-round kFailureKey: what kolorun knows about a member of round g that was lost
+// ("rank 1 (host a) was killed by signal SIGKILL (9)"), for the survivors' error messages.
+inline std::string elastic_failure_key(int64_t round) {
+  return fmt::format("kolo/elastic/{}/failure", round);
+}
+
 }  // namespace kolo::rendezvous

@@ -8,6 +8,10 @@ step * size(), so a rank that resumed from a different step than the others is c
   ELASTIC_TEST_STEP_SECONDS   sleep per step (default 0.1)
   ELASTIC_TEST_DIE            "<worker id>@<step>": that worker SIGKILLs itself at that step
   ELASTIC_TEST_STOP           "<worker id>@<step>": that worker SIGSTOPs itself at that step
+  ELASTIC_TEST_DIE_IN_RESET   "<worker id>": that worker SIGKILLs itself in its first reset,
+                              after the survivors were already sent into the next round
+  ELASTIC_TEST_TIMES          "1": also print "TIME kill <t>" before a SIGKILL and "TIME resumed
+                              <round> <t>" once a round is joined and synced (wall clock)
   ELASTIC_TEST_CHECK_HOSTS    "1": every step, reset when kolorun's hosts_updated stamp moved
 Prints "round <g> rank <r> size <n> step <s>" at each (re)start and "worker <id> OK" at the end.
 """
@@ -37,6 +41,9 @@ def main() -> None:
     step = 0
     resets = 0
     while True:
+        if resets == 1 and WORKER in os.environ.get("ELASTIC_TEST_DIE_IN_RESET", "").split(","):
+            time.sleep(0.5)  # the others are bootstrapping the round that counts on this worker
+            os.kill(os.getpid(), signal.SIGKILL)
         try:
             kolo.init()
         except _core.WorkerRemovedError as error:
@@ -51,9 +58,13 @@ def main() -> None:
             step = int(kolo.broadcast(np.array([step], np.int64), root_rank=0, name="sync")[0])
             print(f"round {_core.elastic_round()} rank {kolo.rank()} size {kolo.size()} "
                   f"step {step}", flush=True)
+            if os.environ.get("ELASTIC_TEST_TIMES") == "1":
+                print(f"TIME resumed {_core.elastic_round()} {time.time():.6f}", flush=True)
             stamp = _core.elastic_hosts_updated()[0]
             while step < steps:
                 if trigger("ELASTIC_TEST_DIE", step):
+                    if os.environ.get("ELASTIC_TEST_TIMES") == "1":
+                        print(f"TIME kill {time.time():.6f}", flush=True)
                     os.kill(os.getpid(), signal.SIGKILL)
                 if trigger("ELASTIC_TEST_STOP", step):
                     os.kill(os.getpid(), signal.SIGSTOP)

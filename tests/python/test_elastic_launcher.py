@@ -1,0 +1,189 @@
+"""kolorun's elastic mode end to end with plain kolo (no torch, no kolo.torch.elastic): membership
+rounds, lost / stopped / removed workers, workers dying during a reset, growth from the discovery
+script, and the --min-np limits. The worker is workers/elastic_loop.py (its docstring says what
+it checks); every job runs under a timeout, so a hang fails the test."""
+
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import WORKERS, kolorun_path
+
+LOOP = str(WORKERS / "elastic_loop.py")
+# Short peer timeout: a stopped worker is found in seconds (the launcher then waits this + 1 s).
+BASE_ENV = {"KOLO_PEER_TIMEOUT": "3", "ELASTIC_TEST_STEP_SECONDS": "0.1"}
+
+
+class Job:
+    """kolorun running in the background; its merged output is collected line by line."""
+
+    def __init__(self, launcher_args, env=None, timeout=120):
+        full_env = dict(os.environ)
+        full_env.update(BASE_ENV)
+        full_env.update(env or {})
+        self.lines = []
+        self.cond = threading.Condition()
+        self.proc = subprocess.Popen([kolorun_path(), *launcher_args, sys.executable, LOOP],
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                     env=full_env)
+        self.deadline = time.monotonic() + timeout
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            with self.cond:
+                self.lines.append(line.rstrip("\n"))
+                self.cond.notify_all()
+
+    @property
+    def output(self):
+        with self.cond:
+            return "\n".join(self.lines)
+
+    def wait_for_line(self, pattern):
+        regex = re.compile(pattern)
+        with self.cond:
+            while not any(regex.search(line) for line in self.lines):
+                left = self.deadline - time.monotonic()
+                if left <= 0 or (self.proc.poll() is not None and not self.reader.is_alive()):
+                    self.proc.kill()
+                    pytest.fail(f"no line matching {pattern!r}:\n" + "\n".join(self.lines))
+                self.cond.wait(min(left, 0.5))
+
+    def finish(self):
+        try:
+            code = self.proc.wait(timeout=max(1, self.deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            pytest.fail("kolorun did not finish in time (hang?):\n" + self.output)
+        self.reader.join(10)
+        return code
+
+
+def run(launcher_args, env=None, timeout=120):
+    job = Job(launcher_args, env, timeout)
+    return job.finish(), job.output
+
+
+def worker_lines(output, serial):
+    return [line.split(":", 1)[1] for line in output.splitlines()
+            if line.startswith(f"[{serial}]<stdout>:")]
+
+
+def assert_finished(output, serials, steps):
+    for serial in serials:
+        done = [line for line in worker_lines(output, serial) if " OK steps " in line]
+        assert done and f"OK steps {steps} " in done[0], f"worker {serial} did not finish:\n{output}"
+
+
+def test_undisturbed_job_runs_one_round():
+    code, output = run(["-np", "3", "--min-np", "2", "-H", "localhost:3"],
+                       {"ELASTIC_TEST_STEPS": "10"})
+    assert code == 0, output
+    assert_finished(output, [0, 1, 2], 10)
+    for serial in range(3):
+        assert f"round 1 rank {serial} size 3 step 0" in worker_lines(output, serial), output
+    assert "[kolorun] elastic:" not in output, output
+
+
+def test_sigkilled_worker_survivors_continue_in_order_from_the_commit(tmp_path):
+    timeline = tmp_path / "timeline.json"
+    code, output = run(["-np", "3", "--min-np", "2", "-H", "localhost:3"],
+                       {"ELASTIC_TEST_STEPS": "20", "ELASTIC_TEST_DIE": "localhost:1#1@5",
+                        "HOROVOD_TIMELINE": str(timeline)})
+    assert code == 0, output
+    # Rank 0 rewrites the timeline in each round; the reset is marked at the round's start.
+    assert '"name":"ELASTIC_RESET round 2, size 2","ph":"i"' in timeline.read_text(), output
+    assert re.search(r"\[kolorun\] elastic: rank 1 on host localhost lost \(killed by signal "
+                     r"SIGKILL \(9\)\); continuing with 2 ranks from commit \d+", output), output
+    # Survivors keep their order: the oldest is rank 0 of round 2; nobody is skipped back.
+    assert "round 2 rank 0 size 2 step 5" in worker_lines(output, 0), output
+    assert "round 2 rank 1 size 2 step 5" in worker_lines(output, 2), output
+    assert_finished(output, [0, 2], 20)
+
+
+def test_stopped_worker_is_killed_and_the_job_goes_on():
+    code, output = run(["-np", "3", "--min-np", "2", "-H", "localhost:3"],
+                       {"ELASTIC_TEST_STEPS": "12", "ELASTIC_TEST_STOP": "localhost:2#2@4"})
+    assert code == 0, output
+    assert re.search(r"rank 2 on host localhost lost \(stuck: no reset within 4 s, killed\); "
+                     r"continuing with 2 ranks", output), output
+    assert "round 2 rank 1 size 2 step 4" in worker_lines(output, 1), output
+    assert_finished(output, [0, 1], 12)
+
+
+def test_worker_dying_during_the_reset_supersedes_the_round():
+    code, output = run(["-np", "4", "--min-np", "2", "-H", "localhost:4"],
+                       {"ELASTIC_TEST_STEPS": "12", "ELASTIC_TEST_DIE": "localhost:1#1@4",
+                        "ELASTIC_TEST_DIE_IN_RESET": "localhost:3#3"})
+    assert code == 0, output
+    assert "continuing with 3 ranks" in output and "continuing with 2 ranks" in output, output
+    # Whoever was still bootstrapping round 2 gave it up at once and joined round 3.
+    assert "was superseded by round 3" in output, output
+    assert "round 3 rank 0 size 2 step 4" in worker_lines(output, 0), output
+    assert "round 3 rank 1 size 2 step 4" in worker_lines(output, 2), output
+    assert_finished(output, [0, 2], 12)
+
+
+def test_discovery_grows_then_removes_a_host(tmp_path):
+    hosts = tmp_path / "hosts"
+    hosts.write_text("localhost:2\n")
+    script = tmp_path / "discover.sh"
+    script.write_text(f"#!/bin/sh\ncat {hosts}\n")
+    script.chmod(0o755)
+    job = Job(["-np", "2", "--min-np", "1", "--max-np", "3", "--host-discovery-script",
+               str(script)],
+              {"ELASTIC_TEST_STEPS": "60", "ELASTIC_TEST_CHECK_HOSTS": "1"})
+    job.wait_for_line(r"^\[1\]<stdout>:round 1 rank 1 size 2")
+    hosts.write_text("localhost:2\n127.0.0.1:1\n")  # a second (local) host name: one more slot
+    job.wait_for_line(r"^\[2\]<stdout>:round 2 rank 2 size 3")
+    hosts.write_text("localhost:2\n")
+    code = job.finish()
+    output = job.output
+    assert code == 0, output
+    assert "[kolorun] elastic: host 127.0.0.1 added (1 slots)" in output, output
+    assert "[kolorun] elastic: host 127.0.0.1 removed" in output, output
+    # The new worker started from the state of the running ones, not from 0; it left with 0.
+    assert re.search(r"round 2 rank 2 size 3 step [1-9]", "\n".join(worker_lines(output, 2)))
+    assert any("removed: elastic worker 127.0.0.1:0#2 is not a member of round 3" in line
+               for line in worker_lines(output, 2)), output
+    assert any(line.startswith("round 3 rank 0 size 2") for line in worker_lines(output, 0))
+    assert_finished(output, [0, 1], 60)
+
+
+def test_below_min_np_with_no_slot_to_come_back_fails_at_once():
+    start = time.monotonic()
+    code, output = run(["-np", "2", "--min-np", "2", "-H", "localhost:2"],
+                       {"ELASTIC_TEST_STEPS": "200", "ELASTIC_TEST_DIE": "localhost:1#1@3"},
+                       timeout=60)
+    assert code != 0, output
+    assert re.search(r"only 1 worker\(s\) left and no slot can come back \(hosts localhost:2; "
+                     r"blacklisted after failures: localhost.*fewer than --min-np 2", output), output
+    assert time.monotonic() - start < 50, output
+
+
+def test_too_few_slots_for_longer_than_the_elastic_timeout_ends_the_job(tmp_path):
+    script = tmp_path / "discover.sh"
+    script.write_text("#!/bin/sh\necho localhost:1\n")
+    script.chmod(0o755)
+    code, output = run(["-np", "2", "--min-np", "2", "--host-discovery-script", str(script),
+                        "--elastic-timeout", "2"], {"ELASTIC_TEST_STEPS": "5"}, timeout=60)
+    assert code == 1, output
+    assert re.search(r"only 1 worker\(s\) available \(hosts: localhost:1; blacklisted: \), fewer "
+                     r"than --min-np 2 for longer than --elastic-timeout 2 s", output), output
+
+
+def test_reset_limit_ends_the_job():
+    code, output = run(["-np", "3", "--min-np", "1", "-H", "localhost:3", "--reset-limit", "0"],
+                       {"ELASTIC_TEST_STEPS": "200", "ELASTIC_TEST_DIE": "localhost:1#1@3"},
+                       timeout=60)
+    assert code == 1, output
+    assert "1 resets exceed --reset-limit 0" in output, output

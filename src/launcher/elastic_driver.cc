@@ -23,6 +23,7 @@
 #include "launcher/group_signal.h"
 #include "launcher/host_network.h"
 #include "launcher/host_sources.h"
+#include "launcher/job.h"
 #include "launcher/local_host.h"
 #include "launcher/local_spawner.h"
 #include "launcher/output.h"
@@ -45,6 +46,8 @@ constexpr auto kStopGrace = std::chrono::seconds(5);
 // A worker of a removed host exits 0 on its own once a round leaves it out; past this long after
 // that round it is killed (not counted as a failure).
 constexpr auto kRemovedGrace = std::chrono::seconds(10);
+// A second interrupt this soon after the first is the same request (see failure_policy.h).
+constexpr auto kDuplicateWindow = std::chrono::milliseconds(500);
 // The discovery script must answer within this.
 constexpr auto kDiscoveryTimeout = std::chrono::seconds(10);
 
@@ -117,7 +120,8 @@ class ElasticDriver {
   void publish_round(const std::string& why);
   void check_ready(Clock::time_point now);
   void handle_signals();
-  void stop_all(const std::string& why, int code);
+  // Ends the job: `signal` to every worker, SIGKILL kStopGrace later; kolorun exits with `code`.
+  void stop_all(const std::string& why, int code, int signal = SIGTERM);
   void signal_worker(Worker& worker, int signal);
   void dismiss_removed(Clock::time_point now);
   [[nodiscard]] int included_count() const;
@@ -147,6 +151,7 @@ class ElasticDriver {
   bool finishing_ = false;           // a member exited 0: the job is ending, no more rounds
   std::optional<int> failure_code_;  // the job ends in failure with this code
   std::optional<Clock::time_point> kill_at_;
+  std::optional<Clock::time_point> stopping_since_;
   std::optional<Clock::time_point> next_discovery_;
 };
 
@@ -161,9 +166,13 @@ int ElasticDriver::included_count() const {
 }
 
 int ElasticDriver::usable_slots(Clock::time_point now) const {
-  int slots = 0;
+  // The workers that count now, plus the free slots of hosts that may get new ones.
+  int slots = included_count();
   for (const auto& host : pool_) {
     if (!blacklist_.blocked(host.host, now)) slots += host.slots;
+  }
+  for (const auto& worker : workers_) {
+    if (worker->included() && !blacklist_.blocked(worker->who.host, now)) --slots;
   }
   return slots;
 }
@@ -245,7 +254,11 @@ void ElasticDriver::spawn(const std::string& host, int slot, int planned_rank, i
 
 int ElasticDriver::fill_slots(Clock::time_point now) {
   if (finishing_ || failure_code_) return 0;
-  const int target = elastic_target(usable_slots(now), options_.max_np);
+  // Without --max-np a fixed -H/hostfile pool keeps the job at -np (lost workers are replaced on
+  // free slots); a discovery script's slots are all used. --max-np caps both.
+  const int cap = options_.max_np > 0 || options_.discovery_script ? options_.max_np
+                                                                   : options_.num_proc;
+  const int target = elastic_target(usable_slots(now), cap);
   // Before the first round: exactly -np workers (more join later, as horovodrun does).
   const int wanted =
       (round_ == 0 ? std::min(target, options_.num_proc) : target) - included_count();
@@ -312,8 +325,12 @@ void ElasticDriver::on_exit(Worker& worker, ExitStatus status) {
     logger_.info("{} exited with code 0", where);
     return;
   }
-  if (finishing_ || failure_code_ || kill_at_) {
-    if (!failure_code_ && !kill_at_) failure_code_ = status.shell_code();
+  if (kill_at_) {
+    logger_.info("{} stopped: {}", where, status.describe());
+    return;
+  }
+  if (finishing_ || failure_code_) {
+    if (!failure_code_) failure_code_ = status.shell_code();
     logger_.error("{} {}", where, status.describe());
     return;
   }
@@ -423,27 +440,31 @@ void ElasticDriver::signal_worker(Worker& worker, int signal) {
   (void)signal_group(worker.pid, signal);
 }
 
-void ElasticDriver::stop_all(const std::string& why, int code) {
+void ElasticDriver::stop_all(const std::string& why, int code, int signal) {
   if (kill_at_) return;
   if (!failure_code_) failure_code_ = code;
   if (!why.empty()) say(why);
   for (auto& worker : workers_) {
-    if (worker->running()) signal_worker(*worker, SIGTERM);
+    if (worker->running()) signal_worker(*worker, signal);
   }
-  kill_at_ = Clock::now() + kStopGrace;
+  stopping_since_ = Clock::now();
+  kill_at_ = *stopping_since_ + kStopGrace;
 }
 
 void ElasticDriver::handle_signals() {
   for (int signal : signals_->read_pending()) {
     if (signal == SIGCHLD) continue;
     if (kill_at_) {
+      // Wrappers such as timeout(1) signal kolorun and its group: one request may come twice.
+      if (Clock::now() - *stopping_since_ < kDuplicateWindow) continue;
+      logger_.warn("received {} again: killing the workers now", signal_name(signal));
       for (auto& worker : workers_) {
         if (worker->running()) signal_worker(*worker, SIGKILL);
       }
       continue;
     }
     logger_.warn("received {}: forwarded to the workers", signal_name(signal));
-    stop_all("", 128 + signal);
+    stop_all("", 128 + signal, signal);
   }
 }
 
@@ -488,17 +509,7 @@ int ElasticDriver::run() {
   const auto secret = transport::Secret::generate();
   const std::string address = rendezvous_bind_address(remote_hosts, options_.network_interfaces);
   rendezvous::TcpStoreServer server(address, 0, secret, logger_);
-  job_.rendezvous_addr = address;
-  job_.rendezvous_port = server.port();
-  job_.secret_hex = secret.to_hex();
-  job_.start_timeout_seconds = options_.start_timeout_seconds;
-  job_.log_level = options_.log_level;
-  job_.extra = options_.tuning_environment;
-  if (!options_.network_interfaces.empty()) {
-    const std::string names = fmt::format("{}", fmt::join(options_.network_interfaces, ","));
-    job_.extra.emplace_back("KOLO_IFACE", names);
-    job_.extra.emplace_back("HOROVOD_GLOO_IFACE", names);
-  }
+  job_ = job_settings(options_, address, server.port(), secret.to_hex());
   store_ = std::make_unique<rendezvous::TcpStore>(
       transport::Endpoint{job_.rendezvous_addr, job_.rendezvous_port}, secret,
       std::chrono::seconds(5));

@@ -41,7 +41,8 @@ std::vector<std::pair<std::string, int>> slots_to_fill(
     const std::vector<HostSlots>& pool, const std::function<bool(const std::string&)>& blocked,
     const std::vector<ElasticWorker>& running, int wanted);
 
-// How many workers to aim for: every usable slot, capped by --max-np (0: no cap).
+// How many workers to aim for: every usable slot (running workers included), capped by `cap`
+// (--max-np, or -np for a fixed pool without it; 0: no cap).
 int elastic_target(int usable_slots, int max_np);
 
 // The --min-np rule: the job fails when fewer than `min_np` workers were available for longer

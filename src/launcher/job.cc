@@ -60,6 +60,25 @@ void log_plan(const std::vector<SlotAssignment>& plan, const JobSettings& job,
 
 }  // namespace
 
+JobSettings job_settings(const LaunchOptions& options, const std::string& address, uint16_t port,
+                         const std::string& secret_hex) {
+  JobSettings job;
+  job.rendezvous_addr = address;
+  job.rendezvous_port = port;
+  job.secret_hex = secret_hex;
+  job.start_timeout_seconds = options.start_timeout_seconds;
+  job.log_level = options.log_level;
+  job.extra = options.tuning_environment;
+  if (!options.network_interfaces.empty()) {
+    // The interfaces whose addresses the ranks publish to each other: all of them, under kolo's
+    // name and Horovod's.
+    const std::string names = fmt::format("{}", fmt::join(options.network_interfaces, ","));
+    job.extra.emplace_back("KOLO_IFACE", names);
+    job.extra.emplace_back("HOROVOD_GLOO_IFACE", names);
+  }
+  return job;
+}
+
 int run_job(const LaunchOptions& options, const Environment& inherited, const Logger& logger) {
   // First, before the rendezvous server's thread exists (it must inherit the blocked mask).
   SignalWatcher signals;
@@ -101,20 +120,7 @@ int run_job(const LaunchOptions& options, const Environment& inherited, const Lo
   const std::string address = rendezvous_bind_address(remote_hosts, options.network_interfaces);
   rendezvous::TcpStoreServer server(address, 0, secret, logger);
 
-  JobSettings job;
-  job.rendezvous_addr = address;
-  job.rendezvous_port = server.port();
-  job.secret_hex = secret.to_hex();
-  job.start_timeout_seconds = options.start_timeout_seconds;
-  job.log_level = options.log_level;
-  job.extra = options.tuning_environment;
-  if (!options.network_interfaces.empty()) {
-    // The interfaces whose addresses the ranks publish to each other: all of them, under kolo's
-    // name and Horovod's.
-    const std::string names = fmt::format("{}", fmt::join(options.network_interfaces, ","));
-    job.extra.emplace_back("KOLO_IFACE", names);
-    job.extra.emplace_back("HOROVOD_GLOO_IFACE", names);
-  }
+  const JobSettings job = job_settings(options, address, server.port(), secret.to_hex());
   if (logger.enabled(LogLevel::info)) log_plan(plan, job, options, logger);
 
   try {

@@ -2,11 +2,19 @@
 // rendezvous server, the ranks' environments, spawning, and supervision.
 #pragma once
 
+#include <cstdint>
+#include <string>
+
 #include "base/logger.h"
 #include "launcher/cli.h"
 #include "launcher/env.h"
 
 namespace kolo::launcher {
+
+// What every rank of the job shares (env.h), from the options and the rendezvous server's
+// address, port and secret. Also used by elastic mode (elastic_driver.h).
+JobSettings job_settings(const LaunchOptions& options, const std::string& address, uint16_t port,
+                         const std::string& secret_hex);
 
 // Returns kolorun's exit code. Throws kolo::Error for problems found before any rank starts
 // (bad host list, remote host, rendezvous server failure).

@@ -5,71 +5,27 @@ it checks); every job runs under a timeout, so a hang fails the test."""
 
 import os
 import re
-import subprocess
 import sys
-import threading
 import time
-from pathlib import Path
 
-import pytest
 
 from conftest import WORKERS, kolorun_path
+from elastic_job import Job
 
 LOOP = str(WORKERS / "elastic_loop.py")
 # Short peer timeout: a stopped worker is found in seconds (the launcher then waits this + 1 s).
 BASE_ENV = {"KOLO_PEER_TIMEOUT": "3", "ELASTIC_TEST_STEP_SECONDS": "0.1"}
 
 
-class Job:
-    """kolorun running in the background; its merged output is collected line by line."""
-
-    def __init__(self, launcher_args, env=None, timeout=120):
-        full_env = dict(os.environ)
-        full_env.update(BASE_ENV)
-        full_env.update(env or {})
-        self.lines = []
-        self.cond = threading.Condition()
-        self.proc = subprocess.Popen([kolorun_path(), *launcher_args, sys.executable, LOOP],
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                     env=full_env)
-        self.deadline = time.monotonic() + timeout
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            with self.cond:
-                self.lines.append(line.rstrip("\n"))
-                self.cond.notify_all()
-
-    @property
-    def output(self):
-        with self.cond:
-            return "\n".join(self.lines)
-
-    def wait_for_line(self, pattern):
-        regex = re.compile(pattern)
-        with self.cond:
-            while not any(regex.search(line) for line in self.lines):
-                left = self.deadline - time.monotonic()
-                if left <= 0 or (self.proc.poll() is not None and not self.reader.is_alive()):
-                    self.proc.kill()
-                    pytest.fail(f"no line matching {pattern!r}:\n" + "\n".join(self.lines))
-                self.cond.wait(min(left, 0.5))
-
-    def finish(self):
-        try:
-            code = self.proc.wait(timeout=max(1, self.deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            pytest.fail("kolorun did not finish in time (hang?):\n" + self.output)
-        self.reader.join(10)
-        return code
+def start(launcher_args, env=None, timeout=120):
+    full_env = dict(os.environ)
+    full_env.update(BASE_ENV)
+    full_env.update(env or {})
+    return Job([kolorun_path(), *launcher_args, sys.executable, LOOP], full_env, timeout)
 
 
 def run(launcher_args, env=None, timeout=120):
-    job = Job(launcher_args, env, timeout)
+    job = start(launcher_args, env, timeout)
     return job.finish(), job.output
 
 
@@ -139,7 +95,7 @@ def test_discovery_grows_then_removes_a_host(tmp_path):
     script = tmp_path / "discover.sh"
     script.write_text(f"#!/bin/sh\ncat {hosts}\n")
     script.chmod(0o755)
-    job = Job(["-np", "2", "--min-np", "1", "--max-np", "3", "--host-discovery-script",
+    job = start(["-np", "2", "--min-np", "1", "--max-np", "3", "--host-discovery-script",
                str(script)],
               {"ELASTIC_TEST_STEPS": "60", "ELASTIC_TEST_CHECK_HOSTS": "1"})
     job.wait_for_line(r"^\[1\]<stdout>:round 1 rank 1 size 2")
@@ -187,3 +143,29 @@ def test_reset_limit_ends_the_job():
                        timeout=60)
     assert code == 1, output
     assert "1 resets exceed --reset-limit 0" in output, output
+
+
+def test_lost_worker_is_replaced_on_a_free_slot_of_another_host():
+    # Fixed pool without --max-np: the job stays at -np; the failed host is blacklisted, so the
+    # replacement goes to the other host (127.0.0.1 is a second name for this machine).
+    code, output = run(["-np", "2", "--min-np", "2", "-H", "localhost:2,127.0.0.1:1"],
+                       {"ELASTIC_TEST_STEPS": "15", "ELASTIC_TEST_DIE": "localhost:1#1@4"})
+    assert code == 0, output
+    assert "rank 1 on host localhost lost (killed by signal SIGKILL (9)); continuing with 2 " \
+           "ranks" in output, output
+    assert "round 2 rank 0 size 2 step 4" in worker_lines(output, 0), output
+    assert "round 2 rank 1 size 2 step 4" in worker_lines(output, 2), output  # the new worker
+    assert_finished(output, [0, 2], 15)
+
+
+def test_interrupt_is_forwarded_and_ends_the_job():
+    job = start(["-np", "2", "--min-np", "1", "-H", "localhost:2"], {"ELASTIC_TEST_STEPS": "1000"},
+              timeout=60)
+    job.wait_for_line(r"^\[1\]<stdout>:round 1 rank 1 size 2 step 0")
+    job.proc.send_signal(2)  # SIGINT, as Ctrl-C
+    code = job.finish()
+    output = job.output
+    assert code == 130, output
+    assert "received SIGINT: forwarded to the workers" in output, output
+    assert output.count("KeyboardInterrupt") == 2, output
+    assert "[kolorun] elastic:" not in output, output  # stopping is no membership change

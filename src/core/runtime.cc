@@ -4,9 +4,9 @@
 #include <cstring>
 
 #include "base/errors.h"
+#include "bootstrap/mpi_bootstrap.h"
 #include "core/elastic_join.h"
 #include "core/launcher_watch.h"
-#include "core/mpi_bootstrap.h"
 #include "rendezvous/elastic_keys.h"
 
 namespace kolo::core {
@@ -25,14 +25,15 @@ void Runtime::init() {
   elastic_round_ = 0;
   config_ = Config::from_process_env();
   end_with_launcher(process_environment());
-  LaunchInfo launch = LaunchInfo::from_env(process_environment());
+  bootstrap::LaunchInfo launch = bootstrap::LaunchInfo::from_env(process_environment());
   logger_.set_level(config_.log_level);
   logger_.set_timestamps(config_.log_timestamps);
   logger_.set_prefix(fmt::format("[kolo rank {}/{}]", launch.rank, launch.size));
   for (const auto& name : config_.unknown_variables) {
     logger_.warn("{} is not a kolo setting (typo?); it is ignored", name);
   }
-  if (launch.rendezvous_over_mpi) mpi_store_server_ = exchange_rendezvous_over_mpi(launch, logger_);
+  if (launch.rendezvous_over_mpi)
+    mpi_store_server_ = bootstrap::exchange_rendezvous_over_mpi(launch, logger_);
   uint64_t round = rounds_++;
   if (auto identity = ElasticIdentity::from_env(process_environment(), config_.start_timeout)) {
     // kolorun's round decides rank and size; KOLO_RANK/KOLO_SIZE were only the first guess.
@@ -76,7 +77,7 @@ void Runtime::init() {
                 session_->world().cross_size);
 }
 
-rendezvous::Store& Runtime::elastic_store(const LaunchInfo& launch) {
+rendezvous::Store& Runtime::elastic_store(const bootstrap::LaunchInfo& launch) {
   std::lock_guard elastic(elastic_mutex_);
   if (!elastic_store_) {
     if (launch.rendezvous_addr.empty() || launch.secret_hex.empty()) {
@@ -142,7 +143,7 @@ Session& Runtime::session() const {
   return *session_;
 }
 
-WorldInfo Runtime::world() const {
+bootstrap::WorldInfo Runtime::world() const {
   std::lock_guard lock(mutex_);
   return session().world();
 }

@@ -30,7 +30,7 @@ class Runtime {
   [[nodiscard]] bool initialized() const;
 
   // Throws kolo::Error("kolo is not initialized ...") when not initialized.
-  [[nodiscard]] WorldInfo world() const;
+  [[nodiscard]] bootstrap::WorldInfo world() const;
   [[nodiscard]] SessionStats stats() const;
   [[nodiscard]] Config config() const;
 
@@ -78,7 +78,7 @@ class Runtime {
   uint64_t rounds_ = 0;  // init() calls so far; names rendezvous keys of each round
   // Elastic: a store client kept across sessions (for the launcher's keys), the round of the
   // current session and the last round this process was given a place in.
-  rendezvous::Store& elastic_store(const LaunchInfo& launch);  // requires mutex_ held
+  rendezvous::Store& elastic_store(const bootstrap::LaunchInfo& launch);  // requires mutex_ held
   std::unique_ptr<rendezvous::Store> elastic_store_;
   mutable std::mutex elastic_mutex_;  // elastic_store_ between init() and the bindings
   int64_t elastic_round_ = 0;

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "base/errors.h"
-#include "core/fake_env.h"
+#include "base/fake_env.h"
 #include "rendezvous/elastic_keys.h"
 #include "rendezvous/in_memory_store.h"
 

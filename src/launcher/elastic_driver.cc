@@ -75,6 +75,7 @@ std::string without_was(std::string text) {
 
 std::vector<std::string> hosts_of(const std::vector<HostSlots>& pool) {
   std::vector<std::string> names;
+  names.reserve(pool.size());
   for (const auto& host : pool) names.push_back(fmt::format("{}:{}", host.host, host.slots));
   return names;
 }

@@ -8,7 +8,6 @@ import re
 import sys
 import time
 
-
 from conftest import WORKERS, kolorun_path
 from elastic_job import Job
 

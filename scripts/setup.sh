@@ -32,9 +32,10 @@ if [ -f "$($PYTHON -c 'import sysconfig; print(sysconfig.get_path("stdlib"))')/E
 fi
 # torch 2.13.0's CPU build is what the examples and the torch tests use; mpi4py (built against
 # libopenmpi-dev) lets tests/python/test_mpirun.py check hvd.init(comm=MPI.COMM_WORLD); pyyaml
-# reads the YAML configs of examples/train.py.
+# reads the YAML configs of examples/train.py; filelock is imported by Horovod's elastic MNIST
+# example (tests/elastic/test_elastic_examples.py runs it unchanged).
 $PYTHON -m pip install "${pip_flags[@]}" "scikit-build-core>=0.10" "nanobind>=2.0" \
-  numpy pytest "torch==2.13.0" mpi4py pyyaml
+  numpy pytest "torch==2.13.0" mpi4py pyyaml filelock
 echo "setup: building and installing kolo (pip install .)"
 $PYTHON -m pip install "${pip_flags[@]}" --no-build-isolation .
 command -v kolorun >/dev/null || { echo "setup: kolorun is not on PATH after install" >&2; exit 1; }

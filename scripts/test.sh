@@ -36,6 +36,12 @@ echo "test: fault matrix, soak and load (pytest tests/faults, namespace cases be
 export KOLO_FAULT_BOUNDS=report
 $PYTHON -m pytest -q -rs --ignore=tests/faults/netns tests/faults
 
+# Elastic training end to end (issue 11): kolorun --min-np/--max-np/--host-discovery-script jobs
+# on fake hosts (127.0.0.N through tests/python/fake_ssh) whose workers are killed, stopped,
+# added and removed; the namespace case (a whole host lost) runs with the multi-host suites.
+echo "test: elastic training (pytest tests/elastic, namespace case below)"
+$PYTHON -m pytest -q -rs --ignore=tests/elastic/netns tests/elastic
+
 # Real multi-host runs: network namespaces joined by a bridge, an sshd in each, kolorun over ssh,
 # and the fault cases that need them (a link cut, a remote rank killed or stopped). They need
 # root; elsewhere pytest reports them as skipped with the reason (-rs). The namespaces, bridge
@@ -44,6 +50,7 @@ $PYTHON -m pytest -q -rs --ignore=tests/faults/netns tests/faults
 echo "test: multi-host suites (pytest tests/multihost, then tests/faults/netns)"
 flock /tmp/kolo-netns.lock $PYTHON -m pytest -q -rs tests/multihost
 flock /tmp/kolo-netns.lock $PYTHON -m pytest -q -rs tests/faults/netns
+flock /tmp/kolo-netns.lock $PYTHON -m pytest -q -rs tests/elastic/netns
 
 # Hostile input and memory/thread bugs: every decoder of bytes from another process or a file under
 # libFuzzer on its seed corpus (20 s each), then the C++ suites under ASan+UBSan and (the threaded

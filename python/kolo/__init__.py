@@ -51,7 +51,12 @@ _groups: dict[int, list[int]] = {}
 
 def init() -> None:
     """Joins the job (rank and size from kolorun/horovodrun's environment; alone: size 1)."""
+    fresh = not _core.is_initialized()
     _core.init()
+    if fresh:
+        # Unnamed ops count from zero in each session: after an elastic reset the members are
+        # a mix of old workers and new ones, and all of them must give the same names.
+        _unnamed_counters.clear()
 
 
 def shutdown() -> None:

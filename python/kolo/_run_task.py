@@ -23,6 +23,17 @@ def _rank() -> int:
                        "KOLO_RANK; it was not found")
 
 
+def _final_rank(start_rank: int) -> int:
+    # In an elastic job the ranks change at each reset: report under the rank held at the end.
+    try:
+        from kolo import _core
+        if _core.is_initialized():
+            return _core.rank()
+    except ImportError:
+        pass
+    return start_rank
+
+
 def _load_payload():
     path = os.environ.get(PAYLOAD_FILE_VARIABLE)
     if path:
@@ -45,7 +56,14 @@ def main() -> int:
     try:
         func, args, kwargs = _load_payload()
         result = ("ok", encode(func(*args, **kwargs)))
+        rank = _final_rank(rank)
     except BaseException as error:  # noqa: BLE001 - every failure is reported to the launcher
+        if (isinstance(error, SystemExit) and error.code in (0, None)
+                and os.environ.get("KOLO_ELASTIC") == "1"):
+            # An elastic worker whose host was removed leaves with status 0 (hvd.elastic.run):
+            # it is not in the last round and has no result to report.
+            return 0
+        rank = _final_rank(rank)
         details = (type(error).__name__, str(error), traceback.format_exc(), _picklable(error))
         result = ("error", encode(details))
     sys.stdout.flush()

@@ -10,6 +10,9 @@
   ``HorovodInternalError`` so that elastic training does not retry a programming error forever.
 - ``HostsUpdatedInterrupt`` (a ``RuntimeError``, from ``kolo.horovod_common``) is what elastic
   training raises when the hosts changed; ``skip_sync`` says whether the state needs no resync.
+- ``WorkerRemovedError`` (a ``RuntimeError``, not a KoloError): an elastic worker's ``init()``
+  found that the new membership round leaves it out (its host was removed); ``elastic.run``
+  ends such a worker with exit status 0 rather than retrying.
 
 Every message names the rank, the tensor and what differed.
 """
@@ -21,6 +24,12 @@ from kolo.horovod_common import (  # noqa: F401  (defined with horovod.common's 
     HorovodVersionMismatchError, HostsUpdatedInterrupt, get_version_mismatch_message)
 
 __all__ = ["KoloError", "KoloValueError", "HorovodInternalError", "HostsUpdatedInterrupt",
-           "HorovodVersionMismatchError", "get_version_mismatch_message"]
+           "HorovodVersionMismatchError", "WorkerRemovedError", "get_version_mismatch_message"]
 
 HorovodInternalError = KoloError
+
+try:  # raised by the core's elastic init (kolo._core defines it where elastic mode is built)
+    from kolo._core import WorkerRemovedError
+except ImportError:
+    class WorkerRemovedError(RuntimeError):  # type: ignore[no-redef]
+        """This elastic worker is not part of the new membership round: its host left."""

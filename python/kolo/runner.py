@@ -56,12 +56,22 @@ def _kolorun() -> str:
     return found
 
 
-def _refuse_elastic(**elastic) -> None:
-    given = [name for name, value in elastic.items() if value is not None]
-    if given:
-        raise NotImplementedError(
-            f"horovod.run: {', '.join(given)} start(s) elastic training, which kolo does not "
-            "support yet; give num_proc (and hosts) for a fixed-size job")
+def _elastic_arguments(min_num_proc, max_num_proc, reset_limit, cooldown_range,
+                       host_discovery_script) -> list[str]:
+    """kolorun's elastic flags for horovod.run's elastic parameters (none given: [])."""
+    args = []
+    if min_num_proc is not None:
+        args += ["--min-np", str(int(min_num_proc))]
+    if max_num_proc is not None:
+        args += ["--max-np", str(int(max_num_proc))]
+    if host_discovery_script is not None:
+        args += ["--host-discovery-script", str(host_discovery_script)]
+    if reset_limit is not None:
+        args += ["--reset-limit", str(int(reset_limit))]
+    if cooldown_range is not None:
+        low, high = cooldown_range
+        args += ["--blacklist-cooldown-range", str(int(low)), str(int(high))]
+    return args
 
 
 def _launcher_arguments(num_proc, slots, hosts, hostfile, start_timeout, ssh_port,
@@ -171,8 +181,11 @@ def run(func, args=(), kwargs=None, num_proc=1, min_num_proc=None, max_num_proc=
 
     A rank whose function raises makes the job fail: ``RuntimeError`` naming the rank, the
     exception and its traceback (the exception itself is the ``__cause__`` when it unpickles).
-    Elastic training (``min_num_proc``, ``max_num_proc``, ``reset_limit``, ``cooldown_range``,
-    ``host_discovery_script``) is not in kolo yet and raises NotImplementedError.
+    Elastic parameters (``min_num_proc``, ``max_num_proc``, ``reset_limit``, ``cooldown_range``,
+    ``host_discovery_script``) start an elastic job (kolorun's --min-np, --max-np, --reset-limit,
+    --blacklist-cooldown-range, --host-discovery-script); ``func`` then runs its training in
+    ``hvd.elastic.run``, and the list holds the return values of the workers of the last round,
+    index = their final rank.
     """
     if network_interface:
         network_interfaces = network_interface.split(",")
@@ -193,9 +206,8 @@ def run(func, args=(), kwargs=None, num_proc=1, min_num_proc=None, max_num_proc=
         raise ValueError("Argument hosts and hostfile only allow one provided.")
     if use_gloo and use_mpi:
         raise ValueError("Argument use_gloo and use_mpi only allow one set True.")
-    _refuse_elastic(min_num_proc=min_num_proc, max_num_proc=max_num_proc,
-                    reset_limit=reset_limit, cooldown_range=cooldown_range,
-                    host_discovery_script=host_discovery_script)
+    elastic = _elastic_arguments(min_num_proc, max_num_proc, reset_limit, cooldown_range,
+                                 host_discovery_script)
     if int(num_proc) < 1:
         raise ValueError(f"horovod.run: num_proc must be at least 1, got {num_proc}")
 
@@ -207,7 +219,7 @@ def run(func, args=(), kwargs=None, num_proc=1, min_num_proc=None, max_num_proc=
         command = [_kolorun(), *_launcher_arguments(
             num_proc, slots, hosts, hostfile, start_timeout, ssh_port, ssh_identity_file,
             disable_cache, output_filename, verbose, use_gloo, use_mpi, mpi_args,
-            network_interfaces), "-x", MARKER_VARIABLE]
+            network_interfaces), *elastic, "-x", MARKER_VARIABLE]
         command += ["-x", PAYLOAD_VARIABLE] if PAYLOAD_VARIABLE in env else []
         command += [executable or sys.executable, "-m", "kolo._run_task"]
         process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE,
@@ -219,6 +231,10 @@ def run(func, args=(), kwargs=None, num_proc=1, min_num_proc=None, max_num_proc=
         reader.join()
     if output_filename is not None and len(results) < int(num_proc):
         _results_from_files(output_filename, marker, results)
+    if elastic:
+        # The workers of the last round report under their final ranks; their number is only
+        # known at the end (workers lost, added or removed on the way report nothing).
+        return _collect(results, len(results) or int(num_proc), returncode)
     return _collect(results, int(num_proc), returncode)
 
 

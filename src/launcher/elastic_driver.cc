@@ -403,9 +403,14 @@ void ElasticDriver::check_ready(Clock::time_point now) {
     if (included_count() >= options_.min_np) publish_round("every worker ready");
     return;
   }
-  if (now - *reset_started_ < peer_timeout_ + std::chrono::seconds(1)) return;
+  // A member that does not come to the reset within the peer timeout is stuck (SIGSTOP). A new
+  // worker may still be starting (Python importing torch takes seconds on a loaded machine): it
+  // gets the start timeout.
+  const Duration member_limit = peer_timeout_ + std::chrono::seconds(1);
+  const Duration newcomer_limit = std::max(member_limit, seconds(options_.start_timeout_seconds));
   for (Worker* worker : waiting) {
     if (worker->stuck) continue;
+    if (now - *reset_started_ < (worker->member ? member_limit : newcomer_limit)) continue;
     worker->stuck = true;
     logger_.warn("worker {} did not arrive at the reset; killing it (SIGKILL)", worker->who.id());
     signal_worker(*worker, SIGKILL);

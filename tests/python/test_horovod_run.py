@@ -100,7 +100,5 @@ def test_bad_arguments_fail_before_anything_starts():
         horovod.run(ranks_and_sum, hosts="localhost:2", hostfile="hosts")
     with pytest.raises(ValueError, match="use_gloo and use_mpi"):
         horovod.run(ranks_and_sum, use_gloo=True, use_mpi=True)
-    with pytest.raises(NotImplementedError, match="min_num_proc.*elastic"):
-        horovod.run(ranks_and_sum, num_proc=2, min_num_proc=1)
     with pytest.raises(ValueError, match="num_proc must be at least 1"):
         horovod.run(ranks_and_sum, num_proc=0)

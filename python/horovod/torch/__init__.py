@@ -10,9 +10,13 @@ import sys
 
 import kolo.torch as _kolo_torch
 from kolo.torch import (  # noqa: F401  (loads every submodule before aliasing them)
-    basics, compression, functions, handles, mpi_ops, optimizer, process_sets, sync_batch_norm)
+    basics, compression, elastic, functions, handles, mpi_ops, optimizer, process_sets,
+    sync_batch_norm)
+from kolo.torch.elastic import sampler as _sampler, state as _state
 
-for _name in ("basics", "compression", "functions", "handles", "mpi_ops", "optimizer",
+for _name in ("basics", "compression", "elastic", "functions", "handles", "mpi_ops", "optimizer",
               "process_sets", "sync_batch_norm"):
     sys.modules[f"{__name__}.{_name}"] = getattr(_kolo_torch, _name)
+sys.modules[f"{__name__}.elastic.sampler"] = _sampler
+sys.modules[f"{__name__}.elastic.state"] = _state
 sys.modules[__name__] = _kolo_torch

@@ -29,6 +29,7 @@ from kolo.torch.mpi_ops import (
     sparse_allreduce_async, stop_timeline, synchronize)
 from kolo.torch.optimizer import DistributedOptimizer
 from kolo.torch.sync_batch_norm import SyncBatchNorm
+from kolo.torch import elastic  # noqa: E402  (hvd.elastic: needs the modules above)
 
 __all__ = [
     "Compression", "allgather_object", "broadcast_object", "broadcast_optimizer_state",
@@ -43,5 +44,5 @@ __all__ = [
     "rocm_built", "shutdown", "size", "start_timeline", "stop_timeline", "synchronize",
     "DistributedOptimizer", "alltoall", "alltoall_async", "grouped_allgather",
     "grouped_allgather_async", "grouped_reducescatter", "grouped_reducescatter_async",
-    "reducescatter", "reducescatter_async", "SyncBatchNorm", "sparse_allreduce_async",
+    "reducescatter", "reducescatter_async", "SyncBatchNorm", "sparse_allreduce_async", "elastic",
 ]

@@ -13,6 +13,7 @@
 #include "core/launcher_watch.h"
 #include "core/runtime.h"
 #include "python/dlpack_types.h"
+#include "python/enqueue.h"
 
 namespace nb = nanobind;
 
@@ -22,83 +23,6 @@ namespace {
 
 using core::HandleId;
 using core::runtime;
-using negotiation::OpType;
-using negotiation::UserReduceOp;
-
-// Fills the part of a Request that describes an array, and checks it can be used in place.
-void describe(const nb::ndarray<>& array, negotiation::Request& request, const char* role) {
-  request.dtype = dtype_from_dlpack(array.dtype(), request.name);
-  request.shape.assign(array.shape_ptr(), array.shape_ptr() + array.ndim());
-  // An empty array has no layout to speak of; otherwise strides (in elements) must be row-major.
-  const bool empty = array.size() == 0;
-  int64_t expected = 1;
-  for (size_t d = array.ndim(); !empty && d-- > 0;) {
-    if (array.shape(d) != 1 && array.stride(d) != expected) {
-      throw InvalidArgument("tensor '" + request.name + "': the " + role +
-                            " must be contiguous (call .contiguous() / np.ascontiguousarray)");
-    }
-    expected *= array.shape(d);
-  }
-  if (array.device_type() == nb::device::cpu::value) {
-    request.device = negotiation::DeviceKind::cpu;
-  } else if (array.device_type() == nb::device::cuda::value) {
-    throw InvalidArgument("tensor '" + request.name +
-                          "' is on a CUDA device; this build of kolo supports CPU tensors only");
-  } else {
-    throw InvalidArgument("tensor '" + request.name + "' is on an unsupported device type " +
-                          std::to_string(array.device_type()));
-  }
-}
-
-HandleId enqueue(int op, const std::string& name, nb::ndarray<> input,
-                 std::optional<nb::ndarray<>> output, int reduce_op, int root, double prescale,
-                 double postscale, int process_set, const std::vector<int64_t>& splits,
-                 int group_id, int group_size, const std::string& invalid) {
-  core::TensorEntry entry;
-  negotiation::Request& request = entry.request;
-  request.name = name;
-  request.op = static_cast<OpType>(op);
-  request.reduce_op = static_cast<UserReduceOp>(reduce_op);
-  request.root = root;
-  request.prescale = prescale;
-  request.postscale = postscale;
-  request.process_set = process_set;
-  request.invalid = invalid;
-  if (group_id != 0 && group_size < 1) {
-    throw InvalidArgument("tensor '" + name + "': a group needs at least one member");
-  }
-  request.group_id = group_id;
-  request.group_size = group_size;
-  // A bad argument still reaches the runtime (marked invalid, without data): it raises the
-  // ValueError here and fails the name on the other ranks, which would otherwise wait forever.
-  try {
-    for (int64_t rows : splits) {
-      if (rows < 0) {
-        throw InvalidArgument("tensor '" + name + "': alltoall splits must not be negative, got " +
-                              std::to_string(rows));
-      }
-    }
-    request.splits = splits;
-    describe(input, request, "input");
-    entry.input = input.data();
-    entry.output = input.data();
-    if (output) {
-      negotiation::Request out = request;
-      describe(*output, out, "output");
-      if (out.dtype != request.dtype || out.shape != request.shape) {
-        throw InvalidArgument("tensor '" + name +
-                              "': output must have the input's dtype and shape");
-      }
-      entry.output = output->data();
-    }
-  } catch (const InvalidArgument& error) {
-    if (request.invalid.empty()) request.invalid = error.what();
-    request.splits.clear();
-    entry.input = nullptr;
-    entry.output = nullptr;
-  }
-  return runtime().enqueue(std::move(entry));
-}
 
 // An output the runtime allocated (allgather, alltoall, reducescatter), as an array of the
 // caller's framework that owns its memory (zero-copy; nanobind imports the framework at run time,
@@ -146,7 +70,14 @@ NB_MODULE(_core, m) {
   nb::exception<kolo::Error>(m, "KoloError", PyExc_RuntimeError);
   nb::exception<kolo::InvalidArgument>(m, "KoloValueError", PyExc_ValueError);
 
-  m.def("init", [] { kolo::core::runtime().init(); }, nb::call_guard<nb::gil_scoped_release>());
+  // init(dynamic_process_sets=None): what the program passes wins over the environment.
+  m.def(
+      "init",
+      [](std::optional<bool> dynamic_process_sets) {
+        kolo::core::runtime().init({.dynamic_process_sets = dynamic_process_sets});
+      },
+      nb::kw_only(), nb::arg("dynamic_process_sets").none() = nb::none(),
+      nb::call_guard<nb::gil_scoped_release>());
   m.def("shutdown", [] { kolo::core::runtime().shutdown(); },
         nb::call_guard<nb::gil_scoped_release>());
   m.def("is_initialized", [] { return kolo::core::runtime().initialized(); });
@@ -157,10 +88,7 @@ NB_MODULE(_core, m) {
   m.def("cross_rank", [] { return kolo::core::runtime().world().cross_rank; });
   m.def("cross_size", [] { return kolo::core::runtime().world().cross_size; });
 
-  m.def("enqueue", &enqueue, nb::arg("op"), nb::arg("name"), nb::arg("input"),
-        nb::arg("output").none(), nb::arg("reduce_op"), nb::arg("root"), nb::arg("prescale"),
-        nb::arg("postscale"), nb::arg("process_set"), nb::arg("splits") = std::vector<int64_t>{},
-        nb::arg("group_id") = 0, nb::arg("group_size") = 0, nb::arg("invalid") = "");
+  bind_enqueue(m);
   // Process sets and join: collective over all ranks; they block, so the GIL is released.
   m.def("add_process_set",
         [](std::vector<int> ranks, bool during_init) {

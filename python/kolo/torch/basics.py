@@ -6,6 +6,7 @@ from types import SimpleNamespace
 
 import kolo
 from kolo import _core
+from kolo import process_sets as sets
 from kolo.horovod_common import get_average_backwards_compatibility_fun
 
 Average = kolo.Average
@@ -26,13 +27,11 @@ def init(comm=None, process_sets=None) -> None:
     ``hvd.add_process_set()`` and ``hvd.remove_process_set()`` later (as
     HOROVOD_DYNAMIC_PROCESS_SETS=1 does).
     """
-    from kolo.torch import process_sets as sets
-
     if comm is not None and not isinstance(comm, (list, tuple)):
         _check_mpi_comm(comm)
-    wanted = sets._enable_dynamic_from_init(process_sets)
+    wanted, dynamic = sets.init_argument(process_sets)
     already = _core.is_initialized()
-    kolo.init()
+    _core.init(dynamic_process_sets=dynamic)
     if isinstance(comm, (list, tuple)) and sorted(comm) != list(range(size())):
         job_size = size()
         kolo.shutdown()
@@ -41,7 +40,7 @@ def init(comm=None, process_sets=None) -> None:
             f"for a subset use process sets: hvd.init(process_sets=[hvd.ProcessSet({list(comm)})]) "
             "and process_set= on the operations")
     if not already:
-        sets._init_process_sets(wanted)
+        sets.register_at_init(wanted)
 
 
 def _check_mpi_comm(comm) -> None:

@@ -21,7 +21,8 @@ from kolo import process_sets as _process_sets
 from kolo._handles import poll, synchronize
 from kolo.exceptions import HorovodInternalError, KoloError, KoloValueError
 
-__version__ = "0.1.0"
+# The C++ build's version (the file VERSION, which the package metadata reads too).
+__version__: str = _core.VERSION
 __all__ = [
     "KoloError", "KoloValueError", "HorovodInternalError", "Average", "Sum", "Min", "Max", "Product", "Adasum",
     "init", "shutdown", "is_initialized", "rank", "size", "local_rank", "local_size",

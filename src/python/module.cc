@@ -156,6 +156,7 @@ NB_MODULE(_core, m) {
   // MPI's thread support, 0 (single) to 3 (multiple); initializes MPI when it is not yet.
   m.def("mpi_thread_level", [] { return kolo::backends::MpiPlugin::get().initialize(); },
         nb::call_guard<nb::gil_scoped_release>());
+  m.attr("VERSION") = KOLO_VERSION_STRING;  // the file VERSION, through CMake: kolo.__version__
   m.attr("NCCL_BUILT") = false;
   m.attr("CUDA_BUILT") = false;
   m.attr("GLOO_BUILT") = true;

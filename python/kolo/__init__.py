@@ -24,7 +24,8 @@ from kolo.exceptions import HorovodInternalError, KoloError, KoloValueError
 # The C++ build's version (the file VERSION, which the package metadata reads too).
 __version__: str = _core.VERSION
 __all__ = [
-    "KoloError", "KoloValueError", "HorovodInternalError", "Average", "Sum", "Min", "Max", "Product", "Adasum",
+    "KoloError", "KoloValueError", "HorovodInternalError", "Average", "Sum", "Min", "Max",
+    "Product", "Adasum",
     "init", "shutdown", "is_initialized", "rank", "size", "local_rank", "local_size",
     "cross_rank", "cross_size", "allreduce", "allreduce_async", "allreduce_", "allreduce_async_",
     "allgather", "allgather_async", "broadcast", "broadcast_async", "broadcast_",

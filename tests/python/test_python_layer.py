@@ -3,6 +3,8 @@ and kolo.torch, init() options passed to the core directly (not through os.envir
 _core.enqueue taking one options object. Each case runs in a fresh interpreter as a world of one,
 so what it imports and initializes is its own."""
 
+from __future__ import annotations
+
 import os
 import subprocess
 import sys

@@ -29,7 +29,7 @@ void describe(const nb::ndarray<>& array, negotiation::Request& request, const c
       throw InvalidArgument("tensor '" + request.name + "': the " + role +
                             " must be contiguous (call .contiguous() / np.ascontiguousarray)");
     }
-    expected *= array.shape(d);
+    expected *= static_cast<int64_t>(array.shape(d));
   }
   if (array.device_type() == nb::device::cpu::value) {
     request.device = negotiation::DeviceKind::cpu;
@@ -44,8 +44,8 @@ void describe(const nb::ndarray<>& array, negotiation::Request& request, const c
 
 }  // namespace
 
-core::HandleId enqueue(const EnqueueOptions& options, nb::ndarray<> input,
-                       std::optional<nb::ndarray<>> output) {
+core::HandleId enqueue(const EnqueueOptions& options, const nb::ndarray<>& input,
+                       const std::optional<nb::ndarray<>>& output) {
   const std::string& name = options.name;
   core::TensorEntry entry;
   negotiation::Request& request = entry.request;

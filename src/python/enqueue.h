@@ -35,8 +35,8 @@ struct EnqueueOptions {
 
 // Queues the operation and returns its handle. `output` absent: in place (or, for allgather,
 // alltoall and reducescatter, an output the runtime allocates).
-core::HandleId enqueue(const EnqueueOptions& options, nanobind::ndarray<> input,
-                       std::optional<nanobind::ndarray<>> output);
+core::HandleId enqueue(const EnqueueOptions& options, const nanobind::ndarray<>& input,
+                       const std::optional<nanobind::ndarray<>>& output);
 
 // Binds EnqueueOptions and enqueue() into module `m`.
 void bind_enqueue(nanobind::module_& m);

@@ -21,18 +21,49 @@ namespace {
 // so that KOLO_RANK and friends are not reported as unknown, and STAGE_THROUGH_HOST, which
 // kolo.torch reads (staging.py).
 const std::set<std::string>& known_names() {
-  static const std::set<std::string> names = {
-      "CYCLE_TIME",      "FUSION_THRESHOLD",  "CACHE_CAPACITY",      "LOG_LEVEL",
-      "PEER_TIMEOUT",    "START_TIMEOUT",     "SMALL_ALLREDUCE_BYTES", "MAX_CONTROL_MESSAGE",
-      "RANK",            "SIZE",              "HOSTNAME",            "RENDEZVOUS_ADDR",
-      "RENDEZVOUS_PORT", "SECRET",            "LOCAL_RANK",          "LOCAL_SIZE",
-      "CROSS_RANK",      "CROSS_SIZE",        "FAILURE_GRACE_SECONDS", "CONTROLLER",
-      "CPU_OPERATIONS",  "GPU_OPERATIONS",    "TIMELINE",            "LOG_HIDE_TIME", "THREAD_AFFINITY",
-      "SHM_DISABLE",     "SHM_RING_BYTES",    "HIERARCHICAL_ALLREDUCE", "IFACE",
-      "GLOO_IFACE",      "DYNAMIC_PROCESS_SETS", "TIMELINE_MARK_CYCLES", "STALL_CHECK_DISABLE",
-      "STALL_CHECK_TIME_SECONDS", "STALL_SHUTDOWN_TIME_SECONDS", "AUTOTUNE", "AUTOTUNE_LOG",
-      "AUTOTUNE_WARMUP_SAMPLES", "AUTOTUNE_STEPS_PER_SAMPLE", "AUTOTUNE_SAMPLES_PER_TRIAL",
-      "SHM_ALLREDUCE_BYTES", "STAGE_THROUGH_HOST", "LAUNCHER_PID"};
+  static const std::set<std::string> names = {"CYCLE_TIME",
+                                              "FUSION_THRESHOLD",
+                                              "CACHE_CAPACITY",
+                                              "LOG_LEVEL",
+                                              "PEER_TIMEOUT",
+                                              "START_TIMEOUT",
+                                              "SMALL_ALLREDUCE_BYTES",
+                                              "MAX_CONTROL_MESSAGE",
+                                              "RANK",
+                                              "SIZE",
+                                              "HOSTNAME",
+                                              "RENDEZVOUS_ADDR",
+                                              "RENDEZVOUS_PORT",
+                                              "SECRET",
+                                              "LOCAL_RANK",
+                                              "LOCAL_SIZE",
+                                              "CROSS_RANK",
+                                              "CROSS_SIZE",
+                                              "FAILURE_GRACE_SECONDS",
+                                              "CONTROLLER",
+                                              "CPU_OPERATIONS",
+                                              "GPU_OPERATIONS",
+                                              "TIMELINE",
+                                              "LOG_HIDE_TIME",
+                                              "THREAD_AFFINITY",
+                                              "SHM_DISABLE",
+                                              "SHM_RING_BYTES",
+                                              "HIERARCHICAL_ALLREDUCE",
+                                              "IFACE",
+                                              "GLOO_IFACE",
+                                              "DYNAMIC_PROCESS_SETS",
+                                              "TIMELINE_MARK_CYCLES",
+                                              "STALL_CHECK_DISABLE",
+                                              "STALL_CHECK_TIME_SECONDS",
+                                              "STALL_SHUTDOWN_TIME_SECONDS",
+                                              "AUTOTUNE",
+                                              "AUTOTUNE_LOG",
+                                              "AUTOTUNE_WARMUP_SAMPLES",
+                                              "AUTOTUNE_STEPS_PER_SAMPLE",
+                                              "AUTOTUNE_SAMPLES_PER_TRIAL",
+                                              "SHM_ALLREDUCE_BYTES",
+                                              "STAGE_THROUGH_HOST",
+                                              "LAUNCHER_PID"};
   return names;
 }
 
@@ -60,8 +91,8 @@ class SettingReader {
     char* end = nullptr;
     double value = std::strtod(text.c_str(), &end);
     if (end == text.c_str() || *end != '\0' || value < min_value) {
-      throw InvalidArgument(variable + "='" + text + "' is not a number >= " +
-                            fmt::format("{}", min_value));
+      throw InvalidArgument(variable + "='" + text +
+                            "' is not a number >= " + fmt::format("{}", min_value));
     }
     return value;
   }
@@ -131,8 +162,8 @@ EnvLookup process_environment() {
 Config Config::from_env(const EnvLookup& lookup, const std::vector<std::string>& all_names) {
   Config config;
   SettingReader reader(lookup, config);
-  config.cycle_time = from_units<std::chrono::microseconds>(
-      reader.number("CYCLE_TIME", 1.0, 0.0), 1000.0);
+  config.cycle_time =
+      from_units<std::chrono::microseconds>(reader.number("CYCLE_TIME", 1.0, 0.0), 1000.0);
   config.fusion_threshold =
       static_cast<uint64_t>(reader.number("FUSION_THRESHOLD", 128.0 * 1024 * 1024, 0));
   config.cache_capacity = static_cast<uint32_t>(reader.number("CACHE_CAPACITY", 1024, 0));
@@ -143,8 +174,8 @@ Config Config::from_env(const EnvLookup& lookup, const std::vector<std::string>&
       from_units<std::chrono::milliseconds>(reader.number("START_TIMEOUT", 30.0, 0.001), 1.0);
   config.small_allreduce_bytes =
       static_cast<uint64_t>(reader.number("SMALL_ALLREDUCE_BYTES", 64 * 1024, 0));
-  config.frame_limit = static_cast<uint64_t>(
-      reader.number("MAX_CONTROL_MESSAGE", 256.0 * 1024 * 1024, 4096));
+  config.frame_limit =
+      static_cast<uint64_t>(reader.number("MAX_CONTROL_MESSAGE", 256.0 * 1024 * 1024, 4096));
   config.shm_disable = reader.flag("SHM_DISABLE").value_or(false);
   const double ring_bytes = reader.number("SHM_RING_BYTES", 1024.0 * 1024, 4096);
   config.shm_ring_bytes = static_cast<uint64_t>(ring_bytes);

@@ -40,7 +40,8 @@ ReduceOp to_comm_op(UserReduceOp op) {
       return ReduceOp::max;
     case UserReduceOp::product:
       return ReduceOp::product;
-    case UserReduceOp::adasum: break;  // not an elementwise op: Executor::adasum
+    case UserReduceOp::adasum:
+      break;  // not an elementwise op: Executor::adasum
   }
   throw InvalidArgument(std::string("reduction '") +
                         std::string(negotiation::user_reduce_op_name(op)) +
@@ -56,7 +57,8 @@ void Executor::run(const std::vector<negotiation::Response>& responses,
   };
 
   auto tensor_bytes = [&](const std::string& name) { return entry_for(pending, name).bytes(); };
-  for (const auto& group : fusion::plan_fusion(responses, tensor_bytes, options_.fusion_threshold)) {
+  for (const auto& group :
+       fusion::plan_fusion(responses, tensor_bytes, options_.fusion_threshold)) {
     const negotiation::Response& response = group.response;
     ++stats_.responses;
     if (observer_ != nullptr) {
@@ -167,7 +169,8 @@ void Executor::allreduce(const fusion::FusedGroup& group, std::vector<TensorEntr
     ObservedPhase phase(observer_, response.names, "MEMCPY_IN_FUSION_BUFFER");
     for (size_t i = 0; i < entries.size(); ++i) {
       if (entries[i]->bytes() > 0) {
-        std::memcpy(buffer.data() + group.tensors[i].offset, entries[i]->input, entries[i]->bytes());
+        std::memcpy(buffer.data() + group.tensors[i].offset, entries[i]->input,
+                    entries[i]->bytes());
       }
     }
     // Offsets are 64-byte aligned (as Horovod's), so the packed buffer may hold small gaps; they

@@ -68,7 +68,7 @@ class Observability {
   Executor& executor_;
   const Logger& logger_;
 
-  mutable std::mutex mutex_;           // guards timeline_, tuning_ and cycles_
+  mutable std::mutex mutex_;            // guards timeline_, tuning_ and cycles_
   std::shared_ptr<Timeline> timeline_;  // null: no timeline
   uint64_t cycles_ = 0;                 // cycles started
   std::condition_variable cycle_started_;

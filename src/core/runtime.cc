@@ -50,9 +50,10 @@ void Runtime::init(const InitOptions& options) {
   session_ = std::make_unique<Session>(config_, launch, rounds_++, handles_, logger_);
   if (launch.launcher_local_rank >= 0 &&
       launch.launcher_local_rank != session_->world().local_rank) {
-    logger_.warn("the launcher's local rank {} differs from kolo's {} (ranks of one host are "
-                 "numbered by rank order)",
-                 launch.launcher_local_rank, session_->world().local_rank);
+    logger_.warn(
+        "the launcher's local rank {} differs from kolo's {} (ranks of one host are "
+        "numbered by rank order)",
+        launch.launcher_local_rank, session_->world().local_rank);
   }
   logger_.debug("initialized: local rank {}/{}, cross rank {}/{}", session_->world().local_rank,
                 session_->world().local_size, session_->world().cross_rank,

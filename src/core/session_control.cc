@@ -35,9 +35,10 @@ HandleId Session::request_add_process_set(std::vector<int> ranks) {
     throw InvalidArgument(fmt::format("process set ranks {} list a rank twice", ranks));
   }
   if (ranks.front() < 0 || ranks.back() >= world_.size) {
-    throw InvalidArgument(fmt::format("process set ranks {} are not all in 0..{} (the job has {} "
-                                      "ranks)",
-                                      ranks, world_.size - 1, world_.size));
+    throw InvalidArgument(
+        fmt::format("process set ranks {} are not all in 0..{} (the job has {} "
+                    "ranks)",
+                    ranks, world_.size - 1, world_.size));
   }
   return enqueue_control(negotiation::OpType::process_set_add, "add_process_set",
                          {ranks.begin(), ranks.end()}, 0);
@@ -53,8 +54,7 @@ HandleId Session::request_remove_process_set(int32_t id) {
   }
   // `busy` goes along in the request's root: the coordinator refuses the removal on every rank
   // when any member still has operations pending on the set.
-  return enqueue_control(negotiation::OpType::process_set_remove, "remove_process_set", {id},
-                         busy);
+  return enqueue_control(negotiation::OpType::process_set_remove, "remove_process_set", {id}, busy);
 }
 
 HandleId Session::request_join() {

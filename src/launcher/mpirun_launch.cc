@@ -12,8 +12,7 @@
 
 namespace kolo::launcher {
 
-void exec_mpirun(const LaunchOptions& options, const Environment& inherited,
-                 const Logger& logger) {
+void exec_mpirun(const LaunchOptions& options, const Environment& inherited, const Logger& logger) {
   MpirunContext context;
   if (auto it = inherited.find("KOLO_MPIRUN"); it != inherited.end() && !it->second.empty()) {
     context.mpirun = it->second;
@@ -35,9 +34,10 @@ void exec_mpirun(const LaunchOptions& options, const Environment& inherited,
   // execvpe searches the PATH of kolorun's own environment, which `environment` extends.
   ::execvpe(context.mpirun.c_str(), argv_pointers.data(), envp_pointers.data());
   const int error = errno;
-  throw Error(fmt::format("kolorun --mpi: cannot run {} ({}); install Open MPI (Debian: "
-                          "apt-get install openmpi-bin) or set KOLO_MPIRUN to its mpirun",
-                          context.mpirun, std::strerror(error)));
+  throw Error(
+      fmt::format("kolorun --mpi: cannot run {} ({}); install Open MPI (Debian: "
+                  "apt-get install openmpi-bin) or set KOLO_MPIRUN to its mpirun",
+                  context.mpirun, std::strerror(error)));
 }
 
 }  // namespace kolo::launcher

@@ -230,9 +230,10 @@ ResponseList Coordinator::take_responses() {
   // Members ready on every rank whose group never became whole cannot run either.
   for (auto& [id, group] : groups_) {
     for (Response& member : group.members) {
-      member.error = fmt::format("{} shut down while tensor '{}' waited for the rest of its group "
-                                 "({} of {} members ready)",
-                                 who, member.names.at(0), group.members.size(), group.expected);
+      member.error = fmt::format(
+          "{} shut down while tensor '{}' waited for the rest of its group "
+          "({} of {} members ready)",
+          who, member.names.at(0), group.members.size(), group.expected);
       out.responses.push_back(std::move(member));
     }
   }

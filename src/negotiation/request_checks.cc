@@ -86,7 +86,8 @@ std::string find_mismatch(const std::vector<Request>& by_rank) {
       {"op", [](const Request& r) { return std::string(op_type_name(r.op)); }},
       {"process set", [](const Request& r) { return std::to_string(r.process_set); }},
       {"device", [](const Request& r) { return std::string(device_name(r.device)); }},
-      {"group", [](const Request& r) {
+      {"group",
+       [](const Request& r) {
          return r.group_id == 0 ? std::string("no group")
                                 : fmt::format("group {} of {}", r.group_id, r.group_size);
        }},
@@ -159,17 +160,18 @@ std::string alltoall_splits_problem(const Request& request, int size) {
         request.name, request.rank, rows, size);
   }
   if (request.splits.size() != static_cast<size_t>(size)) {
-    return fmt::format("Invalid splits for alltoall of tensor '{}' on rank {}: {} has {} entries, "
-                       "expected one per rank ({})",
-                       request.name, request.rank, shape_text(request.splits),
-                       request.splits.size(), size);
+    return fmt::format(
+        "Invalid splits for alltoall of tensor '{}' on rank {}: {} has {} entries, "
+        "expected one per rank ({})",
+        request.name, request.rank, shape_text(request.splits), request.splits.size(), size);
   }
   int64_t total = 0;
   for (int64_t split : request.splits) total += split;
   if (total != rows) {
-    return fmt::format("Invalid splits for alltoall of tensor '{}' on rank {}: {} sums to {}, but "
-                       "the tensor's first dimension is {}",
-                       request.name, request.rank, shape_text(request.splits), total, rows);
+    return fmt::format(
+        "Invalid splits for alltoall of tensor '{}' on rank {}: {} sums to {}, but "
+        "the tensor's first dimension is {}",
+        request.name, request.rank, shape_text(request.splits), total, rows);
   }
   return {};
 }

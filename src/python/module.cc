@@ -30,9 +30,8 @@ using core::runtime;
 nb::object as_array(const core::OwnedBuffer& buffer, bool as_torch) {
   if (!buffer.data) return nb::none();
   auto* keep = new std::shared_ptr<std::byte[]>(buffer.data);
-  nb::capsule owner(keep, [](void* p) noexcept {
-    delete static_cast<std::shared_ptr<std::byte[]>*>(p);
-  });
+  nb::capsule owner(keep,
+                    [](void* p) noexcept { delete static_cast<std::shared_ptr<std::byte[]>*>(p); });
   std::vector<size_t> shape(buffer.shape.begin(), buffer.shape.end());
   const auto dtype = dlpack_from_dtype(buffer.dtype);
   if (as_torch) {
@@ -78,8 +77,9 @@ NB_MODULE(_core, m) {
       },
       nb::kw_only(), nb::arg("dynamic_process_sets").none() = nb::none(),
       nb::call_guard<nb::gil_scoped_release>());
-  m.def("shutdown", [] { kolo::core::runtime().shutdown(); },
-        nb::call_guard<nb::gil_scoped_release>());
+  m.def(
+      "shutdown", [] { kolo::core::runtime().shutdown(); },
+      nb::call_guard<nb::gil_scoped_release>());
   m.def("is_initialized", [] { return kolo::core::runtime().initialized(); });
   m.def("rank", [] { return kolo::core::runtime().world().rank; });
   m.def("size", [] { return kolo::core::runtime().world().size; });
@@ -90,23 +90,26 @@ NB_MODULE(_core, m) {
 
   bind_enqueue(m);
   // Process sets and join: collective over all ranks; they block, so the GIL is released.
-  m.def("add_process_set",
-        [](std::vector<int> ranks, bool during_init) {
-          return kolo::core::runtime().add_process_set(std::move(ranks), during_init);
-        },
-        nb::arg("ranks"), nb::arg("during_init") = false,
-        nb::call_guard<nb::gil_scoped_release>());
-  m.def("remove_process_set",
-        [](int32_t id) { return kolo::core::runtime().remove_process_set(id); }, nb::arg("id"),
-        nb::call_guard<nb::gil_scoped_release>());
-  m.def("process_set_ranks", [](int32_t id) { return kolo::core::runtime().process_set_ranks(id); },
-        nb::arg("id"));
+  m.def(
+      "add_process_set",
+      [](std::vector<int> ranks, bool during_init) {
+        return kolo::core::runtime().add_process_set(std::move(ranks), during_init);
+      },
+      nb::arg("ranks"), nb::arg("during_init") = false, nb::call_guard<nb::gil_scoped_release>());
+  m.def(
+      "remove_process_set", [](int32_t id) { return kolo::core::runtime().remove_process_set(id); },
+      nb::arg("id"), nb::call_guard<nb::gil_scoped_release>());
+  m.def(
+      "process_set_ranks", [](int32_t id) { return kolo::core::runtime().process_set_ranks(id); },
+      nb::arg("id"));
   m.def("process_set_ids", [] { return kolo::core::runtime().process_set_ids(); });
-  m.def("join", [] { return kolo::core::runtime().join(); },
-        nb::call_guard<nb::gil_scoped_release>());
+  m.def(
+      "join", [] { return kolo::core::runtime().join(); },
+      nb::call_guard<nb::gil_scoped_release>());
   m.def("poll", [](kolo::core::HandleId h) { return kolo::core::runtime().poll(h); });
-  m.def("wait", [](kolo::core::HandleId h) { kolo::core::runtime().wait(h); },
-        nb::call_guard<nb::gil_scoped_release>());
+  m.def(
+      "wait", [](kolo::core::HandleId h) { kolo::core::runtime().wait(h); },
+      nb::call_guard<nb::gil_scoped_release>());
   m.def("take_output", &take_output, nb::arg("handle"), nb::arg("as_torch") = false);
   m.def("take_alltoall_output", &take_alltoall_output, nb::arg("handle"),
         nb::arg("as_torch") = false);
@@ -128,13 +131,15 @@ NB_MODULE(_core, m) {
     d["cache_enabled"] = s.tuning.current.cache_enabled;
     return d;
   });
-  m.def("start_timeline",
-        [](const std::string& path, bool mark_cycles) {
-          kolo::core::runtime().start_timeline(path, mark_cycles);
-        },
-        nb::arg("file_path"), nb::arg("mark_cycles") = false);
-  m.def("stop_timeline", [] { kolo::core::runtime().stop_timeline(); },
-        nb::call_guard<nb::gil_scoped_release>());
+  m.def(
+      "start_timeline",
+      [](const std::string& path, bool mark_cycles) {
+        kolo::core::runtime().start_timeline(path, mark_cycles);
+      },
+      nb::arg("file_path"), nb::arg("mark_cycles") = false);
+  m.def(
+      "stop_timeline", [] { kolo::core::runtime().stop_timeline(); },
+      nb::call_guard<nb::gil_scoped_release>());
   m.def("config", [] {
     auto c = kolo::core::runtime().config();
     nb::dict d;
@@ -150,12 +155,13 @@ NB_MODULE(_core, m) {
   // What this build contains, for hvd.mpi_built() / nccl_built() / gloo_built(): collectives run
   // on kolo's own transports (the role Horovod's Gloo plays) or, when chosen, on MPI through the
   // plugin; there is no NCCL and no CUDA support in this version. Adasum runs on kolo's
-  // transports (comm/adasum.cc). MPI_BUILT: the plugin exists and loads (a dlopen of about 2 ms; MPI itself is
-  // only initialized when a job needs it).
+  // transports (comm/adasum.cc). MPI_BUILT: the plugin exists and loads (a dlopen of about 2 ms;
+  // MPI itself is only initialized when a job needs it).
   m.attr("MPI_BUILT") = kolo::backends::MpiPlugin::available();
   // MPI's thread support, 0 (single) to 3 (multiple); initializes MPI when it is not yet.
-  m.def("mpi_thread_level", [] { return kolo::backends::MpiPlugin::get().initialize(); },
-        nb::call_guard<nb::gil_scoped_release>());
+  m.def(
+      "mpi_thread_level", [] { return kolo::backends::MpiPlugin::get().initialize(); },
+      nb::call_guard<nb::gil_scoped_release>());
   m.attr("VERSION") = KOLO_VERSION_STRING;  // the file VERSION, through CMake: kolo.__version__
   m.attr("NCCL_BUILT") = false;
   m.attr("CUDA_BUILT") = false;

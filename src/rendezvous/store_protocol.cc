@@ -64,8 +64,8 @@ class Reader {
   }
   std::string_view take(size_t bytes) {
     if (bytes > in_.size()) {
-      throw ProtocolError(fmt::format("message truncated ({} bytes wanted, {} left)", bytes,
-                                      in_.size()));
+      throw ProtocolError(
+          fmt::format("message truncated ({} bytes wanted, {} left)", bytes, in_.size()));
     }
     const std::string_view part = in_.substr(0, bytes);
     in_.remove_prefix(bytes);
@@ -104,9 +104,10 @@ void check_limits(const Request& request) {
     }
   }
   if (request.value.size() > kMaxValueSize) {
-    throw InvalidArgument(fmt::format("rendezvous: value for key '{}' is {} bytes, over the limit "
-                                      "of {}", request.keys.empty() ? "" : request.keys.front(),
-                                      request.value.size(), kMaxValueSize));
+    throw InvalidArgument(fmt::format(
+        "rendezvous: value for key '{}' is {} bytes, over the limit "
+        "of {}",
+        request.keys.empty() ? "" : request.keys.front(), request.value.size(), kMaxValueSize));
   }
 }
 
@@ -170,11 +171,20 @@ std::string encode(const Reply& reply) {
   Writer out;
   out.u8(static_cast<uint8_t>(reply.kind));
   switch (reply.kind) {
-    case ReplyKind::ok: break;
-    case ReplyKind::value: out.long_string(reply.text); break;
-    case ReplyKind::number: out.u64(static_cast<uint64_t>(reply.number)); break;
-    case ReplyKind::timeout: write_keys(out, reply.missing_keys); break;
-    case ReplyKind::error: out.short_string(reply.text); break;
+    case ReplyKind::ok:
+      break;
+    case ReplyKind::value:
+      out.long_string(reply.text);
+      break;
+    case ReplyKind::number:
+      out.u64(static_cast<uint64_t>(reply.number));
+      break;
+    case ReplyKind::timeout:
+      write_keys(out, reply.missing_keys);
+      break;
+    case ReplyKind::error:
+      out.short_string(reply.text);
+      break;
   }
   return out.take();
 }
@@ -184,7 +194,9 @@ Reply decode_reply(std::string_view payload) {
   Reply reply;
   const uint8_t kind = in.u8();
   switch (kind) {
-    case static_cast<uint8_t>(ReplyKind::ok): reply.kind = ReplyKind::ok; break;
+    case static_cast<uint8_t>(ReplyKind::ok):
+      reply.kind = ReplyKind::ok;
+      break;
     case static_cast<uint8_t>(ReplyKind::value):
       reply.kind = ReplyKind::value;
       reply.text = in.long_string(kMaxValueSize, "value");
@@ -213,10 +225,14 @@ std::string describe(const Request& request) {
   for (const auto& key : request.keys) quoted.push_back("'" + key + "'");
   const std::string keys = fmt::format("{}", fmt::join(quoted, ", "));
   switch (request.op) {
-    case Op::set: return "set " + keys;
-    case Op::get: return "get " + keys;
-    case Op::add: return "add to " + keys;
-    case Op::wait: return "wait for " + keys;
+    case Op::set:
+      return "set " + keys;
+    case Op::get:
+      return "get " + keys;
+    case Op::add:
+      return "add to " + keys;
+    case Op::wait:
+      return "wait for " + keys;
   }
   return "request";
 }

@@ -47,8 +47,8 @@ typedef struct KoloMpiPluginV1 {
   int (*allgatherv)(KoloMpiComm* comm, const void* mine, void* out, const size_t* bytes_per_rank,
                     KoloMpiError* error);
   // Rank r receives op over block r of `data` (counts[r] elements) into `out`.
-  int (*reducescatter)(KoloMpiComm* comm, const void* data, const size_t* counts, int dtype,
-                       int op, void* out, KoloMpiError* error);
+  int (*reducescatter)(KoloMpiComm* comm, const void* data, const size_t* counts, int dtype, int op,
+                       void* out, KoloMpiError* error);
   int (*alltoallv)(KoloMpiComm* comm, const void* in, const size_t* send_bytes, void* out,
                    const size_t* recv_bytes, KoloMpiError* error);
 } KoloMpiPluginV1;

@@ -59,8 +59,8 @@ Mapping Mapping::open(const std::string& name, size_t size) {
   struct stat info {};
   if (::fstat(fd, &info) != 0 || static_cast<size_t>(info.st_size) != size) {
     ::close(fd);
-    throw ProtocolError(fmt::format("shared-memory object {} has {} bytes, expected {}", name,
-                                    info.st_size, size));
+    throw ProtocolError(
+        fmt::format("shared-memory object {} has {} bytes, expected {}", name, info.st_size, size));
   }
   std::byte* base = nullptr;
   try {

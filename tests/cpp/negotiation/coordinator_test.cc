@@ -213,7 +213,9 @@ INSTANTIATE_TEST_SUITE_P(
                      "Mismatched number of dimensions for tensor 't': rank 0 submitted 2, rank 1 "
                      "submitted 1"},
         MismatchCase{"allgather trailing dims", 3,
-                     [](int r) { return with_op(r, OpType::allgather, {r + 1, r == 2 ? 5 : 3}); },
+                     [](int r) {
+                       return with_op(r, OpType::allgather, {r + 1, r == 2 ? 5 : 3});
+                     },
                      "Mismatched shape (all dimensions but the first) for tensor 't': rank 0 and "
                      "rank 1 submitted [*, 3], rank 2 submitted [*, 5]"},
         MismatchCase{"allgather scalar", 2, [](int r) { return with_op(r, OpType::allgather, {}); },

@@ -6,7 +6,6 @@ from types import SimpleNamespace
 
 import kolo
 from kolo import _core
-from kolo import process_sets as sets
 from kolo.horovod_common import get_average_backwards_compatibility_fun
 
 Average = kolo.Average
@@ -29,9 +28,7 @@ def init(comm=None, process_sets=None) -> None:
     """
     if comm is not None and not isinstance(comm, (list, tuple)):
         _check_mpi_comm(comm)
-    wanted, dynamic = sets.init_argument(process_sets)
-    already = _core.is_initialized()
-    _core.init(dynamic_process_sets=dynamic)
+    kolo.init(process_sets=process_sets)  # the one path into the core, for kolo and kolo.torch
     if isinstance(comm, (list, tuple)) and sorted(comm) != list(range(size())):
         job_size = size()
         kolo.shutdown()
@@ -39,8 +36,6 @@ def init(comm=None, process_sets=None) -> None:
             f"hvd.init(comm={list(comm)}): kolo's global set is all {job_size} ranks of the job; "
             f"for a subset use process sets: hvd.init(process_sets=[hvd.ProcessSet({list(comm)})]) "
             "and process_set= on the operations")
-    if not already:
-        sets.register_at_init(wanted)
 
 
 def _check_mpi_comm(comm) -> None:

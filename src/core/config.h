@@ -1,6 +1,7 @@
 // Every knob kolo reads, parsed once at init from the environment: KOLO_<NAME> wins over
 // HOROVOD_<NAME>, which wins over the default, so existing Horovod job scripts keep working.
-// The environment is read through a lookup function so tests can supply their own.
+// The environment is read through base/env.h (the one table of setting names), with a lookup
+// function so tests can supply their own.
 #pragma once
 
 #include <chrono>
@@ -10,13 +11,10 @@
 #include <vector>
 
 #include "backends/backend_choice.h"
-#include "base/env_lookup.h"
+#include "base/env.h"
 #include "base/logger.h"
 
 namespace kolo::core {
-
-// Reads the process environment (getenv).
-EnvLookup process_environment();
 
 struct Config {
   std::chrono::microseconds cycle_time{1000};      // CYCLE_TIME, milliseconds (fractions allowed)

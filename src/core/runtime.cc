@@ -37,8 +37,8 @@ void Runtime::init(const InitOptions& options) {
   if (session_) return;
   config_ = Config::from_process_env();
   apply(options, config_);
-  end_with_launcher(process_environment());
-  bootstrap::LaunchInfo launch = bootstrap::LaunchInfo::from_env(process_environment());
+  end_with_launcher(process_env_lookup());
+  bootstrap::LaunchInfo launch = bootstrap::LaunchInfo::from_env(process_env_lookup());
   logger_.set_level(config_.log_level);
   logger_.set_timestamps(config_.log_timestamps);
   logger_.set_prefix(fmt::format("[kolo rank {}/{}]", launch.rank, launch.size));

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/env.h"
 #include "base/errors.h"
 #include "launcher/mpirun_command.h"
 
@@ -14,9 +15,7 @@ namespace kolo::launcher {
 
 void exec_mpirun(const LaunchOptions& options, const Environment& inherited, const Logger& logger) {
   MpirunContext context;
-  if (auto it = inherited.find("KOLO_MPIRUN"); it != inherited.end() && !it->second.empty()) {
-    context.mpirun = it->second;
-  }
+  if (auto chosen = find_setting(lookup_in(inherited), "MPIRUN")) context.mpirun = chosen->value;
   context.running_as_root = ::geteuid() == 0;
   const Environment environment = mpirun_environment(options, inherited);
   const std::vector<std::string> argv = mpirun_command(options, environment, context);

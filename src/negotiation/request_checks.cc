@@ -100,10 +100,13 @@ std::string find_mismatch(const std::vector<Request>& by_rank) {
     checks.push_back({"shape", [](const Request& r) { return shape_text(r.shape); }});
   }
   if (op == OpType::process_set_add) {
-    checks.push_back({"process set ranks", [](const Request& r) { return shape_text(r.shape); }});
+    checks.push_back({"process set ranks", [](const Request& r) { return shape_text(r.args); }});
   }
   if (op == OpType::process_set_remove) {
-    checks.push_back({"process set id", [](const Request& r) { return shape_text(r.shape); }});
+    // args[1] is each rank's own busy flag, which may differ; only the id must agree.
+    checks.push_back({"process set id", [](const Request& r) {
+                        return r.args.empty() ? std::string("none") : std::to_string(r.args[0]);
+                      }});
   }
   if (varies_first_dim(op)) {
     checks.push_back(
@@ -207,9 +210,10 @@ Response make_response(const std::vector<Request>& by_rank) {
   Response response = response_for(first);
   response.prescale = first.prescale;
   response.postscale = first.postscale;
-  if (first.op == OpType::allreduce || first.op == OpType::barrier ||
-      first.op == OpType::process_set_add || first.op == OpType::process_set_remove) {
-    response.shape = first.shape;
+  if (first.op == OpType::allreduce || first.op == OpType::barrier) response.shape = first.shape;
+  if (first.op == OpType::process_set_add) response.args = first.args;
+  if (first.op == OpType::process_set_remove && !first.args.empty()) {
+    response.args = {first.args[0]};
   }
   if (first.op == OpType::allgather) {
     for (const Request& r : by_rank) response.first_dims.push_back(r.shape.at(0));

@@ -103,7 +103,7 @@ int barrier(KoloMpiComm* comm, KoloMpiError* error) {
 int allreduce(KoloMpiComm* comm, void* data, size_t count, int dtype, int op, KoloMpiError* error) {
   if (after_finalize(error)) return 1;
   auto operands = operands_for(dtype, op, error);
-  if (!operands) return 1;
+  if (!operands) return KOLO_MPI_UNSUPPORTED;
   int element_bytes = 0;
   MPI_Type_size(operands->type, &element_bytes);
   auto* cursor = static_cast<char*>(data);
@@ -138,7 +138,7 @@ int reducescatter(KoloMpiComm* comm, const void* data, const size_t* counts, int
                   void* out, KoloMpiError* error) {
   if (after_finalize(error)) return 1;
   auto operands = operands_for(dtype, op, error);
-  if (!operands) return 1;
+  if (!operands) return KOLO_MPI_UNSUPPORTED;
   MPI_Comm mpi_comm = resolve(comm);
   const int size = comm_size(mpi_comm);
   std::vector<int> receive_counts(size);

@@ -26,7 +26,7 @@ def main() -> None:
     big = np.full(16 * 1024 * 1024, 1.0, dtype=np.float32)  # 64 MiB
     kolo.allreduce_(big, op=kolo.Sum, name="warmup")
     times = []
-    for i in range(5):
+    for _ in range(5):
         big.fill(1.0)
         kolo.barrier()
         start = time.perf_counter()

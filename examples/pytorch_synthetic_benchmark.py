@@ -65,7 +65,8 @@ def build(name: str):
     try:
         from torchvision import models
     except ImportError:
-        raise SystemExit(f"model '{name}' needs torchvision (not installed); use cnn or mlp")
+        raise SystemExit(f"model '{name}' needs torchvision (not installed); use cnn or "
+                         "mlp") from None
     return getattr(models, name)(), (3, 224, 224), 1000
 
 

@@ -16,7 +16,7 @@ if command -v ccache >/dev/null; then
 fi
 if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$top" -B "$build" -G Ninja -DPython_EXECUTABLE="$(command -v "$PYTHON")" \
-    "${launcher[@]}" >&2
+    -DKOLO_BUILD_TESTS=ON "${launcher[@]}" >&2
 fi
 cmake --build "$build" -j2 >&2
 stage="$build/stage"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine (Python 3.11 with pip) for kolo and installs it:
-# Debian build libraries, Python build tools, then `pip install .` (which also builds the C++
-# tests in build/<wheel tag>, where scripts/test.sh finds them).
+# Debian build libraries, Python build and lint tools, then `pip install .` with the C++ tests
+# turned on (a user's plain `pip install .` builds none): they are built in build/<wheel tag>,
+# where scripts/test.sh finds them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,7 +12,8 @@ packages=(build-essential cmake ninja-build python3-dev libgtest-dev libgmock-de
           libspdlog-dev libssl-dev libbenchmark-dev dataset-fashion-mnist openmpi-bin libopenmpi-dev
           openssh-client  # kolorun starts ranks on other hosts with the system ssh
           openssh-server iproute2  # tests/multihost: an sshd per network namespace
-          clang libclang-rt-14-dev)  # scripts/fuzz.sh: libFuzzer and clang's sanitizer runtimes
+          clang libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer and clang's sanitizer runtimes
+          clang-format)  # scripts/lint.sh: Debian 12's clang-format 14 checks the C++ layout
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -33,10 +35,12 @@ fi
 # torch 2.13.0's CPU build is what the examples and the torch tests use; mpi4py (built against
 # libopenmpi-dev) lets tests/python/test_mpirun.py check hvd.init(comm=MPI.COMM_WORLD); pyyaml
 # reads the YAML configs of examples/train.py; filelock is imported by Horovod's elastic MNIST
-# example (tests/elastic/test_elastic_examples.py runs it unchanged).
+# example (tests/elastic/test_elastic_examples.py runs it unchanged); ruff (pinned: its rules
+# change between versions) checks the Python code (scripts/lint.sh).
 $PYTHON -m pip install "${pip_flags[@]}" "scikit-build-core>=0.10" "nanobind>=2.0" \
-  numpy pytest "torch==2.13.0" mpi4py pyyaml filelock
-echo "setup: building and installing kolo (pip install .)"
-$PYTHON -m pip install "${pip_flags[@]}" --no-build-isolation .
+  numpy pytest "torch==2.13.0" mpi4py pyyaml filelock "ruff==0.17.6"
+echo "setup: building and installing kolo with its C++ tests (pip install .)"
+$PYTHON -m pip install "${pip_flags[@]}" --no-build-isolation \
+  --config-settings=cmake.define.KOLO_BUILD_TESTS=ON .
 command -v kolorun >/dev/null || { echo "setup: kolorun is not on PATH after install" >&2; exit 1; }
 echo "setup: done ($(kolorun --version 2>/dev/null || echo kolorun))"

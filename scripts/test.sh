@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test: the C++ suites (ctest, on the build that `pip install .` made) and the Python
-# suites (pytest; multi-rank tests start real processes with kolorun -np 2 and -np 3).
+# Runs every test: the guard rails on the source (layer check, clang-format, ruff), the C++ suites
+# (ctest, on the build that scripts/setup.sh's `pip install .` made) and the Python suites (pytest;
+# multi-rank tests start real processes with kolorun -np 2 and -np 3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
@@ -8,12 +9,17 @@ PYTHON=${PYTHON:-python3}
 # Includes against the layer matrix of docs/ARCHITECTURE.md: a second, and needs no build.
 echo "test: layer check (scripts/check_layers.py)"
 $PYTHON scripts/check_layers.py
+# The layout against .clang-format and the Python against ruff's rules: seconds, no build either.
+echo "test: lint (scripts/lint.sh: clang-format on C++, ruff on Python)"
+bash scripts/lint.sh
 
 build_dir=$(ls -d build/cp*/ 2>/dev/null | head -n 1 || true)
 if [ -z "$build_dir" ] || [ ! -f "$build_dir/CTestTestfile.cmake" ]; then
-  echo "test: no build directory with tests; run scripts/setup.sh first" >&2
+  echo "test: no build directory with C++ tests; run scripts/setup.sh first (a plain" \
+       "\`pip install .\` builds no tests)" >&2
   exit 1
 fi
+
 # The kolorun that pip installed beside this Python (not a pyenv shim: a shim is a bash script
 # that a test running kolorun with PATH=/nonexistent could not start).
 scripts_dir=$($PYTHON -c 'import sysconfig; print(sysconfig.get_path("scripts"))')

@@ -57,7 +57,8 @@ def table_rows(text: str) -> dict[int, float]:
 def run(command: list[str], env: dict[str, str] | None = None, timeout: float = 600) -> str:
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
     if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(command)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+        raise RuntimeError(f"{' '.join(command)} failed ({done.returncode}):\n{done.stdout}\n"
+                           f"{done.stderr}")
     return done.stdout
 
 
@@ -112,7 +113,8 @@ def build_mpi(directory: Path) -> Path:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--np", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("-b", default="8")
@@ -123,7 +125,8 @@ def main() -> None:
     parser.add_argument("--kolorun", default=shutil.which("kolorun") or "kolorun")
     parser.add_argument("--kolo-bench", default=shutil.which("kolo-bench") or "kolo-bench")
     parser.add_argument("--no-bind", dest="bind", action="store_false",
-                        help="do not pin ranks to cores (default: pin all three alike when np <= cores)")
+                        help="do not pin ranks to cores (default: pin all three alike when "
+                             "np <= cores)")
     parser.add_argument("--skip", default="", help="comma list of peers to leave out: gloo,mpi")
     args = parser.parse_args()
     sizes = [str(parse_size(args.b)), str(parse_size(args.e)), args.f]
@@ -165,7 +168,8 @@ def main() -> None:
                  for peer in ("gloo", "mpi")}
         print(f" {size:>11} {text(us['kolo'], '10.1f')} {text(us['gloo'], '10.1f')} "
               f"{text(us['mpi'], '10.1f')} {text(bw['kolo'], '10.3f')} {text(bw['gloo'], '10.3f')} "
-              f"{text(bw['mpi'], '10.3f')} {text(ratio['gloo'], '10.2f')} {text(ratio['mpi'], '9.2f')}")
+              f"{text(bw['mpi'], '10.3f')} {text(ratio['gloo'], '10.2f')} "
+              f"{text(ratio['mpi'], '9.2f')}")
 
 
 if __name__ == "__main__":

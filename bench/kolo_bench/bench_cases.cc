@@ -13,7 +13,6 @@ namespace kolo::bench {
 
 namespace {
 
-
 void store(DataType type, std::byte* at, double value) {
   switch (type) {
     case DataType::float32: {
@@ -123,7 +122,8 @@ Measurement run_case(comm::Communicator& comm, const std::string& collective, ui
     auto data = filled(type, count, rank);
     comm::broadcast(comm, data, 0);
     if (args.check) m.wrong = count_wrong(data, filled(type, count, 0), element);
-    m.seconds = timed(comm, [&] { comm::broadcast(comm, data, 0); }, args);
+    m.seconds = timed(
+        comm, [&] { comm::broadcast(comm, data, 0); }, args);
   } else if (collective == "allgather") {
     const size_t per_rank = count / ranks;
     count = per_rank * ranks;
@@ -139,7 +139,8 @@ Measurement run_case(comm::Communicator& comm, const std::string& collective, ui
       }
       m.wrong = count_wrong(out, want, element);
     }
-    m.seconds = timed(comm, [&] { comm::allgatherv(comm, mine, out, sizes); }, args);
+    m.seconds = timed(
+        comm, [&] { comm::allgatherv(comm, mine, out, sizes); }, args);
     m.bus_factor = static_cast<double>(n - 1) / n;
   } else if (collective == "reducescatter") {
     const size_t per_rank = count / ranks;
@@ -152,8 +153,8 @@ Measurement run_case(comm::Communicator& comm, const std::string& collective, ui
     if (args.check) {
       m.wrong = count_wrong(out, folded(type, args.op, per_rank, n, per_rank * rank), element);
     }
-    m.seconds =
-        timed(comm, [&] { comm::reducescatter(comm, data, counts, type, args.op, out); }, args);
+    m.seconds = timed(
+        comm, [&] { comm::reducescatter(comm, data, counts, type, args.op, out); }, args);
     m.bus_factor = static_cast<double>(n - 1) / n;
   } else if (collective == "alltoall") {
     const size_t per_rank = count / ranks;
@@ -174,7 +175,8 @@ Measurement run_case(comm::Communicator& comm, const std::string& collective, ui
       }
       m.wrong = count_wrong(out, want, element);
     }
-    m.seconds = timed(comm, [&] { comm::alltoallv(comm, in, sizes, out, sizes); }, args);
+    m.seconds = timed(
+        comm, [&] { comm::alltoallv(comm, in, sizes, out, sizes); }, args);
     m.bus_factor = static_cast<double>(n - 1) / n;
   } else {
     throw InvalidArgument("kolo-bench: unknown collective " + collective);

@@ -30,8 +30,9 @@ def commands(np_: int, kolorun: str, args: list[str]) -> dict[str, list[str]]:
 
 def run_once(cmd: list[str], work_dir: Path, seed: int) -> dict:
     env = dict(os.environ, OMP_NUM_THREADS="1")
-    proc = subprocess.run([*cmd, "--work-dir", str(work_dir), "--seed", str(seed)], stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True, timeout=1800, env=env)
+    proc = subprocess.run([*cmd, "--work-dir", str(work_dir), "--seed", str(seed)],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          timeout=1800, env=env)
     if proc.returncode != 0:
         raise SystemExit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stdout}")
     epochs = [json.loads(line) for line in (work_dir / "metrics.jsonl").read_text().splitlines()]

@@ -85,8 +85,8 @@ def train_one_epoch(job: Job, epoch: int, consumed: int,
     loss_sum, correct, count = backend.allreduce([loss_sum, correct, count], "sum")
     slowest, peak = backend.allreduce([elapsed, peak_memory_mb(job.device)], "max")
     return {"train_loss": loss_sum / max(count, 1), "train_acc": correct / max(count, 1),
-            "samples": int(count), "samples_per_s": count / max(slowest, 1e-9), "epoch_time_s": slowest,
-            "peak_mem_mb": peak, "lr": job.optimizer.param_groups[0]["lr"]}
+            "samples": int(count), "samples_per_s": count / max(slowest, 1e-9),
+            "epoch_time_s": slowest, "peak_mem_mb": peak, "lr": job.optimizer.param_groups[0]["lr"]}
 
 
 def evaluate(job: Job) -> dict[str, float]:

@@ -16,12 +16,16 @@ import numbers
 import zlib
 from typing import Any, Optional
 
-from kolo import _arrays, _core
+from kolo import _arrays, _core, _handles
+from kolo import process_sets as _process_sets
+from kolo._handles import poll, synchronize
 from kolo.exceptions import HorovodInternalError, KoloError, KoloValueError
 
-__version__ = "0.1.0"
+# The C++ build's version (the file VERSION, which the package metadata reads too).
+__version__: str = _core.VERSION
 __all__ = [
-    "KoloError", "KoloValueError", "HorovodInternalError", "Average", "Sum", "Min", "Max", "Product", "Adasum",
+    "KoloError", "KoloValueError", "HorovodInternalError", "Average", "Sum", "Min", "Max",
+    "Product", "Adasum",
     "init", "shutdown", "is_initialized", "rank", "size", "local_rank", "local_size",
     "cross_rank", "cross_size", "allreduce", "allreduce_async", "allreduce_", "allreduce_async_",
     "allgather", "allgather_async", "broadcast", "broadcast_async", "broadcast_",
@@ -38,25 +42,26 @@ Max = _core.REDUCE_MAX
 Product = _core.REDUCE_PRODUCT
 Adasum = _core.REDUCE_ADASUM
 
-# Arrays referenced by in-flight handles: the C++ side reads and writes their memory until the
-# handle completes, so Python must not free them before synchronize().
-_in_flight: dict[int, tuple[Any, Any, int]] = {}
 # Keyed by (kind, process set id): a rank outside a set never calls its ops, so one counter per
 # kind would drift between ranks as soon as sets are used.
 _unnamed_counters: dict[tuple[str, int], Any] = {}
-# Group handles are negative and stand for their members' handles, in order.
-_group_handles = itertools.count(1)
-_groups: dict[int, list[int]] = {}
 
 
-def init() -> None:
-    """Joins the job (rank and size from kolorun/horovodrun's environment; alone: size 1)."""
-    fresh = not _core.is_initialized()
-    _core.init()
-    if fresh:
+def init(process_sets=None) -> None:
+    """Joins the job (rank and size from kolorun/horovodrun's environment; alone: size 1).
+
+    ``process_sets``: a list of ``kolo.process_sets.ProcessSet`` to register now, or
+    ``"dynamic"`` to allow adding and removing sets later (as HOROVOD_DYNAMIC_PROCESS_SETS=1;
+    the argument wins over the environment). A second init() while initialized does nothing.
+    """
+    wanted, dynamic = _process_sets.init_argument(process_sets)
+    already = _core.is_initialized()
+    _core.init(dynamic_process_sets=dynamic)
+    if not already:
         # Unnamed ops count from zero in each session: after an elastic reset the members are
         # a mix of old workers and new ones, and all of them must give the same names.
         _unnamed_counters.clear()
+        _process_sets.register_at_init(wanted)
 
 
 def shutdown() -> None:
@@ -101,17 +106,21 @@ def _name(kind: str, name: Optional[str], process_set: int = 0) -> str:
     return f"{kind}.noname.{next(counter)}"
 
 
-def _submit(op: int, kind: str, array: Any, output: Any, name: Optional[str], reduce_op: int = 0,
-            root: int = 0, prescale: float = 1.0, postscale: float = 1.0,
+def _submit(op: int, kind: str, array: Any, output: Any, name: Optional[str], *,
+            reduce_op: int = 0, root: int = 0, prescale: float = 1.0, postscale: float = 1.0,
             process_set: int = 0, splits: Optional[list] = None, group: tuple = (0, 0),
-            invalid: str = "") -> int:
-    """Queues one operation. `invalid` (non-empty) says what is wrong with the caller's arguments:
-    the core raises it as a ValueError and fails the name on the other ranks too."""
-    handle = _core.enqueue(op, _name(kind, name, process_set), array, output, reduce_op, root,
-                           float(prescale), float(postscale), process_set,
-                           [] if splits is None else [int(s) for s in splits], group[0], group[1],
-                           invalid)
-    _in_flight[handle] = (array, output, op)
+            invalid: str = "", finish=None) -> int:
+    """Queues one operation and tracks it until synchronize(). `invalid` (non-empty) says what
+    is wrong with the caller's arguments: the core raises it as a ValueError and fails the name
+    on the other ranks too. `group` is (id, size) for a member of a grouped operation;
+    `finish(result)` is the framework layer's last step at synchronize() (_handles.py)."""
+    options = _core.EnqueueOptions(
+        op=op, name=_name(kind, name, process_set), reduce_op=reduce_op, root=root,
+        prescale=float(prescale), postscale=float(postscale), process_set=process_set,
+        splits=[] if splits is None else [int(s) for s in splits], group_id=group[0],
+        group_size=group[1], invalid=invalid)
+    handle = _core.enqueue(options, array, output)
+    _handles.track(handle, array, output, op, finish)
     return handle
 
 
@@ -125,16 +134,14 @@ def _new_group(base_name: str, members: int) -> tuple:
     return (zlib.crc32(base_name.encode()) & 0x7FFFFFFF) or 1, members
 
 
-def _group_handle(handles: list) -> int:
-    group = -next(_group_handles)
-    _groups[group] = handles
-    return group
-
-
 def _submit_group(base_name: str, arrays: list, submit_one) -> list:
     """Submits every member of the group `base_name`; `submit_one(array, index, group)` submits
     one member and returns its handle."""
     return submit_members(_new_group(base_name, len(arrays)), arrays, submit_one)
+
+
+def _group_handle(handles: list) -> int:
+    return _handles.group(handles)
 
 
 def submit_members(group: tuple, arrays: list, submit_one) -> list:
@@ -157,8 +164,8 @@ def allreduce_async(array: Any, op: int = Average, name: Optional[str] = None,
                     prescale_factor: float = 1.0, postscale_factor: float = 1.0) -> int:
     """Starts an allreduce into a new array; ``synchronize(handle)`` returns it."""
     source = _arrays.contiguous(array)
-    return _submit(_core.OP_ALLREDUCE, "allreduce", source, _arrays.empty_like(source), name, op,
-                   prescale=prescale_factor, postscale=postscale_factor)
+    return _submit(_core.OP_ALLREDUCE, "allreduce", source, _arrays.empty_like(source), name,
+                   reduce_op=op, prescale=prescale_factor, postscale=postscale_factor)
 
 
 def allreduce(array: Any, op: int = Average, name: Optional[str] = None,
@@ -169,7 +176,7 @@ def allreduce(array: Any, op: int = Average, name: Optional[str] = None,
 def allreduce_async_(array: Any, op: int = Average, name: Optional[str] = None,
                      prescale_factor: float = 1.0, postscale_factor: float = 1.0) -> int:
     """Starts an in-place allreduce (the array must be contiguous)."""
-    return _submit(_core.OP_ALLREDUCE, "allreduce", array, None, name, op,
+    return _submit(_core.OP_ALLREDUCE, "allreduce", array, None, name, reduce_op=op,
                    prescale=prescale_factor, postscale=postscale_factor)
 
 
@@ -244,7 +251,7 @@ def reducescatter_async(array: Any, op: int = Average, name: Optional[str] = Non
     """Starts a reducescatter: the op-reduction over ranks, of which this rank keeps its share
     of the first dimension (Horovod's split: the first rows % size ranks get one row more)."""
     return _submit(_core.OP_REDUCESCATTER, "reducescatter", _arrays.contiguous(array), None, name,
-                   op, prescale=prescale_factor, postscale=postscale_factor)
+                   reduce_op=op, prescale=prescale_factor, postscale=postscale_factor)
 
 
 def reducescatter(array: Any, op: int = Average, name: Optional[str] = None,
@@ -259,7 +266,7 @@ def grouped_allreduce_async(arrays: list, op: int = Average, name: Optional[str]
     base = _name("grouped_allreduce", name)
     sources = [_arrays.contiguous(a) for a in arrays]
     handles = _submit_group(base, sources, lambda a, i, g: _submit(
-        _core.OP_ALLREDUCE, "allreduce", a, _arrays.empty_like(a), f"{base}.{i}", op,
+        _core.OP_ALLREDUCE, "allreduce", a, _arrays.empty_like(a), f"{base}.{i}", reduce_op=op,
         prescale=prescale_factor, postscale=postscale_factor, group=g))
     return _group_handle(handles)
 
@@ -291,8 +298,8 @@ def grouped_reducescatter_async(arrays: list, op: int = Average, name: Optional[
     handles = _submit_group(base, [_arrays.contiguous(a) for a in arrays],
                             lambda a, i, g: _submit(
                                 _core.OP_REDUCESCATTER, "reducescatter", a, None, f"{base}.{i}",
-                                op, prescale=prescale_factor, postscale=postscale_factor,
-                                group=g))
+                                reduce_op=op, prescale=prescale_factor,
+                                postscale=postscale_factor, group=g))
     return _group_handle(handles)
 
 
@@ -315,46 +322,6 @@ def join() -> int:
     it takes part with zeros in the allreduces the others still run. Blocks until all ranks
     joined; returns the rank that joined last."""
     return _core.join()
-
-
-def poll(handle: int) -> bool:
-    """True once the operation (every member, for a group) finished, successfully or not."""
-    if handle < 0:
-        return all(_core.poll(h) for h in _groups[handle])
-    return _core.poll(handle)
-
-
-def synchronize(handle: int) -> Any:
-    """Waits for the operation (without holding the GIL) and returns its result; raises
-    KoloError (HorovodInternalError) naming the problem if it failed. A group's handle gives
-    the list of its results (every member is waited for, so none stays referenced)."""
-    if handle < 0:
-        results, first_error = [], None
-        for member in _groups.pop(handle):
-            try:
-                results.append(synchronize(member))
-            except KoloError as error:
-                first_error = first_error or error
-        if first_error is not None:
-            raise first_error
-        return results
-    array, output, op = _in_flight[handle]
-    take = _core.take_alltoall_output if op == _core.OP_ALLTOALL else _core.take_output
-    try:
-        _core.wait(handle)
-    finally:
-        allocated = take(handle, _arrays.is_torch(array)) if _core.poll(handle) else None
-        del _in_flight[handle]
-    if op == _core.OP_ALLTOALL:
-        received, splits = allocated
-        if _arrays.is_torch(array):
-            import torch
-            return received, torch.tensor(splits, dtype=torch.int32)
-        import numpy as np
-        return received, np.asarray(splits, dtype=np.int32)
-    if op in (_core.OP_ALLGATHER, _core.OP_REDUCESCATTER):
-        return allocated
-    return output if output is not None else array
 
 
 def _shutdown_at_exit() -> None:

@@ -166,8 +166,9 @@ def get_average_backwards_compatibility_fun(reduce_ops):
                                  "Please provide only one of them.")
             return op
         if average is not None:
+            # stacklevel 3: the caller of the public function that took `average`.
             warnings.warn("Parameter `average` has been replaced with `op` and will be removed "
-                          "in v1.0", DeprecationWarning)
+                          "in v1.0", DeprecationWarning, stacklevel=3)
             return reduce_ops.Average if average else reduce_ops.Sum
         return reduce_ops.Average
 

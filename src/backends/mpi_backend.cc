@@ -49,16 +49,15 @@ void MpiBackend::allgatherv(ConstBytes mine, Bytes out, std::span<const size_t> 
                                       bytes_per_rank.size(), size_));
   }
   KoloMpiError error{};
-  MpiPlugin::check(
-      mpi_.allgatherv(comm_, mine.data(), out.data(), bytes_per_rank.data(), &error), error,
-      fmt::format("MPI backend: allgather of {} bytes", out.size()));
+  MpiPlugin::check(mpi_.allgatherv(comm_, mine.data(), out.data(), bytes_per_rank.data(), &error),
+                   error, fmt::format("MPI backend: allgather of {} bytes", out.size()));
 }
 
 void MpiBackend::broadcast(Bytes data, int root) {
   KoloMpiError error{};
-  MpiPlugin::check(mpi_.broadcast(comm_, data.data(), data.size(), root, &error), error,
-                   fmt::format("MPI backend: broadcast of {} bytes from rank {}", data.size(),
-                               root));
+  MpiPlugin::check(
+      mpi_.broadcast(comm_, data.data(), data.size(), root, &error), error,
+      fmt::format("MPI backend: broadcast of {} bytes from rank {}", data.size(), root));
 }
 
 void MpiBackend::barrier() {
@@ -87,9 +86,9 @@ void MpiBackend::alltoallv(ConstBytes in, std::span<const size_t> send_bytes, By
                                       send_bytes.size(), recv_bytes.size(), size_));
   }
   KoloMpiError error{};
-  MpiPlugin::check(mpi_.alltoallv(comm_, in.data(), send_bytes.data(), out.data(),
-                                  recv_bytes.data(), &error),
-                   error, fmt::format("MPI backend: alltoall of {} bytes", in.size()));
+  MpiPlugin::check(
+      mpi_.alltoallv(comm_, in.data(), send_bytes.data(), out.data(), recv_bytes.data(), &error),
+      error, fmt::format("MPI backend: alltoall of {} bytes", in.size()));
 }
 
 }  // namespace kolo::backends

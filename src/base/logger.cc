@@ -29,13 +29,20 @@ LogLevel parse_log_level(std::string_view text) {
 
 std::string_view log_level_name(LogLevel level) {
   switch (level) {
-    case LogLevel::trace: return "TRACE";
-    case LogLevel::debug: return "DEBUG";
-    case LogLevel::info: return "INFO";
-    case LogLevel::warning: return "WARNING";
-    case LogLevel::error: return "ERROR";
-    case LogLevel::fatal: return "FATAL";
-    case LogLevel::off: return "OFF";
+    case LogLevel::trace:
+      return "TRACE";
+    case LogLevel::debug:
+      return "DEBUG";
+    case LogLevel::info:
+      return "INFO";
+    case LogLevel::warning:
+      return "WARNING";
+    case LogLevel::error:
+      return "ERROR";
+    case LogLevel::fatal:
+      return "FATAL";
+    case LogLevel::off:
+      return "OFF";
   }
   return "?";
 }

@@ -1,6 +1,7 @@
 // Logging without global state: a Logger is a value owned by whoever runs (the Runtime, the
 // launcher) and handed by reference to the parts that need to report. Each line carries a prefix
-// such as "[kolo rank 1/4]" and is written with one write(2) so lines from threads never interleave.
+// such as "[kolo rank 1/4]" and is written with one write(2) so lines from threads never
+// interleave.
 #pragma once
 
 #include <fmt/format.h>
@@ -13,7 +14,8 @@ namespace kolo {
 
 enum class LogLevel { trace = 0, debug, info, warning, error, fatal, off };
 
-// Parses "trace|debug|info|warning|warn|error|fatal|off" (any case); throws InvalidArgument otherwise.
+// Parses "trace|debug|info|warning|warn|error|fatal|off" (any case); throws InvalidArgument
+// otherwise.
 LogLevel parse_log_level(std::string_view text);
 std::string_view log_level_name(LogLevel level);
 

@@ -68,7 +68,8 @@ void store(const std::vector<double>& values, DataType type, std::byte* bytes) {
         std::memcpy(bytes + 4 * i, &value, 4);
         break;
       }
-      default: std::memcpy(bytes + 8 * i, &values[i], 8);
+      default:
+        std::memcpy(bytes + 8 * i, &values[i], 8);
     }
   }
 }
@@ -123,8 +124,8 @@ void adasum_tree(Communicator& comm, Bytes data, size_t count, DataType type, in
     const auto [keep_lo, keep_hi] = lower ? std::pair(lo, mid) : std::pair(mid, hi);
     const auto [give_lo, give_hi] = lower ? std::pair(mid, hi) : std::pair(lo, mid);
     received.resize((keep_hi - keep_lo) * element);
-    comm.send_recv(partner, data.subspan(give_lo * element, (give_hi - give_lo) * element),
-                   partner, received);
+    comm.send_recv(partner, data.subspan(give_lo * element, (give_hi - give_lo) * element), partner,
+                   received);
     std::byte* kept = data.data() + keep_lo * element;
     // a is the lower half-block's vector, b the upper one's, whichever side this rank is on.
     load(lower ? kept : received.data(), keep_hi - keep_lo, type, a);
@@ -140,8 +141,8 @@ void adasum_tree(Communicator& comm, Bytes data, size_t count, DataType type, in
     const auto [parent_lo, parent_hi] = parents.back();
     parents.pop_back();
     const int partner = rank ^ d;
-    const auto [other_lo, other_hi] = lo == parent_lo ? std::pair(hi, parent_hi)
-                                                      : std::pair(parent_lo, lo);
+    const auto [other_lo, other_hi] =
+        lo == parent_lo ? std::pair(hi, parent_hi) : std::pair(parent_lo, lo);
     comm.send_recv(partner, data.subspan(lo * element, (hi - lo) * element), partner,
                    data.subspan(other_lo * element, (other_hi - other_lo) * element));
     lo = parent_lo;
@@ -158,7 +159,8 @@ bool adasum_supports(DataType type) {
 
 void adasum_combine(void* a, const void* b, size_t count, DataType type) {
   if (!adasum_supports(type)) {
-    throw InvalidArgument(fmt::format("Adasum needs floating-point data, got {}", dtype_name(type)));
+    throw InvalidArgument(
+        fmt::format("Adasum needs floating-point data, got {}", dtype_name(type)));
   }
   std::vector<double> va, vb;
   load(static_cast<const std::byte*>(a), count, type, va);
@@ -169,7 +171,8 @@ void adasum_combine(void* a, const void* b, size_t count, DataType type) {
 
 void adasum(Communicator& comm, Bytes data, size_t count, DataType type) {
   if (!adasum_supports(type)) {
-    throw InvalidArgument(fmt::format("Adasum needs floating-point data, got {}", dtype_name(type)));
+    throw InvalidArgument(
+        fmt::format("Adasum needs floating-point data, got {}", dtype_name(type)));
   }
   const size_t bytes = count * dtype_size(type);
   if (data.size() < bytes) {

@@ -11,10 +11,10 @@
 // Every element is computed by one fixed sequence of operations on the same inputs, so all ranks
 // end with identical bits. Reuse of a half: a rank writes half h at step s + 2 only after it saw
 // everyone's `ready` for step s + 1, which each rank posts only after it finished reading step s.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
-
-#include <fmt/format.h>
 
 #include "base/errors.h"
 #include "comm/arena_wait.h"

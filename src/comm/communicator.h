@@ -68,7 +68,9 @@ class Communicator {
   Link& peer(int r);
 
   // The host arena when this communicator's ranks are exactly its members (null otherwise).
-  [[nodiscard]] CollectiveArena* arena() const { return arena_usable_ ? topology_.host_arena.get() : nullptr; }
+  [[nodiscard]] CollectiveArena* arena() const {
+    return arena_usable_ ? topology_.host_arena.get() : nullptr;
+  }
   // More ranks on this host than it has CPUs: waits yield the CPU at once.
   [[nodiscard]] bool oversubscribed() const { return oversubscribed_; }
   // A work buffer of at least `bytes`, owned by the communicator (and shared with its

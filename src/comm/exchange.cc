@@ -47,7 +47,8 @@ constexpr unsigned kPausePasses = 32;
 class Exchange {
  public:
   Exchange(Communicator& comm, std::span<const SendOp> sends, std::span<const RecvOp> recvs)
-      : comm_(comm), peers_(static_cast<size_t>(comm.size()), 0),
+      : comm_(comm),
+        peers_(static_cast<size_t>(comm.size()), 0),
         oversubscribed_(comm.oversubscribed()) {
     transfers_.reserve(sends.size() + recvs.size());
     for (const SendOp& op : sends) {
@@ -199,8 +200,10 @@ class Exchange {
         if (blamed < 0) blamed = t.link->peer_rank();
       }
     }
-    throw PeerError(blamed, fmt::format("no progress from {} for {}", waiting,
-                                        detail::format_duration(comm_.options().peer_timeout)), PeerError::Kind::silent);
+    throw PeerError(blamed,
+                    fmt::format("no progress from {} for {}", waiting,
+                                detail::format_duration(comm_.options().peer_timeout)),
+                    PeerError::Kind::silent);
   }
 
   Communicator& comm_;

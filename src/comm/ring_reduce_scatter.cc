@@ -18,7 +18,8 @@ void ring_reduce_scatter(Communicator& comm, Bytes data, std::span<const size_t>
     return data.subspan(first[i] * element, (first[i + 1] - first[i]) * element);
   };
   size_t largest = 0;
-  for (size_t b = 0; b + 1 < first.size(); ++b) largest = std::max(largest, first[b + 1] - first[b]);
+  for (size_t b = 0; b + 1 < first.size(); ++b)
+    largest = std::max(largest, first[b + 1] - first[b]);
   const size_t segment_elements = std::max<size_t>(1, kSegmentBytes / element);
   const size_t segments = (largest + segment_elements - 1) / segment_elements;
   auto segment = [&](Bytes whole, size_t k) {

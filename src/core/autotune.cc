@@ -25,8 +25,8 @@ Autotuner::Autotuner(AutotuneSettings settings, TunedParameters initial,
   if (!log_path.empty()) {
     log_.open(log_path, std::ios::out | std::ios::trunc);
     if (!log_) {
-      throw Error(fmt::format("cannot write the autotune log '{}': {}", log_path,
-                              std::strerror(errno)));
+      throw Error(
+          fmt::format("cannot write the autotune log '{}': {}", log_path, std::strerror(errno)));
     }
     log_ << "trial,fusion_threshold_mb,cycle_time_ms,cache_enabled,score_bytes_per_second,"
             "samples\n"
@@ -99,10 +99,10 @@ std::optional<TunedParameters> Autotuner::cycle_finished(uint64_t bytes, Clock::
   } else {
     done_ = true;
     TunedParameters chosen = best();
-    log_line("best", chosen, std::max_element(trials_.begin(), trials_.end(),
-                                              [](const auto& a, const auto& b) {
-                                                return a.score < b.score;
-                                              })->score,
+    log_line("best", chosen,
+             std::max_element(trials_.begin(), trials_.end(),
+                              [](const auto& a, const auto& b) { return a.score < b.score; })
+                 ->score,
              0);
     chosen.final = true;
     return chosen;
@@ -126,8 +126,8 @@ void Autotuner::finish_trial() {
            current_.samples.size());
 }
 
-void Autotuner::log_line(const std::string& label, const TunedParameters& parameters,
-                         double score, size_t samples) {
+void Autotuner::log_line(const std::string& label, const TunedParameters& parameters, double score,
+                         size_t samples) {
   if (!log_.is_open()) return;
   log_ << fmt::format("{},{:g},{:g},{},{:.1f},{}\n", label,
                       static_cast<double>(parameters.fusion_threshold) / (1 << 20),

@@ -36,8 +36,8 @@ struct AutotuneSettings {
   bool tune_fusion_threshold = true;
   bool tune_cycle_time = true;
   bool tune_cache = true;
-  std::vector<uint64_t> fusion_thresholds = {1ull << 20, 4ull << 20, 16ull << 20, 32ull << 20,
-                                             64ull << 20, 128ull << 20};
+  std::vector<uint64_t> fusion_thresholds = {1ull << 20,  4ull << 20,  16ull << 20,
+                                             32ull << 20, 64ull << 20, 128ull << 20};
   std::vector<double> cycle_times_ms = {0.5, 1.0, 2.5, 5.0, 10.0, 25.0};
 };
 

@@ -163,8 +163,7 @@ void Observability::inspect_stalls() {
 
 std::chrono::microseconds Observability::cycle_time() const {
   std::lock_guard lock(mutex_);
-  return std::chrono::microseconds(
-      static_cast<int64_t>(tuning_.current.cycle_time_ms * 1000.0));
+  return std::chrono::microseconds(static_cast<int64_t>(tuning_.current.cycle_time_ms * 1000.0));
 }
 
 TuningState Observability::tuning_state() const {

@@ -72,7 +72,7 @@ class Observability {
   Executor& executor_;
   const Logger& logger_;
 
-  mutable std::mutex mutex_;           // guards timeline_, tuning_ and cycles_
+  mutable std::mutex mutex_;            // guards timeline_, tuning_ and cycles_
   std::shared_ptr<Timeline> timeline_;  // null: no timeline
   uint64_t cycles_ = 0;                 // cycles started
   std::vector<std::string> marks_;      // mark_timeline() calls not yet written

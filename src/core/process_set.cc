@@ -24,9 +24,7 @@ comm::Communicator& set_communicator(int32_t id, const std::vector<int>& ranks,
 ProcessSet::ProcessSet(int32_t id, std::vector<int> ranks, comm::Communicator& world,
                        const Config& config, const BackendFactory& make_backend,
                        HandleTable& handles, const Logger& logger)
-    : id_(id),
-      ranks_(std::move(ranks)),
-      comm_(set_communicator(id_, ranks_, world, own_comm_)) {
+    : id_(id), ranks_(std::move(ranks)), comm_(set_communicator(id_, ranks_, world, own_comm_)) {
   negotiation::ControllerOptions controller_options;
   controller_options.cache_capacity = config.cache_capacity;
   controller_options.stalled_cached_after = Observability::resend_cached_after(config);
@@ -75,8 +73,8 @@ void ProcessSet::add_joined_stand_ins(const std::vector<negotiation::Response>& 
       entry.request.name = name;
       entry.request.op = response.op;
       entry.request.dtype = response.dtype;
-      entry.request.shape = response.op == OpType::allreduce ? response.shape
-                                                              : std::vector<int64_t>{0};
+      entry.request.shape =
+          response.op == OpType::allreduce ? response.shape : std::vector<int64_t>{0};
       entry.handle = kNoHandle;
       const size_t bytes = std::max<size_t>(entry.bytes(), 1);
       entry.allocated_output.data = std::shared_ptr<std::byte[]>(new std::byte[bytes]());

@@ -11,6 +11,21 @@
 
 namespace kolo::core {
 
+namespace {
+
+// The program's own choices win over the environment; `sources` then names init() as their
+// origin.
+void apply(const InitOptions& options, Config& config) {
+  if (options.dynamic_process_sets) {
+    config.dynamic_process_sets = *options.dynamic_process_sets;
+    std::erase_if(config.sources,
+                  [](const auto& source) { return source.first == "DYNAMIC_PROCESS_SETS"; });
+    config.sources.emplace_back("DYNAMIC_PROCESS_SETS", "init()");
+  }
+}
+
+}  // namespace
+
 Runtime::~Runtime() {
   // A process that exits without shutdown() must not leave a thread running over freed state.
   try {
@@ -19,11 +34,12 @@ Runtime::~Runtime() {
   }
 }
 
-void Runtime::init() {
+void Runtime::init(const InitOptions& options) {
   std::lock_guard lock(mutex_);
   if (session_) return;
   elastic_round_ = 0;
   config_ = Config::from_process_env();
+  apply(options, config_);
   end_with_launcher(process_env_lookup());
   bootstrap::LaunchInfo launch = bootstrap::LaunchInfo::from_env(process_env_lookup());
   logger_.set_level(config_.log_level);

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -16,6 +17,13 @@
 
 namespace kolo::core {
 
+// What the program itself passed to init() (hvd.init(process_sets="dynamic")). Each value given
+// wins over the environment's setting of the same name; an empty one leaves that setting to the
+// environment (KOLO_ over HOROVOD_ over the default).
+struct InitOptions {
+  std::optional<bool> dynamic_process_sets;  // DYNAMIC_PROCESS_SETS
+};
+
 class Runtime {
  public:
   Runtime() = default;
@@ -23,9 +31,9 @@ class Runtime {
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
-  // Reads the configuration and launch information from the environment and joins the job.
-  // A second init() while initialized does nothing (as Horovod).
-  void init();
+  // Reads the configuration and launch information from the environment, lets `options` override
+  // it, and joins the job. A second init() while initialized does nothing (as Horovod).
+  void init(const InitOptions& options = {});
   void shutdown();
   [[nodiscard]] bool initialized() const;
 

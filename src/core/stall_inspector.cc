@@ -28,8 +28,9 @@ std::string stall_message(std::chrono::milliseconds waited,
       seconds_text(waited));
   for (const auto& [rank, names] : missing) {
     const size_t shown = std::min(names.size(), kNamesPerRank);
-    message += fmt::format("\n{}: [{}", rank,
-                           fmt::join(names.begin(), names.begin() + static_cast<long>(shown), ", "));
+    message +=
+        fmt::format("\n{}: [{}", rank,
+                    fmt::join(names.begin(), names.begin() + static_cast<long>(shown), ", "));
     if (shown < names.size()) message += fmt::format(", ... and {} more", names.size() - shown);
     message += "]";
   }
@@ -40,8 +41,8 @@ StallInspector::StallInspector(StallSettings settings) : settings_(settings) {
   auto shortest = settings_.warning_time;
   if (settings_.shutdown_time.count() > 0) shortest = std::min(shortest, settings_.shutdown_time);
   // A tenth of the shortest period keeps warnings and cancellations within 10% of their time.
-  inspection_period_ = std::clamp<Duration>(shortest / 10, std::chrono::milliseconds(10),
-                                            std::chrono::seconds(1));
+  inspection_period_ =
+      std::clamp<Duration>(shortest / 10, std::chrono::milliseconds(10), std::chrono::seconds(1));
 }
 
 StallReport StallInspector::inspect(const std::vector<negotiation::PendingTensor>& pending,

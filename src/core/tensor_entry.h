@@ -31,8 +31,8 @@ OwnedBuffer make_owned_buffer(size_t bytes, std::vector<int64_t> shape, DataType
 
 struct TensorEntry {
   negotiation::Request request;
-  const void* input = nullptr;   // request.shape elements of request.dtype
-  void* output = nullptr;        // same shape (allreduce, broadcast); may equal input
+  const void* input = nullptr;  // request.shape elements of request.dtype
+  void* output = nullptr;       // same shape (allreduce, broadcast); may equal input
   HandleId handle = 0;
   OwnedBuffer allocated_output;  // allgather: filled by the executor
 

@@ -16,10 +16,18 @@ std::string json_string(std::string_view text) {
   std::string out = "\"";
   for (char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           out += fmt::format("\\u{:04x}", static_cast<unsigned>(static_cast<unsigned char>(c)));
@@ -108,7 +116,8 @@ void Timeline::agreed(const negotiation::Response& response) {
     if (r.negotiating) end(r);
     r.negotiating = false;
     begin(r, timeline_op_name(response.op),
-          response.error.empty() ? "" : fmt::format(R"({{"error":{}}})", json_string(response.error)));
+          response.error.empty() ? ""
+                                 : fmt::format(R"({{"error":{}}})", json_string(response.error)));
     begin(r, "QUEUE");
     r.queued = true;
   }

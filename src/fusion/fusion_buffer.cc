@@ -29,7 +29,7 @@ std::span<std::byte> FusionBuffer::get(size_t bytes) {
   if (bytes > capacity_) {
     size_t grown = (bytes + kGrowthGranule - 1) / kGrowthGranule * kGrowthGranule;
     // Allocate first: on bad_alloc the old buffer stays valid.
-    auto* fresh = static_cast<std::byte*>(::operator new(grown, std::align_val_t{kAlignment}));
+    auto* fresh = static_cast<std::byte*>(::operator new (grown, std::align_val_t{kAlignment}));
     release();
     data_ = fresh;
     capacity_ = grown;
@@ -38,7 +38,7 @@ std::span<std::byte> FusionBuffer::get(size_t bytes) {
 }
 
 void FusionBuffer::release() {
-  if (data_ != nullptr) ::operator delete(data_, std::align_val_t{kAlignment});
+  if (data_ != nullptr) ::operator delete (data_, std::align_val_t{kAlignment});
   data_ = nullptr;
   capacity_ = 0;
 }

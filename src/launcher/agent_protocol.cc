@@ -79,8 +79,9 @@ std::optional<std::string> AgentInput::next_line() {
 Environment AgentInput::read_environment() {
   auto header = next_line();
   if (!header || *header != kEnvironmentHeader) {
-    throw InvalidArgument("the launcher did not send the rank's environment (is this agent run by "
-                          "a kolorun of the same version?)");
+    throw InvalidArgument(
+        "the launcher did not send the rank's environment (is this agent run by "
+        "a kolorun of the same version?)");
   }
   Environment env;
   while (true) {
@@ -90,7 +91,8 @@ Environment AgentInput::read_environment() {
     auto entry = from_hex(*line);
     const size_t equals = entry ? entry->find('=') : std::string::npos;
     if (!entry || equals == 0 || equals == std::string::npos) {
-      throw InvalidArgument(fmt::format("malformed environment line '{}' from the launcher", *line));
+      throw InvalidArgument(
+          fmt::format("malformed environment line '{}' from the launcher", *line));
     }
     env[entry->substr(0, equals)] = entry->substr(equals + 1);
   }

@@ -61,8 +61,8 @@ BuildFacts probe_build(const std::string& python) {
   BuildFacts facts;
   SpawnedProcess process;
   try {
-    process = start_process(ProcessSpec{{python, "-c", kProbe}, current_environment(),
-                                        "the --check-build probe", -1, true});
+    process = start_process(ProcessSpec{
+        {python, "-c", kProbe}, current_environment(), "the --check-build probe", -1, true});
   } catch (const Error& error) {
     facts["python_error"] = error.what();
     return facts;
@@ -81,8 +81,8 @@ BuildFacts probe_build(const std::string& python) {
   }
   if (deadline.expired()) {
     ::kill(-process.pid, SIGKILL);
-    facts["python_error"] = fmt::format("{} did not finish the probe within {} s", python,
-                                        kProbeTimeoutSeconds);
+    facts["python_error"] =
+        fmt::format("{} did not finish the probe within {} s", python, kProbeTimeoutSeconds);
   }
   int status = 0;
   ::waitpid(process.pid, &status, 0);
@@ -92,7 +92,8 @@ BuildFacts probe_build(const std::string& python) {
     if (equals != std::string::npos) facts[line.substr(0, equals)] = line.substr(equals + 1);
   }
   if (!facts.contains("python") && !facts.contains("python_error")) {
-    facts["python_error"] = fmt::format("{} {}", python, ExitStatus::from_wait_status(status).describe());
+    facts["python_error"] =
+        fmt::format("{} {}", python, ExitStatus::from_wait_status(status).describe());
   }
   return facts;
 }
@@ -102,8 +103,8 @@ std::string format_check_build(const BuildFacts& facts, const std::string& kolor
     auto found = facts.find(key);
     return found == facts.end() ? std::string() : found->second;
   };
-  std::string text = fmt::format("kolo v{} (horovodrun-compatible launcher kolorun):\n\n",
-                                 kolorun_version);
+  std::string text =
+      fmt::format("kolo v{} (horovodrun-compatible launcher kolorun):\n\n", kolorun_version);
   if (!get("python_error").empty()) {
     text += fmt::format("Python: not usable ({})\n\n", get("python_error"));
   } else {
@@ -116,10 +117,10 @@ std::string format_check_build(const BuildFacts& facts, const std::string& kolor
   }
   const bool kolo_ok = !get("kolo").empty();
   const bool torch_ok = kolo_ok && fact_true(facts, "kolo_torch");
-  const std::string torch_note =
-      !get("torch").empty() ? fmt::format(" (torch {})", get("torch"))
-      : !get("torch_error").empty() ? fmt::format(" ({})", get("torch_error"))
-                                    : std::string();
+  const std::string torch_note = !get("torch").empty() ? fmt::format(" (torch {})", get("torch"))
+                                 : !get("torch_error").empty()
+                                     ? fmt::format(" ({})", get("torch_error"))
+                                     : std::string();
   const bool gloo = kolo_ok && fact_true(facts, "gloo_built");
   const bool mpi = kolo_ok && fact_true(facts, "mpi_built");
   const bool nccl = kolo_ok && fact_true(facts, "nccl_built");
@@ -134,12 +135,12 @@ std::string format_check_build(const BuildFacts& facts, const std::string& kolor
     return fmt::format(" ({} found, but this kolo build does not use it)", path);
   };
   text += "Available Controllers:\n";
-  text += fmt::format("    {} MPI{}\n    {} Gloo\n\n", mark(mpi), library_note(mpi, "mpi"),
-                      mark(gloo));
+  text +=
+      fmt::format("    {} MPI{}\n    {} Gloo\n\n", mark(mpi), library_note(mpi, "mpi"), mark(gloo));
   text += "Available Tensor Operations:\n";
   text += fmt::format("    {} NCCL{}\n    [ ] DDL\n    [ ] CCL\n    {} MPI{}\n    {} Gloo\n",
-                      mark(nccl), library_note(nccl, "nccl"), mark(mpi),
-                      library_note(mpi, "mpi"), mark(gloo));
+                      mark(nccl), library_note(nccl, "nccl"), mark(mpi), library_note(mpi, "mpi"),
+                      mark(gloo));
   return text;
 }
 

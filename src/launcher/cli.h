@@ -14,7 +14,8 @@
 
 namespace kolo::launcher {
 
-inline constexpr const char* kKolorunVersion = "0.1.0";
+// KOLO_VERSION_STRING comes from the file VERSION, through CMake.
+inline constexpr const char* kKolorunVersion = KOLO_VERSION_STRING;
 
 struct LaunchOptions {
   int num_proc = 0;                     // 0 when -np was not given (a Slurm allocation implies it)

@@ -18,9 +18,9 @@ namespace {
 
 // What a "section.key" of horovodrun's schema becomes.
 struct KeyRule {
-  std::string_view flag;    // tuning flag it sets; empty: see below
-  bool negate = false;      // stall_check.enabled -> --no-stall-check
-  bool log_level = false;   // logging.level
+  std::string_view flag;     // tuning flag it sets; empty: see below
+  bool negate = false;       // stall_check.enabled -> --no-stall-check
+  bool log_level = false;    // logging.level
   std::string_view setting;  // no flag: a true/false setting exported as KOLO_/HOROVOD_<setting>
 };
 
@@ -174,8 +174,7 @@ class Parser {
     }
     if (!rule->second.setting.empty()) {
       // Validated as a switch; the flag named in an error is the config key.
-      const TuningFlag as_switch{key, rule->second.setting, TuningFlag::ValueKind::switch_on,
-                                 ""};
+      const TuningFlag as_switch{key, rule->second.setting, TuningFlag::ValueKind::switch_on, ""};
       try {
         for (auto& entry : tuning_flag_environment(as_switch, value)) {
           out.environment.push_back(std::move(entry));

@@ -11,8 +11,8 @@ namespace kolo::launcher {
 
 namespace {
 
-constexpr std::array<std::string_view, 4> kAlwaysForwarded{"PATH", "PYTHONPATH",
-                                                           "LD_LIBRARY_PATH", "PYTHONUNBUFFERED"};
+constexpr std::array<std::string_view, 4> kAlwaysForwarded{"PATH", "PYTHONPATH", "LD_LIBRARY_PATH",
+                                                           "PYTHONUNBUFFERED"};
 constexpr std::array<std::string_view, 2> kForwardedPrefixes{"KOLO_", "HOROVOD_"};
 
 std::string name_of(const std::string& option) { return option.substr(0, option.find('=')); }

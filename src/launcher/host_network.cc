@@ -43,9 +43,10 @@ std::string interface_address(const std::vector<std::string>& interfaces) {
       if (entry.name == wanted) return entry.address;
     }
   }
-  throw InvalidArgument(fmt::format("none of the --network-interfaces ({}) has an IPv4 address "
-                                    "on this machine",
-                                    fmt::join(interfaces, ", ")));
+  throw InvalidArgument(
+      fmt::format("none of the --network-interfaces ({}) has an IPv4 address "
+                  "on this machine",
+                  fmt::join(interfaces, ", ")));
 }
 
 std::string route_source_toward(const std::string& host) {
@@ -76,8 +77,8 @@ void check_hosts_resolve(const std::vector<std::string>& hosts, const HostResolv
     }
   }
   if (!problems.empty()) {
-    throw InvalidArgument(fmt::format("{}: check the host names given to kolorun",
-                                      fmt::join(problems, "; ")));
+    throw InvalidArgument(
+        fmt::format("{}: check the host names given to kolorun", fmt::join(problems, "; ")));
   }
 }
 

@@ -24,9 +24,10 @@ LaunchHosts from_volcano(const std::string& path, const HostSourceOptions& optio
   const int slots = options.slots_per_host.value_or(1);
   result.hosts = parse_volcano_worker_hosts(read_text_file(path, "Volcano worker file"), path,
                                             slots, options.machine_hostname);
-  result.source = fmt::format("Volcano worker file {} (localhost and each worker with {} slot(s); "
-                              "set --slots-per-host)",
-                              path, slots);
+  result.source = fmt::format(
+      "Volcano worker file {} (localhost and each worker with {} slot(s); "
+      "set --slots-per-host)",
+      path, slots);
   return result;
 }
 
@@ -35,8 +36,9 @@ std::optional<LaunchHosts> from_slurm(const HostSourceOptions& options, const En
   if (!allocation) return std::nullopt;
   LaunchHosts result;
   for (const auto& node : allocation->nodes) result.hosts.push_back({node.name, node.tasks});
-  result.source = fmt::format("the Slurm allocation (SLURM_JOB_NODELIST={})",
-                              env("SLURM_JOB_NODELIST").value_or(env("SLURM_NODELIST").value_or("")));
+  result.source =
+      fmt::format("the Slurm allocation (SLURM_JOB_NODELIST={})",
+                  env("SLURM_JOB_NODELIST").value_or(env("SLURM_NODELIST").value_or("")));
   // Inside an allocation, `kolorun python train.py` runs as many ranks as Slurm granted tasks.
   result.num_proc = allocation->ntasks.value_or(total_slots(result.hosts));
   return result;
@@ -82,9 +84,9 @@ LaunchHosts hosts_for_launch(const HostSourceOptions& options, const EnvLookup& 
 std::vector<SlotAssignment> plan_launch(const LaunchHosts& hosts) {
   const int total = total_slots(hosts.hosts);
   if (hosts.num_proc > total) {
-    throw InvalidArgument(fmt::format(
-        "requested more processes ({}) than there are available slots ({}) in {}", hosts.num_proc,
-        total, hosts.source));
+    throw InvalidArgument(
+        fmt::format("requested more processes ({}) than there are available slots ({}) in {}",
+                    hosts.num_proc, total, hosts.source));
   }
   return assign_slots(hosts.hosts, hosts.num_proc);
 }

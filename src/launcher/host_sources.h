@@ -16,11 +16,11 @@ namespace kolo::launcher {
 enum class HostfileFormat { mpi, volcano };
 
 struct HostSourceOptions {
-  std::optional<std::string> hosts;     // -H
-  std::optional<std::string> hostfile;  // --hostfile
-  std::optional<HostfileFormat> hostfile_format;  // --hosts-file-format
-  std::optional<int> slots_per_host;              // --slots-per-host
-  int num_proc = 0;                               // -np; 0 when not given
+  std::optional<std::string> hosts;                // -H
+  std::optional<std::string> hostfile;             // --hostfile
+  std::optional<HostfileFormat> hostfile_format;   // --hosts-file-format
+  std::optional<int> slots_per_host;               // --slots-per-host
+  int num_proc = 0;                                // -np; 0 when not given
   std::string volcano_path = kDefaultVolcanoPath;  // auto-detected when it exists
   std::string machine_hostname;
 

@@ -114,8 +114,8 @@ std::vector<HostSlots> parse_hostfile(std::string_view text, const std::string& 
 
     auto fail = [&](const std::string& problem) {
       return InvalidArgument(fmt::format(
-          "{}:{}: {} in '{}' (expected '<hostname> slots=<slots>' or '<hostname>:<slots>')",
-          source, line_number, problem, line));
+          "{}:{}: {} in '{}' (expected '<hostname> slots=<slots>' or '<hostname>:<slots>')", source,
+          line_number, problem, line));
     };
     std::istringstream words{std::string(line)};
     std::string first;
@@ -167,8 +167,8 @@ std::string read_text_file(const std::string& path, const std::string& what) {
 
 std::vector<SlotAssignment> assign_slots(const std::vector<HostSlots>& hosts, int num_proc) {
   if (num_proc < 1) {
-    throw InvalidArgument(fmt::format("the number of processes (-np) must be at least 1, got {}",
-                                      num_proc));
+    throw InvalidArgument(
+        fmt::format("the number of processes (-np) must be at least 1, got {}", num_proc));
   }
   long total = 0;
   for (const auto& host : hosts) total += host.slots;

@@ -103,8 +103,8 @@ void OutputMultiplexer::add_rank(int rank, UniqueFd stdout_read, UniqueFd stderr
       throw SystemError("fcntl(O_NONBLOCK)", errno, fmt::format("output pipe of rank {}", rank));
     }
   }
-  channels_.push_back(Channel{rank, StreamKind::out, std::move(stdout_read), std::move(out_log),
-                              LineSplitter(), {}});
+  channels_.push_back(Channel{
+      rank, StreamKind::out, std::move(stdout_read), std::move(out_log), LineSplitter(), {}});
   channels_.push_back(Channel{rank, StreamKind::err, std::move(stderr_read), std::move(err_log),
                               LineSplitter(), std::move(stderr_filter)});
 }

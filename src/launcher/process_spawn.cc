@@ -85,9 +85,9 @@ SpawnedProcess start_process(const ProcessSpec& spec) {
   check(::posix_spawnattr_setsigdefault(&setup.attributes_, &defaults),
         "posix_spawnattr_setsigdefault", who);
   check(::posix_spawnattr_setpgroup(&setup.attributes_, 0), "posix_spawnattr_setpgroup", who);
-  check(::posix_spawnattr_setflags(&setup.attributes_,
-                                   POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                       POSIX_SPAWN_SETSIGDEF),
+  check(::posix_spawnattr_setflags(&setup.attributes_, POSIX_SPAWN_SETPGROUP |
+                                                           POSIX_SPAWN_SETSIGMASK |
+                                                           POSIX_SPAWN_SETSIGDEF),
         "posix_spawnattr_setflags", who);
 
   std::vector<std::string> argv_strings = spec.argv;
@@ -97,8 +97,8 @@ SpawnedProcess start_process(const ProcessSpec& spec) {
 
   pid_t pid = -1;
   // glibc's posix_spawnp waits until the exec succeeded or failed, and returns exec's errno.
-  int result = ::posix_spawnp(&pid, argv[0], &setup.actions_, &setup.attributes_, argv.data(),
-                              envp.data());
+  int result =
+      ::posix_spawnp(&pid, argv[0], &setup.actions_, &setup.attributes_, argv.data(), envp.data());
   if (result != 0) {
     throw SystemError("posix_spawnp", result,
                       fmt::format("starting '{}' for {}", spec.argv[0], who));

@@ -14,8 +14,8 @@ namespace kolo::launcher {
 struct ProcessSpec {
   std::vector<std::string> argv;  // argv[0] is looked up in the launcher's own PATH
   Environment env;
-  std::string who;      // "rank 3 on host a", for error messages
-  int stdin_fd = -1;    // -1: /dev/null
+  std::string who;          // "rank 3 on host a", for error messages
+  int stdin_fd = -1;        // -1: /dev/null
   bool pipe_output = true;  // stdout/stderr into fresh pipes; false: share the caller's 1 and 2
 };
 

@@ -7,8 +7,8 @@
 #include <signal.h>
 #include <sys/wait.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <optional>
 
@@ -64,9 +64,10 @@ std::string judge_version_answer(const std::string& host, int exit_code, const s
   const std::string said = trim(err).empty() ? "" : fmt::format(": {}", trim(err));
   if (exit_code == 255) return fmt::format("host '{}' is not reachable over ssh{}", host, said);
   if (exit_code == 127) {
-    return fmt::format("host '{}' has no kolorun at {} (install kolo at the same path on every "
-                       "host){}",
-                       host, settings.kolorun, said);
+    return fmt::format(
+        "host '{}' has no kolorun at {} (install kolo at the same path on every "
+        "host){}",
+        host, settings.kolorun, said);
   }
   if (exit_code != 0) {
     return fmt::format("host '{}': '{} --version' failed with exit code {}{}", host,
@@ -74,9 +75,10 @@ std::string judge_version_answer(const std::string& host, int exit_code, const s
   }
   const std::string version = trim(out);
   if (version != settings.expected_version) {
-    return fmt::format("host '{}' runs '{}' but this launcher is '{}': install the same kolo "
-                       "version on every host",
-                       host, version, settings.expected_version);
+    return fmt::format(
+        "host '{}' runs '{}' but this launcher is '{}': install the same kolo "
+        "version on every host",
+        host, version, settings.expected_version);
   }
   return {};
 }
@@ -91,10 +93,13 @@ void check_remote_hosts(const std::vector<std::string>& hosts, const RemoteCheck
   ssh.connect_timeout_seconds = std::max(1, static_cast<int>(settings.timeout_seconds));
   for (const auto& host : hosts) {
     try {
-      Probe probe{host, start_process(ProcessSpec{
-                            ssh_argv(ssh, host, remote_version_command(settings.kolorun)),
-                            current_environment(), "the ssh check of host " + host, -1, true}),
-                  {}, {}, std::nullopt};
+      Probe probe{host,
+                  start_process(ProcessSpec{
+                      ssh_argv(ssh, host, remote_version_command(settings.kolorun)),
+                      current_environment(), "the ssh check of host " + host, -1, true}),
+                  {},
+                  {},
+                  std::nullopt};
       make_nonblocking(probe.process.stdout_read);
       make_nonblocking(probe.process.stderr_read);
       probes.push_back(std::move(probe));
@@ -131,9 +136,9 @@ void check_remote_hosts(const std::vector<std::string>& hosts, const RemoteCheck
     if (!probe.exit_code) {
       ::kill(-probe.process.pid, SIGKILL);
       ::waitpid(probe.process.pid, nullptr, 0);
-      problems.push_back(fmt::format(
-          "host '{}' did not answer over ssh within {} s (--start-timeout)", probe.host,
-          format_seconds(settings.timeout_seconds)));
+      problems.push_back(
+          fmt::format("host '{}' did not answer over ssh within {} s (--start-timeout)", probe.host,
+                      format_seconds(settings.timeout_seconds)));
       continue;
     }
     std::string problem =
@@ -145,8 +150,8 @@ void check_remote_hosts(const std::vector<std::string>& hosts, const RemoteCheck
     }
   }
   if (!problems.empty()) {
-    throw InvalidArgument(fmt::format("cannot launch on every host:\n  {}",
-                                      fmt::join(problems, "\n  ")));
+    throw InvalidArgument(
+        fmt::format("cannot launch on every host:\n  {}", fmt::join(problems, "\n  ")));
   }
 }
 

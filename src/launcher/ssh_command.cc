@@ -48,8 +48,8 @@ std::vector<std::string> ssh_argv(const SshOptions& options, const std::string& 
 
 std::string remote_agent_command(const std::string& kolorun, const std::string& cwd,
                                  const std::vector<std::string>& command) {
-  std::string text = fmt::format("{} --remote-agent --cwd {} --", shell_quote(kolorun),
-                                 shell_quote(cwd));
+  std::string text =
+      fmt::format("{} --remote-agent --cwd {} --", shell_quote(kolorun), shell_quote(cwd));
   for (const auto& word : command) text += " " + shell_quote(word);
   return text;
 }

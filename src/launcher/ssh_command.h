@@ -12,9 +12,9 @@
 namespace kolo::launcher {
 
 struct SshOptions {
-  std::optional<int> port;                    // -p
-  std::optional<std::string> identity_file;   // -i
-  std::optional<int> connect_timeout_seconds; // -o ConnectTimeout=N
+  std::optional<int> port;                     // -p
+  std::optional<std::string> identity_file;    // -i
+  std::optional<int> connect_timeout_seconds;  // -o ConnectTimeout=N
 };
 
 // POSIX shell quoting: the text as one word, whatever it contains ('' for the empty string).

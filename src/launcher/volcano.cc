@@ -29,8 +29,8 @@ std::vector<HostSlots> parse_volcano_worker_hosts(std::string_view text, const s
                                         source, line_number, name));
     }
     if (!seen.insert(name).second) {
-      throw InvalidArgument(fmt::format("{}:{}: worker '{}' is listed twice", source, line_number,
-                                        name));
+      throw InvalidArgument(
+          fmt::format("{}:{}: worker '{}' is listed twice", source, line_number, name));
     }
     if (is_local_host(name, machine_hostname)) continue;  // already there as "localhost"
     hosts.push_back({name, slots_per_host});

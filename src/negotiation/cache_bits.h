@@ -17,7 +17,7 @@ struct CacheAgreement {
   bool any_uncached = false;  // some rank has requests the cache cannot answer
   bool any_shutdown = false;
   bool any_joined = false;
-  bool all_waiting = false;  // every rank has a caller blocked waiting on a handle
+  bool all_waiting = false;            // every rank has a caller blocked waiting on a handle
   std::vector<uint32_t> ready_bits;    // hit on every rank and invalid on none, ascending
   std::vector<uint32_t> invalid_bits;  // invalid on some rank, ascending
 };

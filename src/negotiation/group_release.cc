@@ -10,8 +10,8 @@ namespace {
 
 bool same_collective(const Response& a, const Response& b) {
   return a.op == b.op && a.reduce_op == b.reduce_op && a.dtype == b.dtype && a.root == b.root &&
-         a.prescale == b.prescale && a.postscale == b.postscale &&
-         a.process_set == b.process_set && a.device == b.device;
+         a.prescale == b.prescale && a.postscale == b.postscale && a.process_set == b.process_set &&
+         a.device == b.device;
 }
 
 void append(std::vector<int64_t>& to, const std::vector<int64_t>& from) {
@@ -28,9 +28,9 @@ std::vector<Response> merge_group(int32_t group_id, std::vector<Response> member
     const std::string culprit = failed->names.at(0);
     for (Response& member : members) {
       if (member.error.empty()) {
-        member.error = fmt::format(
-            "Tensor '{}' was not run: tensor '{}' of the same group ({}) failed: {}",
-            member.names.at(0), culprit, group_id, cause);
+        member.error =
+            fmt::format("Tensor '{}' was not run: tensor '{}' of the same group ({}) failed: {}",
+                        member.names.at(0), culprit, group_id, cause);
       }
     }
     return members;

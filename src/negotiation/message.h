@@ -30,7 +30,14 @@ enum class OpType : uint8_t {
 std::string_view op_type_name(OpType type);
 
 // Reduction as the user names it (Average included); the executor maps it onto ReduceOp.
-enum class UserReduceOp : uint8_t { average = 0, sum = 1, min = 2, max = 3, product = 4, adasum = 5 };
+enum class UserReduceOp : uint8_t {
+  average = 0,
+  sum = 1,
+  min = 2,
+  max = 3,
+  product = 4,
+  adasum = 5
+};
 std::string_view user_reduce_op_name(UserReduceOp op);
 
 enum class DeviceKind : uint8_t { cpu = 0, cuda = 1 };

@@ -14,6 +14,7 @@
 #include "core/launcher_watch.h"
 #include "core/runtime.h"
 #include "python/dlpack_types.h"
+#include "python/enqueue.h"
 
 namespace nb = nanobind;
 
@@ -23,83 +24,6 @@ namespace {
 
 using core::HandleId;
 using core::runtime;
-using negotiation::OpType;
-using negotiation::UserReduceOp;
-
-// Fills the part of a Request that describes an array, and checks it can be used in place.
-void describe(const nb::ndarray<>& array, negotiation::Request& request, const char* role) {
-  request.dtype = dtype_from_dlpack(array.dtype(), request.name);
-  request.shape.assign(array.shape_ptr(), array.shape_ptr() + array.ndim());
-  // An empty array has no layout to speak of; otherwise strides (in elements) must be row-major.
-  const bool empty = array.size() == 0;
-  int64_t expected = 1;
-  for (size_t d = array.ndim(); !empty && d-- > 0;) {
-    if (array.shape(d) != 1 && array.stride(d) != expected) {
-      throw InvalidArgument("tensor '" + request.name + "': the " + role +
-                            " must be contiguous (call .contiguous() / np.ascontiguousarray)");
-    }
-    expected *= array.shape(d);
-  }
-  if (array.device_type() == nb::device::cpu::value) {
-    request.device = negotiation::DeviceKind::cpu;
-  } else if (array.device_type() == nb::device::cuda::value) {
-    throw InvalidArgument("tensor '" + request.name +
-                          "' is on a CUDA device; this build of kolo supports CPU tensors only");
-  } else {
-    throw InvalidArgument("tensor '" + request.name + "' is on an unsupported device type " +
-                          std::to_string(array.device_type()));
-  }
-}
-
-HandleId enqueue(int op, const std::string& name, nb::ndarray<> input,
-                 std::optional<nb::ndarray<>> output, int reduce_op, int root, double prescale,
-                 double postscale, int process_set, const std::vector<int64_t>& splits,
-                 int group_id, int group_size, const std::string& invalid) {
-  core::TensorEntry entry;
-  negotiation::Request& request = entry.request;
-  request.name = name;
-  request.op = static_cast<OpType>(op);
-  request.reduce_op = static_cast<UserReduceOp>(reduce_op);
-  request.root = root;
-  request.prescale = prescale;
-  request.postscale = postscale;
-  request.process_set = process_set;
-  request.invalid = invalid;
-  if (group_id != 0 && group_size < 1) {
-    throw InvalidArgument("tensor '" + name + "': a group needs at least one member");
-  }
-  request.group_id = group_id;
-  request.group_size = group_size;
-  // A bad argument still reaches the runtime (marked invalid, without data): it raises the
-  // ValueError here and fails the name on the other ranks, which would otherwise wait forever.
-  try {
-    for (int64_t rows : splits) {
-      if (rows < 0) {
-        throw InvalidArgument("tensor '" + name + "': alltoall splits must not be negative, got " +
-                              std::to_string(rows));
-      }
-    }
-    request.splits = splits;
-    describe(input, request, "input");
-    entry.input = input.data();
-    entry.output = input.data();
-    if (output) {
-      negotiation::Request out = request;
-      describe(*output, out, "output");
-      if (out.dtype != request.dtype || out.shape != request.shape) {
-        throw InvalidArgument("tensor '" + name +
-                              "': output must have the input's dtype and shape");
-      }
-      entry.output = output->data();
-    }
-  } catch (const InvalidArgument& error) {
-    if (request.invalid.empty()) request.invalid = error.what();
-    request.splits.clear();
-    entry.input = nullptr;
-    entry.output = nullptr;
-  }
-  return runtime().enqueue(std::move(entry));
-}
 
 // An output the runtime allocated (allgather, alltoall, reducescatter), as an array of the
 // caller's framework that owns its memory (zero-copy; nanobind imports the framework at run time,
@@ -107,9 +31,8 @@ HandleId enqueue(int op, const std::string& name, nb::ndarray<> input,
 nb::object as_array(const core::OwnedBuffer& buffer, bool as_torch) {
   if (!buffer.data) return nb::none();
   auto* keep = new std::shared_ptr<std::byte[]>(buffer.data);
-  nb::capsule owner(keep, [](void* p) noexcept {
-    delete static_cast<std::shared_ptr<std::byte[]>*>(p);
-  });
+  nb::capsule owner(keep,
+                    [](void* p) noexcept { delete static_cast<std::shared_ptr<std::byte[]>*>(p); });
   std::vector<size_t> shape(buffer.shape.begin(), buffer.shape.end());
   const auto dtype = dlpack_from_dtype(buffer.dtype);
   if (as_torch) {
@@ -151,9 +74,17 @@ NB_MODULE(_core, m) {
   // the worker is meant to end with exit code 0.
   nb::exception<kolo::WorkerRemovedError>(m, "WorkerRemovedError", PyExc_Exception);
 
-  m.def("init", [] { kolo::core::runtime().init(); }, nb::call_guard<nb::gil_scoped_release>());
-  m.def("shutdown", [] { kolo::core::runtime().shutdown(); },
-        nb::call_guard<nb::gil_scoped_release>());
+  // init(dynamic_process_sets=None): what the program passes wins over the environment.
+  m.def(
+      "init",
+      [](std::optional<bool> dynamic_process_sets) {
+        kolo::core::runtime().init({.dynamic_process_sets = dynamic_process_sets});
+      },
+      nb::kw_only(), nb::arg("dynamic_process_sets").none() = nb::none(),
+      nb::call_guard<nb::gil_scoped_release>());
+  m.def(
+      "shutdown", [] { kolo::core::runtime().shutdown(); },
+      nb::call_guard<nb::gil_scoped_release>());
   m.def("is_initialized", [] { return kolo::core::runtime().initialized(); });
   // Elastic training (docs/elastic_protocol.md).
   m.def("elastic_round", [] { return kolo::core::runtime().elastic_round(); });
@@ -168,28 +99,28 @@ NB_MODULE(_core, m) {
   m.def("cross_rank", [] { return kolo::core::runtime().world().cross_rank; });
   m.def("cross_size", [] { return kolo::core::runtime().world().cross_size; });
 
-  m.def("enqueue", &enqueue, nb::arg("op"), nb::arg("name"), nb::arg("input"),
-        nb::arg("output").none(), nb::arg("reduce_op"), nb::arg("root"), nb::arg("prescale"),
-        nb::arg("postscale"), nb::arg("process_set"), nb::arg("splits") = std::vector<int64_t>{},
-        nb::arg("group_id") = 0, nb::arg("group_size") = 0, nb::arg("invalid") = "");
+  bind_enqueue(m);
   // Process sets and join: collective over all ranks; they block, so the GIL is released.
-  m.def("add_process_set",
-        [](std::vector<int> ranks, bool during_init) {
-          return kolo::core::runtime().add_process_set(std::move(ranks), during_init);
-        },
-        nb::arg("ranks"), nb::arg("during_init") = false,
-        nb::call_guard<nb::gil_scoped_release>());
-  m.def("remove_process_set",
-        [](int32_t id) { return kolo::core::runtime().remove_process_set(id); }, nb::arg("id"),
-        nb::call_guard<nb::gil_scoped_release>());
-  m.def("process_set_ranks", [](int32_t id) { return kolo::core::runtime().process_set_ranks(id); },
-        nb::arg("id"));
+  m.def(
+      "add_process_set",
+      [](std::vector<int> ranks, bool during_init) {
+        return kolo::core::runtime().add_process_set(std::move(ranks), during_init);
+      },
+      nb::arg("ranks"), nb::arg("during_init") = false, nb::call_guard<nb::gil_scoped_release>());
+  m.def(
+      "remove_process_set", [](int32_t id) { return kolo::core::runtime().remove_process_set(id); },
+      nb::arg("id"), nb::call_guard<nb::gil_scoped_release>());
+  m.def(
+      "process_set_ranks", [](int32_t id) { return kolo::core::runtime().process_set_ranks(id); },
+      nb::arg("id"));
   m.def("process_set_ids", [] { return kolo::core::runtime().process_set_ids(); });
-  m.def("join", [] { return kolo::core::runtime().join(); },
-        nb::call_guard<nb::gil_scoped_release>());
+  m.def(
+      "join", [] { return kolo::core::runtime().join(); },
+      nb::call_guard<nb::gil_scoped_release>());
   m.def("poll", [](kolo::core::HandleId h) { return kolo::core::runtime().poll(h); });
-  m.def("wait", [](kolo::core::HandleId h) { kolo::core::runtime().wait(h); },
-        nb::call_guard<nb::gil_scoped_release>());
+  m.def(
+      "wait", [](kolo::core::HandleId h) { kolo::core::runtime().wait(h); },
+      nb::call_guard<nb::gil_scoped_release>());
   m.def("take_output", &take_output, nb::arg("handle"), nb::arg("as_torch") = false);
   m.def("take_alltoall_output", &take_alltoall_output, nb::arg("handle"),
         nb::arg("as_torch") = false);
@@ -211,13 +142,15 @@ NB_MODULE(_core, m) {
     d["cache_enabled"] = s.tuning.current.cache_enabled;
     return d;
   });
-  m.def("start_timeline",
-        [](const std::string& path, bool mark_cycles) {
-          kolo::core::runtime().start_timeline(path, mark_cycles);
-        },
-        nb::arg("file_path"), nb::arg("mark_cycles") = false);
-  m.def("stop_timeline", [] { kolo::core::runtime().stop_timeline(); },
-        nb::call_guard<nb::gil_scoped_release>());
+  m.def(
+      "start_timeline",
+      [](const std::string& path, bool mark_cycles) {
+        kolo::core::runtime().start_timeline(path, mark_cycles);
+      },
+      nb::arg("file_path"), nb::arg("mark_cycles") = false);
+  m.def(
+      "stop_timeline", [] { kolo::core::runtime().stop_timeline(); },
+      nb::call_guard<nb::gil_scoped_release>());
   m.def("config", [] {
     auto c = kolo::core::runtime().config();
     nb::dict d;
@@ -233,12 +166,14 @@ NB_MODULE(_core, m) {
   // What this build contains, for hvd.mpi_built() / nccl_built() / gloo_built(): collectives run
   // on kolo's own transports (the role Horovod's Gloo plays) or, when chosen, on MPI through the
   // plugin; there is no NCCL and no CUDA support in this version. Adasum runs on kolo's
-  // transports (comm/adasum.cc). MPI_BUILT: the plugin exists and loads (a dlopen of about 2 ms; MPI itself is
-  // only initialized when a job needs it).
+  // transports (comm/adasum.cc). MPI_BUILT: the plugin exists and loads (a dlopen of about 2 ms;
+  // MPI itself is only initialized when a job needs it).
   m.attr("MPI_BUILT") = kolo::backends::MpiPlugin::available();
   // MPI's thread support, 0 (single) to 3 (multiple); initializes MPI when it is not yet.
-  m.def("mpi_thread_level", [] { return kolo::backends::MpiPlugin::get().initialize(); },
-        nb::call_guard<nb::gil_scoped_release>());
+  m.def(
+      "mpi_thread_level", [] { return kolo::backends::MpiPlugin::get().initialize(); },
+      nb::call_guard<nb::gil_scoped_release>());
+  m.attr("VERSION") = KOLO_VERSION_STRING;  // the file VERSION, through CMake: kolo.__version__
   m.attr("NCCL_BUILT") = false;
   m.attr("CUDA_BUILT") = false;
   m.attr("GLOO_BUILT") = true;

@@ -1,8 +1,6 @@
 // TcpStoreServer: one thread, one poll loop over the listener, a wake-up eventfd and every client.
 // Nothing in the loop blocks: handshakes and requests advance as bytes arrive, a get/wait for a
 // missing key is parked until a set/add provides it or its timeout passes.
-#include "rendezvous/tcp_store.h"
-
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -19,6 +17,7 @@
 
 #include "base/errors.h"
 #include "rendezvous/server_connection.h"
+#include "rendezvous/tcp_store.h"
 #include "rendezvous/timeouts.h"
 
 namespace kolo::rendezvous {
@@ -169,8 +168,8 @@ class TcpStoreServer::Impl {
         return;
       case wire::Op::add:
         try {
-          const int64_t sum = add_to_counter(request.keys[0], values_[request.keys[0]],
-                                             request.delta);
+          const int64_t sum =
+              add_to_counter(request.keys[0], values_[request.keys[0]], request.delta);
           connection.reply({wire::ReplyKind::number, {}, sum, {}});
           wake_waiters();
         } catch (const InvalidArgument& e) {
@@ -213,8 +212,10 @@ class TcpStoreServer::Impl {
     const auto now = Clock::now();
     for (auto it = connections_.begin(); it != connections_.end();) {
       if (!it->authenticated() && now >= it->handshake_deadline()) {
-        logger_.warn("rendezvous server: dropped connection from {}: no authentication within "
-                     "{} s", it->peer(), std::chrono::duration<double>(kHandshakeTimeout).count());
+        logger_.warn(
+            "rendezvous server: dropped connection from {}: no authentication within "
+            "{} s",
+            it->peer(), std::chrono::duration<double>(kHandshakeTimeout).count());
         it = connections_.erase(it);
         continue;
       }

@@ -22,8 +22,8 @@ TimeoutError timeout_waiting_for(const std::vector<std::string>& keys, Duration 
   quoted.reserve(keys.size());
   for (const auto& key : keys) quoted.push_back("'" + key + "'");
   return TimeoutError(fmt::format("rendezvous: timed out after {:.3g} s waiting for key{} {} ({})",
-                                  seconds, keys.size() == 1 ? "" : "s",
-                                  fmt::join(quoted, ", "), where));
+                                  seconds, keys.size() == 1 ? "" : "s", fmt::join(quoted, ", "),
+                                  where));
 }
 
 int64_t add_to_counter(const std::string& key, std::string& stored, int64_t delta) {
@@ -33,15 +33,14 @@ int64_t add_to_counter(const std::string& key, std::string& stored, int64_t delt
     const char* last = first + stored.size();
     auto [end, error] = std::from_chars(first, last, current);
     if (error != std::errc() || end != last) {
-      throw InvalidArgument("rendezvous: add on key '" + key +
-                            "' whose value is not an integer (" + std::to_string(stored.size()) +
-                            " bytes)");
+      throw InvalidArgument("rendezvous: add on key '" + key + "' whose value is not an integer (" +
+                            std::to_string(stored.size()) + " bytes)");
     }
   }
   int64_t sum = 0;
   if (__builtin_add_overflow(current, delta, &sum)) {
-    throw InvalidArgument(fmt::format("rendezvous: add {} to key '{}' (value {}) overflows",
-                                      delta, key, current));
+    throw InvalidArgument(
+        fmt::format("rendezvous: add {} to key '{}' (value {}) overflows", delta, key, current));
   }
   stored = std::to_string(sum);
   return sum;

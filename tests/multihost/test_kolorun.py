@@ -77,7 +77,8 @@ def test_every_address_is_published_and_peers_meet_on_the_shared_network(fake_ho
 
 def test_network_interfaces_flag_limits_the_published_addresses(fake_hosts):
     result = launch(fake_hosts, 3, "ns1:1,ns2:1,ns3:1", sys.executable,
-                    str(SHARED_WORKERS / "allreduce_once.py"), flags=("--network-interfaces", "kolomh0"),
+                    str(SHARED_WORKERS / "allreduce_once.py"),
+                    flags=("--network-interfaces", "kolomh0"),
                     env={"KOLO_LOG_LEVEL": "debug"})
     assert_ok(result, 3)
     lines = listening_lines(result.stdout)
@@ -90,7 +91,8 @@ def test_an_unknown_interface_is_an_error_naming_it_and_the_available_ones(fake_
     # Through the environment: --network-interfaces eth9 would stop kolorun itself first, since
     # the launcher machine lacks eth9 too.
     result = launch(fake_hosts, 2, "ns1:1,ns2:1", sys.executable,
-                    str(SHARED_WORKERS / "allreduce_once.py"), env={"KOLO_IFACE": "eth9"}, timeout=120)
+                    str(SHARED_WORKERS / "allreduce_once.py"), env={"KOLO_IFACE": "eth9"},
+                    timeout=120)
     assert result.returncode != 0, result.stdout
     assert "rank 1 on host 'ns2': network interface 'eth9'" in result.stdout, result.stdout
     assert "kolomh0 (10.231.0.1" in result.stdout and "docker0 (172.17.0.1)" in result.stdout, \

@@ -21,8 +21,8 @@ def test_each_host_is_reached_over_ssh_in_its_own_namespace(fake_hosts):
 def test_unknown_host_key_is_refused(fake_hosts):
     # StrictHostKeyChecking with our own known_hosts: a host key we did not generate fails.
     result = subprocess.run(["ssh", "-F", str(fake_hosts.tmp / "ssh_config"), "-o",
-                             f"UserKnownHostsFile={fake_hosts.tmp / 'nonexistent'}", fake_hosts.names[0],
-                             "true"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            timeout=20)
+                             f"UserKnownHostsFile={fake_hosts.tmp / 'nonexistent'}",
+                             fake_hosts.names[0], "true"], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, timeout=20)
     assert result.returncode != 0
     assert "Host key verification failed" in result.stdout, result.stdout

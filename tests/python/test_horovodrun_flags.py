@@ -86,7 +86,8 @@ def test_the_horovodrun_name_takes_the_same_flags():
     assert "KOLO_HIERARCHICAL_ALLREDUCE=0" in job.lines_of(0)
     assert "HOROVOD_LOG_HIDE_TIME=1" in job.lines_of(1)
     # Flags asking for what kolo always does are silent.
-    assert not [line for line in job.output.splitlines() if line.startswith("[kolorun]")], job.output
+    assert not [line for line in job.output.splitlines() if line.startswith("[kolorun]")], \
+        job.output
 
 
 # Each rank reports the CPUs its threads may run on; the background thread is the one pinned.

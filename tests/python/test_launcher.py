@@ -1,10 +1,9 @@
-"""kolorun end to end: per-rank output prefixes, exit status and failure report, horovodrun alias."""
+"""kolorun end to end: per-rank output prefixes, exit status and failure report, horovodrun
+alias."""
 
 import shutil
 import subprocess
 import sys
-
-import pytest
 
 from conftest import kolorun_path, run_job
 
@@ -53,7 +52,8 @@ def test_too_few_slots_is_an_error():
 def test_local_and_cross_ranks_follow_host_identity():
     # Two host names that both mean this machine: the ranks learn their places through the
     # rendezvous (KOLO_HOSTNAME per slot), as they would on two real hosts.
-    result = run_job(4, "report_env.py", timeout=90, launcher_args=("-H", "localhost:2,127.0.0.1:2"))
+    result = run_job(4, "report_env.py", timeout=90,
+                     launcher_args=("-H", "localhost:2,127.0.0.1:2"))
     result.assert_ok(4)
     expected = {0: "local 0/2 cross 0/2", 1: "local 1/2 cross 0/2",
                 2: "local 0/2 cross 1/2", 3: "local 1/2 cross 1/2"}

@@ -79,4 +79,5 @@ def test_world_layout_from_rendezvous():
     result = run_job(3, "report_env.py", timeout=60)
     result.assert_ok(3)
     for rank in range(3):
-        assert f"rank {rank} size 3 local {rank}/3 cross 0/1" in result.lines_of(rank), result.output
+        assert f"rank {rank} size 3 local {rank}/3 cross 0/1" in result.lines_of(rank), \
+            result.output

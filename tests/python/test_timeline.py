@@ -54,7 +54,8 @@ def check_ops(events, size):
     ready = {e["name"] for e in events if e["ph"] == "i" and e["pid"] == pid}
     assert ready == {str(r) for r in range(size)}, ready
     # Fused groups name their group and size in the collective's args.
-    groups = [e["args"] for e in events if e["ph"] == "B" and e["name"] == "MEMCPY_IN_FUSION_BUFFER"]
+    groups = [e["args"] for e in events
+              if e["ph"] == "B" and e["name"] == "MEMCPY_IN_FUSION_BUFFER"]
     assert groups and all(g["tensors"] > 1 and g["bytes"] > 0 for g in groups), groups
     return phases
 

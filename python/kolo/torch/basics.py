@@ -26,13 +26,9 @@ def init(comm=None, process_sets=None) -> None:
     ``hvd.add_process_set()`` and ``hvd.remove_process_set()`` later (as
     HOROVOD_DYNAMIC_PROCESS_SETS=1 does).
     """
-    from kolo.torch import process_sets as sets
-
     if comm is not None and not isinstance(comm, (list, tuple)):
         _check_mpi_comm(comm)
-    wanted = sets._enable_dynamic_from_init(process_sets)
-    already = _core.is_initialized()
-    kolo.init()
+    kolo.init(process_sets=process_sets)  # the one path into the core, for kolo and kolo.torch
     if isinstance(comm, (list, tuple)) and sorted(comm) != list(range(size())):
         job_size = size()
         kolo.shutdown()
@@ -40,8 +36,6 @@ def init(comm=None, process_sets=None) -> None:
             f"hvd.init(comm={list(comm)}): kolo's global set is all {job_size} ranks of the job; "
             f"for a subset use process sets: hvd.init(process_sets=[hvd.ProcessSet({list(comm)})]) "
             "and process_set= on the operations")
-    if not already:
-        sets._init_process_sets(wanted)
 
 
 def _check_mpi_comm(comm) -> None:

@@ -1,28 +1,24 @@
-"""Handles of asynchronous torch operations: submission to the core, poll() and synchronize().
+"""Submitting torch tensors to the core; their handles live in kolo's one table (kolo/_handles.py).
 
 Single operations use the core's handle ids (positive). A grouped operation is several named
 operations carrying one group id, which the core runs only once all of them are ready on every
 rank, as one unit; its handle is a negative id standing for all of them, so ``synchronize``
-returns the whole list, as Horovod's does.
+returns the whole list, as Horovod's does. What is torch's own is attached to each handle as its
+last step at synchronize(): the caller's tensor back after an in-place operation, or the result
+moved back to the caller's device after staging through host memory.
 """
 
 from __future__ import annotations
 
-import itertools
-from typing import Any, Optional
+from functools import partial
+from typing import Optional
 
 import torch
 
 import kolo
+from kolo._handles import poll, synchronize  # noqa: F401  (the torch layer's, too)
 from kolo.torch import staging
 from kolo.torch.process_sets import check_process_set
-
-# In-place operations return the caller's tensor itself (the core saw a detached alias).
-_inplace_results: dict[int, torch.Tensor] = {}
-# Operations on device tensors ran on host copies (staging.py); synchronize() moves them back.
-_staged: dict[int, staging.Staged] = {}
-_groups: dict[int, list[int]] = {}
-_group_ids = itertools.count(1)
 
 
 # Operations whose output the runtime allocates (its size is known only after negotiation).
@@ -60,46 +56,21 @@ def submit(op: int, kind: str, tensor: torch.Tensor, output: Optional[torch.Tens
         source = source.contiguous()
     if output is not None:
         output = output.detach()
-    handle = kolo._submit(op, kind, source, output, name, reduce_op, root, prescale, postscale,
-                          set_id, splits, group, invalid)
+    finish = None
     if staged is not None:
-        _staged[handle] = staged
+        finish = partial(staging.to_caller, staged=staged)
     elif inplace:
-        _inplace_results[handle] = tensor
-    return handle
+        finish = partial(_caller_tensor, tensor)
+    return kolo._submit(op, kind, source, output, name, reduce_op=reduce_op, root=root,
+                        prescale=prescale, postscale=postscale, process_set=set_id,
+                        splits=splits, group=group, invalid=invalid, finish=finish)
+
+
+def _caller_tensor(tensor: torch.Tensor, result: torch.Tensor) -> torch.Tensor:
+    # In-place operations return the caller's tensor itself (the core saw a detached alias).
+    return tensor
 
 
 def make_group(handles: list[int]) -> int:
-    """One handle standing for several (a grouped allreduce)."""
-    group = -next(_group_ids)
-    _groups[group] = handles
-    return group
-
-
-def poll(handle: int) -> bool:
-    """True once the operation (every member, for a group) has finished, successfully or not."""
-    if handle < 0:
-        return all(kolo.poll(h) for h in _groups[handle])
-    return kolo.poll(handle)
-
-
-def synchronize(handle: int) -> Any:
-    """Waits for the operation and returns its result (a list for a grouped allreduce); raises
-    HorovodInternalError (kolo.KoloError) naming the tensor and ranks if it failed."""
-    if handle < 0:
-        members = _groups.pop(handle)
-        results, first_error = [], None
-        for member in members:  # wait for all, so no tensor stays referenced by a failed group
-            try:
-                results.append(synchronize(member))
-            except kolo.KoloError as error:
-                first_error = first_error or error
-        if first_error is not None:
-            raise first_error
-        return results
-    inplace = _inplace_results.pop(handle, None)
-    staged = _staged.pop(handle, None)
-    result = kolo.synchronize(handle)
-    if staged is not None:
-        return staging.to_caller(result, staged)
-    return inplace if inplace is not None else result
+    """One handle standing for several (a grouped operation)."""
+    return kolo._group_handle(handles)

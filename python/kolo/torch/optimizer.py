@@ -14,7 +14,7 @@ from contextlib import contextmanager
 import torch
 
 from kolo.torch.compression import Compression
-from kolo.torch.mpi_ops import (
+from kolo.torch.mpi_ops import (  # noqa: F401  (Adasum: Horovod's optimizer module has it too)
     Adasum, Average, allreduce_async_, grouped_allreduce_async_, size, sparse_allreduce_async,
     synchronize)
 from kolo.torch.process_sets import check_process_set, global_process_set
@@ -251,7 +251,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
                               "context after optimizer.synchronize(). This can cause training "
                               "slowdown. You may want to consider using "
                               "optimizer.skip_synchronize() context if you use "
-                              "optimizer.synchronize() in your code.")
+                              "optimizer.synchronize() in your code.", stacklevel=2)
             self.synchronize()
         self._synchronized = False
         return super(self.__class__, self).step(closure)
@@ -295,7 +295,7 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
         raise ValueError("gradient_predivide_factor not supported with op != Average")
     if num_groups != 0:
         warnings.warn("Parameter `num_groups` has been replaced by `groups` and will be removed "
-                      "in v0.23.0.", DeprecationWarning)
+                      "in v0.23.0.", DeprecationWarning, stacklevel=2)
         if groups is None:
             groups = num_groups
     if groups is not None:

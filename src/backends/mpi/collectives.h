@@ -10,8 +10,7 @@ int comm_create(KoloMpiComm** comm, KoloMpiError* error);
 int comm_free(KoloMpiComm* comm, KoloMpiError* error);
 int broadcast(KoloMpiComm* comm, void* data, size_t bytes, int root, KoloMpiError* error);
 int barrier(KoloMpiComm* comm, KoloMpiError* error);
-int allreduce(KoloMpiComm* comm, void* data, size_t count, int dtype, int op,
-              KoloMpiError* error);
+int allreduce(KoloMpiComm* comm, void* data, size_t count, int dtype, int op, KoloMpiError* error);
 int allgatherv(KoloMpiComm* comm, const void* mine, void* out, const size_t* bytes_per_rank,
                KoloMpiError* error);
 int reducescatter(KoloMpiComm* comm, const void* data, const size_t* counts, int dtype, int op,

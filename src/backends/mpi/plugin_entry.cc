@@ -22,8 +22,18 @@ extern "C" __attribute__((visibility("default"))) const KoloMpiPluginV1* kolo_mp
     uint32_t requested_abi_version) {
   using namespace kolo::backends::mpi_plugin;
   static const KoloMpiPluginV1 table = {
-      KOLO_MPI_PLUGIN_ABI_VERSION, &library_version, &initialize, &world, &comm_create,
-      &comm_free, &broadcast, &barrier, &allreduce, &allgatherv, &reducescatter, &alltoallv,
+      KOLO_MPI_PLUGIN_ABI_VERSION,
+      &library_version,
+      &initialize,
+      &world,
+      &comm_create,
+      &comm_free,
+      &broadcast,
+      &barrier,
+      &allreduce,
+      &allgatherv,
+      &reducescatter,
+      &alltoallv,
   };
   return requested_abi_version == KOLO_MPI_PLUGIN_ABI_VERSION ? &table : nullptr;
 }

@@ -39,7 +39,9 @@ constexpr size_t kWakeOffset = kHeaderBytes;
 constexpr size_t kFlagsOffset = kWakeOffset + sizeof(WakeLines);
 
 size_t flags_bytes(int ranks) { return static_cast<size_t>(ranks) * 2 * sizeof(Line); }
-size_t slots_offset(int ranks) { return (kFlagsOffset + flags_bytes(ranks) + kPage - 1) / kPage * kPage; }
+size_t slots_offset(int ranks) {
+  return (kFlagsOffset + flags_bytes(ranks) + kPage - 1) / kPage * kPage;
+}
 
 WakeLines& wake_lines(const Mapping& mapping) {
   return *std::launder(reinterpret_cast<WakeLines*>(mapping.base() + kWakeOffset));
@@ -59,8 +61,10 @@ size_t Arena::bytes_needed(int ranks, size_t chunk_bytes) {
 std::optional<Arena> Arena::create(const std::string& name, int ranks, size_t chunk_bytes,
                                    std::string& why) {
   if (ranks < 1 || chunk_bytes == 0 || chunk_bytes % kPage != 0) {
-    throw InvalidArgument(fmt::format("arena of {} ranks x {} bytes: ranks must be positive and "
-                                      "the chunk a multiple of {}", ranks, chunk_bytes, kPage));
+    throw InvalidArgument(
+        fmt::format("arena of {} ranks x {} bytes: ranks must be positive and "
+                    "the chunk a multiple of {}",
+                    ranks, chunk_bytes, kPage));
   }
   auto mapping = Mapping::create(name, bytes_needed(ranks, chunk_bytes), why);
   if (!mapping) return std::nullopt;
@@ -79,9 +83,9 @@ Arena Arena::open(const std::string& name, int ranks, size_t chunk_bytes) {
   const auto* header = reinterpret_cast<const ArenaHeader*>(mapping.base());
   if (header->magic != kMagic || header->ranks != static_cast<uint64_t>(ranks) ||
       header->chunk_bytes != chunk_bytes) {
-    throw ProtocolError(fmt::format(
-        "shared-memory arena {} is not a kolo arena of {} ranks x {} bytes", name, ranks,
-        chunk_bytes));
+    throw ProtocolError(
+        fmt::format("shared-memory arena {} is not a kolo arena of {} ranks x {} bytes", name,
+                    ranks, chunk_bytes));
   }
   return Arena(std::move(mapping), ranks, chunk_bytes);
 }
@@ -124,9 +128,7 @@ void Arena::sleep(uint32_t ticket, std::chrono::microseconds timeout) {
   futex(wake_lines(mapping_).ticket, FUTEX_WAIT, ticket, &relative);
 }
 
-void Arena::end_sleep() {
-  wake_lines(mapping_).sleepers.fetch_sub(1, std::memory_order_seq_cst);
-}
+void Arena::end_sleep() { wake_lines(mapping_).sleepers.fetch_sub(1, std::memory_order_seq_cst); }
 
 std::string arena_name(const std::string& job_tag, uint64_t round, int leader) {
   return fmt::format("/kolo-{}-{}-arena-{}", job_tag, round, leader);

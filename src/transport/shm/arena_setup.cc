@@ -12,8 +12,9 @@ namespace {
 using detail::kAccepted;
 using detail::kRefused;
 
-std::optional<HostArena> lead(std::vector<std::unique_ptr<Link>>& links, const ArenaOptions& options,
-                              const std::vector<int>& members, const Logger& logger) {
+std::optional<HostArena> lead(std::vector<std::unique_ptr<Link>>& links,
+                              const ArenaOptions& options, const std::vector<int>& members,
+                              const Logger& logger) {
   const auto ranks = static_cast<int>(members.size());
   const std::string name = arena_name(options.job_tag, options.round, options.rank);
   std::optional<Arena> arena;
@@ -31,7 +32,8 @@ std::optional<HostArena> lead(std::vector<std::unique_ptr<Link>>& links, const A
   if (!arena) logger.warn("no shared-memory collective arena for this host: {}", why);
   for (int peer : members) {
     if (peer != options.rank) {
-      detail::send_offer(*links[peer], arena ? std::optional(name) : std::nullopt, options.deadline);
+      detail::send_offer(*links[peer], arena ? std::optional(name) : std::nullopt,
+                         options.deadline);
     }
   }
   bool everyone = arena.has_value();
@@ -63,13 +65,13 @@ std::optional<HostArena> join(std::vector<std::unique_ptr<Link>>& links,
   try {
     arena.emplace(Arena::open(*name, ranks, options.chunk_bytes));
   } catch (const Error& e) {
-    logger.warn("cannot map the collective arena {} from {}: {}", *name,
-                leader.peer_description(), e.what());
+    logger.warn("cannot map the collective arena {} from {}: {}", *name, leader.peer_description(),
+                e.what());
   }
   detail::send_byte(leader, arena ? kAccepted : kRefused, options.deadline);
   if (detail::recv_byte(leader, options.deadline) != kAccepted || !arena) return std::nullopt;
-  const auto slot = static_cast<int>(std::find(members.begin(), members.end(), options.rank) -
-                                     members.begin());
+  const auto slot =
+      static_cast<int>(std::find(members.begin(), members.end(), options.rank) - members.begin());
   return HostArena{std::make_unique<Arena>(std::move(*arena)), slot, members};
 }
 

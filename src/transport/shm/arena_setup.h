@@ -24,7 +24,7 @@ struct ArenaOptions {
   // Per slot half; a multiple of 4096. Each step of an arena allreduce moves one chunk per rank:
   // 1 MiB measured best against 64 and 256 KiB (fewer barriers per byte; still in L2/L3).
   size_t chunk_bytes = 1 << 20;
-  std::vector<bool> same_host;      // per rank: shares this rank's host
+  std::vector<bool> same_host;  // per rank: shares this rank's host
   Deadline deadline = Deadline::never();
 };
 

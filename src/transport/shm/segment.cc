@@ -54,8 +54,8 @@ Segment Segment::open(const std::string& name, size_t ring_bytes) {
 void Segment::unlink(const std::string& name) { Mapping::unlink(name); }
 
 Ring Segment::ring(int direction) const {
-  std::byte* start = mapping_.base() + header_bytes() +
-                     static_cast<size_t>(direction) * ring_stride(ring_bytes_);
+  std::byte* start =
+      mapping_.base() + header_bytes() + static_cast<size_t>(direction) * ring_stride(ring_bytes_);
   return Ring(reinterpret_cast<RingHeader*>(start), start + sizeof(RingHeader), ring_bytes_);
 }
 

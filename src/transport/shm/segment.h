@@ -34,7 +34,8 @@ class Segment {
   static size_t bytes_needed(size_t ring_bytes);
 
  private:
-  Segment(Mapping mapping, size_t ring_bytes) : mapping_(std::move(mapping)), ring_bytes_(ring_bytes) {}
+  Segment(Mapping mapping, size_t ring_bytes)
+      : mapping_(std::move(mapping)), ring_bytes_(ring_bytes) {}
 
   Mapping mapping_;
   size_t ring_bytes_;

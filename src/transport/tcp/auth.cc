@@ -67,8 +67,7 @@ void transfer_field(Transfer transfer, const std::string& who, const char* field
     transfer();
   } catch (const PeerError& e) {
     throw ProtocolError("authentication with " + who + " failed: connection closed at the " +
-                        field + " (wrong job secret on one side, or not a kolo peer): " +
-                        e.what());
+                        field + " (wrong job secret on one side, or not a kolo peer): " + e.what());
   } catch (const TimeoutError& e) {
     throw TimeoutError("authentication with " + who + " timed out at the " + field + ": " +
                        e.what());
@@ -96,8 +95,8 @@ Secret Secret::generate() {
 Secret Secret::from_hex(const std::string& hex) {
   // Never echo the text: it is (almost) the secret.
   if (hex.size() != 2 * kSize) {
-    throw InvalidArgument("job secret must be " + std::to_string(2 * kSize) +
-                          " hex digits, got " + std::to_string(hex.size()) + " characters");
+    throw InvalidArgument("job secret must be " + std::to_string(2 * kSize) + " hex digits, got " +
+                          std::to_string(hex.size()) + " characters");
   }
   Secret secret;
   for (size_t i = 0; i < kSize; ++i) {

@@ -6,9 +6,10 @@
 // handshake wins, so an unroutable interface (docker0, virbr0) costs seconds, never a hang.
 // After the HMAC handshake the connecting side sends a hello (its rank, the job round, the rank it
 // means to reach) so the acceptor knows who it is, and an address that leads to another rank of
-// the job (the same private address on two hosts) is refused rather than taken. A connection that fails authentication is logged and dropped, and the
-// acceptor keeps waiting for the real peer. The acceptor answers each hello with one status byte,
-// so a connecting rank from the wrong round or job learns at once why it was refused.
+// the job (the same private address on two hosts) is refused rather than taken. A connection that
+// fails authentication is logged and dropped, and the acceptor keeps waiting for the real peer. The
+// acceptor answers each hello with one status byte, so a connecting rank from the wrong round or
+// job learns at once why it was refused.
 #pragma once
 
 #include <functional>
@@ -27,7 +28,7 @@ namespace kolo::transport {
 struct MeshOptions {
   int rank = 0;
   int size = 1;
-  uint64_t round = 0;              // init generation; a hello from another round is refused
+  uint64_t round = 0;  // init generation; a hello from another round is refused
   // endpoints[r] = the addresses where rank r may be reached, best first (at least one).
   std::vector<std::vector<Endpoint>> endpoints;
   std::vector<std::string> hosts;  // optional: hosts[r] names rank r's host in messages

@@ -35,8 +35,9 @@ std::vector<std::byte> encode(const std::vector<double>& values, DataType type) 
       const auto f = static_cast<float>(values[i]);
       std::memcpy(out.data() + 4 * i, &f, 4);
     } else {
-      const uint16_t h = type == DataType::float16 ? kernels::float_to_half(static_cast<float>(values[i]))
-                                                   : kernels::float_to_bfloat16(static_cast<float>(values[i]));
+      const uint16_t h = type == DataType::float16
+                             ? kernels::float_to_half(static_cast<float>(values[i]))
+                             : kernels::float_to_bfloat16(static_cast<float>(values[i]));
       std::memcpy(out.data() + 2 * i, &h, 2);
     }
   }
@@ -76,10 +77,14 @@ std::vector<std::byte> reference(int n, size_t length, DataType type) {
 
 double tolerance(DataType type) {
   switch (type) {
-    case DataType::float64: return 1e-12;
-    case DataType::float32: return 1e-5;
-    case DataType::float16: return 1e-2;
-    default: return 2e-2;  // bfloat16
+    case DataType::float64:
+      return 1e-12;
+    case DataType::float32:
+      return 1e-5;
+    case DataType::float16:
+      return 1e-2;
+    default:
+      return 2e-2;  // bfloat16
   }
 }
 
@@ -113,16 +118,15 @@ TEST_P(AdasumRanks, MatchesPairwiseTreeAndAgreesEverywhere) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    RanksAndTypes, AdasumRanks,
-    ::testing::Values(Case{1, DataType::float32}, Case{2, DataType::float32},
-                      Case{3, DataType::float32}, Case{4, DataType::float64},
-                      Case{5, DataType::float64}, Case{6, DataType::float16},
-                      Case{4, DataType::bfloat16}, Case{3, DataType::float16}),
-    [](const auto& info) {
-      return std::to_string(info.param.ranks) + "ranks_" +
-             std::string(dtype_name(info.param.type));
-    });
+INSTANTIATE_TEST_SUITE_P(RanksAndTypes, AdasumRanks,
+                         ::testing::Values(Case{1, DataType::float32}, Case{2, DataType::float32},
+                                           Case{3, DataType::float32}, Case{4, DataType::float64},
+                                           Case{5, DataType::float64}, Case{6, DataType::float16},
+                                           Case{4, DataType::bfloat16}, Case{3, DataType::float16}),
+                         [](const auto& info) {
+                           return std::to_string(info.param.ranks) + "ranks_" +
+                                  std::string(dtype_name(info.param.type));
+                         });
 
 TEST(AdasumCombine, FormulaOnKnownVectors) {
   // Parallel equal vectors: a' = a (averaged, not summed).

@@ -234,7 +234,8 @@ TEST(ArenaPeerFailure, RankThatLeavesIsNamedByEverySurvivor) {
   EXPECT_FALSE(errors[0]);
   for (int r = 1; r < 4; ++r) {
     ASSERT_TRUE(errors[r]) << "rank " << r << " did not fail";
-    EXPECT_EQ(testing::peer_of(errors[r]), 0) << "rank " << r << ": " << testing::describe(errors[r]);
+    EXPECT_EQ(testing::peer_of(errors[r]), 0)
+        << "rank " << r << ": " << testing::describe(errors[r]);
     EXPECT_NE(testing::describe(errors[r]).find("closed the connection"), std::string::npos)
         << testing::describe(errors[r]);
     EXPECT_LT(failed_after[static_cast<size_t>(r)], 10.0) << "rank " << r;  // timeout: 20 s
@@ -255,8 +256,8 @@ TEST(ArenaPeerFailure, SilentRankIsNamedAfterPeerTimeout) {
         }
         std::vector<float> data(10, 1.0f);
         try {
-          allreduce(comm, std::as_writable_bytes(std::span(data)), data.size(),
-                    DataType::float32, ReduceOp::sum, kArena);
+          allreduce(comm, std::as_writable_bytes(std::span(data)), data.size(), DataType::float32,
+                    ReduceOp::sum, kArena);
         } catch (...) {
           done = true;
           throw;

@@ -112,8 +112,8 @@ class RankThreads {
       for (int p = 0; p < n; ++p) peers[p] = links_[r][p].get();
       Topology rank_topology = topology.value_or(Topology::flat(n, true));
       if (!arenas.empty()) rank_topology.host_arena = arenas[static_cast<size_t>(r)];
-      comms_.push_back(std::make_unique<Communicator>(r, std::move(peers),
-                                                      std::move(rank_topology), options[r]));
+      comms_.push_back(std::make_unique<Communicator>(r, std::move(peers), std::move(rank_topology),
+                                                      options[r]));
     }
   }
 

@@ -58,14 +58,16 @@ TEST(Autotuner, CoordinateDescentFindsTheFastestCombinationAndStops) {
   TunedParameters initial{1.0, 64 << 20, true, false};
   Autotuner tuner(small_grid(), initial, "");
   // Fastest: 8 MB fusion, 5 ms cycle, cache on; each parameter matters independently.
-  Simulation sim(tuner, [](const TunedParameters& p) {
-                   double ms = 10;
-                   if (p.fusion_threshold != (8u << 20)) ms += 4;
-                   if (p.cycle_time_ms != 5.0) ms += 2;
-                   if (!p.cache_enabled) ms += 1;
-                   return ms;
-                 },
-                 initial);
+  Simulation sim(
+      tuner,
+      [](const TunedParameters& p) {
+        double ms = 10;
+        if (p.fusion_threshold != (8u << 20)) ms += 4;
+        if (p.cycle_time_ms != 5.0) ms += 2;
+        if (!p.cache_enabled) ms += 1;
+        return ms;
+      },
+      initial);
   sim.run(10000);
   ASSERT_TRUE(tuner.done());
   const TunedParameters best = tuner.best();
@@ -107,7 +109,8 @@ TEST(Autotuner, WithoutTheCacheOnlyTwoParametersAreTuned) {
   settings.tune_cache = false;
   TunedParameters initial{1.0, 1 << 20, false, false};
   Autotuner tuner(settings, initial, "");
-  Simulation sim(tuner, [](const TunedParameters&) { return 1.0; }, initial);
+  Simulation sim(
+      tuner, [](const TunedParameters&) { return 1.0; }, initial);
   sim.run(10000);
   ASSERT_TRUE(tuner.done());
   EXPECT_EQ(tuner.trials().size(), 4u);  // 3 thresholds + 1 new cycle time
@@ -119,7 +122,8 @@ TEST(Autotuner, ExplicitlySetParametersAreHeldConstant) {
   settings.tune_fusion_threshold = false;
   TunedParameters initial{1.0, 3 << 20, true, false};
   Autotuner tuner(settings, initial, "");
-  Simulation sim(tuner, [](const TunedParameters& p) { return p.cycle_time_ms; }, initial);
+  Simulation sim(
+      tuner, [](const TunedParameters& p) { return p.cycle_time_ms; }, initial);
   sim.run(10000);
   ASSERT_TRUE(tuner.done());
   EXPECT_EQ(tuner.trials().size(), 3u);  // cycle 1, cycle 5, cache off
@@ -128,7 +132,8 @@ TEST(Autotuner, ExplicitlySetParametersAreHeldConstant) {
 
   settings.tune_cycle_time = settings.tune_cache = false;
   Autotuner fixed(settings, initial, "");
-  Simulation only(fixed, [](const TunedParameters&) { return 1.0; }, initial);
+  Simulation only(
+      fixed, [](const TunedParameters&) { return 1.0; }, initial);
   only.run(10000);
   ASSERT_TRUE(fixed.done());
   ASSERT_EQ(fixed.trials().size(), 1u);
@@ -141,9 +146,9 @@ TEST(Autotuner, LogHasEveryTrialAndTheBestLast) {
   {
     TunedParameters initial{1.0, 64 << 20, true, false};
     Autotuner tuner(small_grid(), initial, path.string());
-    Simulation sim(tuner,
-                   [](const TunedParameters& p) { return p.fusion_threshold == (1u << 20) ? 1 : 3; },
-                   initial);
+    Simulation sim(
+        tuner, [](const TunedParameters& p) { return p.fusion_threshold == (1u << 20) ? 1 : 3; },
+        initial);
     sim.run(10000);
     ASSERT_TRUE(tuner.done());
   }

@@ -20,30 +20,28 @@ TEST(ConfigShm, Defaults) {
 }
 
 TEST(ConfigShm, ArenaAllreduceLimit) {
-  const Config zero = Config::from_env(env_of({{"KOLO_SHM_ALLREDUCE_BYTES", "0"}}),
-                                       {"KOLO_SHM_ALLREDUCE_BYTES"});
+  const Config zero =
+      Config::from_env(env_of({{"KOLO_SHM_ALLREDUCE_BYTES", "0"}}), {"KOLO_SHM_ALLREDUCE_BYTES"});
   EXPECT_EQ(zero.shm_allreduce_bytes, 0u);
   EXPECT_TRUE(zero.unknown_variables.empty());
-  const Config horovod =
-      Config::from_env(env_of({{"HOROVOD_SHM_ALLREDUCE_BYTES", "4096"}}), {});
+  const Config horovod = Config::from_env(env_of({{"HOROVOD_SHM_ALLREDUCE_BYTES", "4096"}}), {});
   EXPECT_EQ(horovod.shm_allreduce_bytes, 4096u);
-  EXPECT_THROW(Config::from_env(env_of({{"KOLO_SHM_ALLREDUCE_BYTES", "-1"}}), {}),
-               InvalidArgument);
+  EXPECT_THROW(Config::from_env(env_of({{"KOLO_SHM_ALLREDUCE_BYTES", "-1"}}), {}), InvalidArgument);
 }
 
 TEST(ConfigShm, FlagsInEverySpellingAndHorovodName) {
-  const Config on = Config::from_env(
-      env_of({{"KOLO_SHM_DISABLE", "yes"}, {"HOROVOD_HIERARCHICAL_ALLREDUCE", "1"},
-              {"KOLO_SHM_RING_BYTES", "65536"}}),
-      {"KOLO_SHM_DISABLE", "KOLO_SHM_RING_BYTES"});
+  const Config on = Config::from_env(env_of({{"KOLO_SHM_DISABLE", "yes"},
+                                             {"HOROVOD_HIERARCHICAL_ALLREDUCE", "1"},
+                                             {"KOLO_SHM_RING_BYTES", "65536"}}),
+                                     {"KOLO_SHM_DISABLE", "KOLO_SHM_RING_BYTES"});
   EXPECT_TRUE(on.shm_disable);
   EXPECT_EQ(on.hierarchical_allreduce, std::optional<bool>(true));
   EXPECT_EQ(on.shm_ring_bytes, 65536u);
   EXPECT_TRUE(on.unknown_variables.empty());
-  const Config off = Config::from_env(
-      env_of({{"KOLO_SHM_DISABLE", "OFF"}, {"KOLO_HIERARCHICAL_ALLREDUCE", "false"},
-              {"HOROVOD_HIERARCHICAL_ALLREDUCE", "1"}}),
-      {});
+  const Config off = Config::from_env(env_of({{"KOLO_SHM_DISABLE", "OFF"},
+                                              {"KOLO_HIERARCHICAL_ALLREDUCE", "false"},
+                                              {"HOROVOD_HIERARCHICAL_ALLREDUCE", "1"}}),
+                                      {});
   EXPECT_FALSE(off.shm_disable);
   EXPECT_EQ(off.hierarchical_allreduce, std::optional<bool>(false));  // KOLO_ wins
 }

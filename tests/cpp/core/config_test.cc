@@ -31,10 +31,11 @@ TEST(Config, DefaultsMatchHorovod) {
 }
 
 TEST(Config, HorovodVariablesAreHonoured) {
-  Config config = Config::from_env(
-      env_of({{"HOROVOD_FUSION_THRESHOLD", "1048576"}, {"HOROVOD_CYCLE_TIME", "2.5"},
-              {"HOROVOD_CACHE_CAPACITY", "0"}, {"HOROVOD_LOG_LEVEL", "debug"}}),
-      {});
+  Config config = Config::from_env(env_of({{"HOROVOD_FUSION_THRESHOLD", "1048576"},
+                                           {"HOROVOD_CYCLE_TIME", "2.5"},
+                                           {"HOROVOD_CACHE_CAPACITY", "0"},
+                                           {"HOROVOD_LOG_LEVEL", "debug"}}),
+                                   {});
   EXPECT_EQ(config.fusion_threshold, 1048576u);
   EXPECT_EQ(config.cycle_time, std::chrono::microseconds(2500));
   EXPECT_EQ(config.cache_capacity, 0u);
@@ -43,10 +44,11 @@ TEST(Config, HorovodVariablesAreHonoured) {
 }
 
 TEST(Config, KoloWinsOverHorovod) {
-  Config config = Config::from_env(
-      env_of({{"HOROVOD_FUSION_THRESHOLD", "100"}, {"KOLO_FUSION_THRESHOLD", "200"},
-              {"KOLO_PEER_TIMEOUT", "0.5"}, {"HOROVOD_PEER_TIMEOUT", "9"}}),
-      {});
+  Config config = Config::from_env(env_of({{"HOROVOD_FUSION_THRESHOLD", "100"},
+                                           {"KOLO_FUSION_THRESHOLD", "200"},
+                                           {"KOLO_PEER_TIMEOUT", "0.5"},
+                                           {"HOROVOD_PEER_TIMEOUT", "9"}}),
+                                   {});
   EXPECT_EQ(config.fusion_threshold, 200u);
   EXPECT_EQ(config.peer_timeout, std::chrono::milliseconds(500));
   EXPECT_EQ(source_of(config, "FUSION_THRESHOLD"), "KOLO_FUSION_THRESHOLD");
@@ -67,8 +69,8 @@ TEST(Config, BadValuesNameTheVariable) {
 }
 
 TEST(Config, UnknownKoloVariablesAreReported) {
-  Config config = Config::from_env(env_of({}), {"KOLO_FUSION_TRESHOLD", "KOLO_RANK",
-                                                "HOROVOD_WHATEVER", "PATH"});
+  Config config = Config::from_env(
+      env_of({}), {"KOLO_FUSION_TRESHOLD", "KOLO_RANK", "HOROVOD_WHATEVER", "PATH"});
   ASSERT_EQ(config.unknown_variables.size(), 1u);
   EXPECT_EQ(config.unknown_variables[0], "KOLO_FUSION_TRESHOLD");
 }
@@ -84,9 +86,10 @@ TEST(Config, SettingsOfTheLauncherAndTheMpiPluginAreNotUnknown) {
 }
 
 TEST(LaunchInfo, ReadsKoloThenHorovodNames) {
-  LaunchInfo info = LaunchInfo::from_env(env_of({{"HOROVOD_RANK", "2"}, {"HOROVOD_SIZE", "4"},
-                                                  {"KOLO_RENDEZVOUS_ADDR", "127.0.0.1"},
-                                                  {"KOLO_RENDEZVOUS_PORT", "5555"}}));
+  LaunchInfo info = LaunchInfo::from_env(env_of({{"HOROVOD_RANK", "2"},
+                                                 {"HOROVOD_SIZE", "4"},
+                                                 {"KOLO_RENDEZVOUS_ADDR", "127.0.0.1"},
+                                                 {"KOLO_RENDEZVOUS_PORT", "5555"}}));
   EXPECT_EQ(info.rank, 2);
   EXPECT_EQ(info.size, 4);
   EXPECT_EQ(info.rendezvous_port, 5555);

@@ -144,7 +144,8 @@ TEST(ExecutorOpsTest, AlltoallDeliversRowsAndReceivedSplits) {
     std::vector<int64_t> splits;
     for (int r = 0; r < n; ++r) {
       splits.push_back((r + d) % 2);
-      for (int k = 0; k < (r + d) % 2; ++k) want.push_back(static_cast<float>(100 * r + 10 * d + k));
+      for (int k = 0; k < (r + d) % 2; ++k)
+        want.push_back(static_cast<float>(100 * r + 10 * d + k));
     }
     EXPECT_EQ(out.values, want) << "rank " << d;
     EXPECT_EQ(out.received_splits, splits);

@@ -5,12 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <functional>
 #include <numeric>
 #include <random>
-#include <atomic>
-#include <chrono>
 #include <thread>
 
 #include "base/errors.h"
@@ -145,7 +145,6 @@ TEST_P(SessionTest, RepeatedRoundsUseTheCacheAndFuse) {
     EXPECT_GT(stats.fast_cycles, 0u);
   });
 }
-
 
 // The int64 a process-set or join handle completes with.
 int64_t number_of(HandleTable& handles, HandleId id) {
@@ -305,8 +304,8 @@ TEST(SessionJoin, JoinedRanksContributeZerosUntilEveryRankJoined) {
     // rank sets no bit (they must go through the coordinator instead).
     for (int step = 0; step < rank + 2; ++step) {
       std::vector<float> data(100, static_cast<float>(rank + 1 + step));
-      handles.wait(session.enqueue(
-          allreduce_entry("grad", data, negotiation::UserReduceOp::average)));
+      handles.wait(
+          session.enqueue(allreduce_entry("grad", data, negotiation::UserReduceOp::average)));
       float want = 0;
       for (int r = 0; r < 3; ++r) {
         if (r + 2 > step) want += static_cast<float>(r + 1 + step);

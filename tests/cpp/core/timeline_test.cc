@@ -93,7 +93,7 @@ TEST(Timeline, PhasesOfAFusedAllreduceInOrderAndBalanced) {
     Timeline timeline(path, /*mark_cycles=*/true);
     timeline.cycle_started();
     timeline.negotiation_started("a", negotiation::OpType::allreduce);
-    timeline.rank_ready("b", negotiation::OpType::allreduce, 1);  // b first seen from rank 1
+    timeline.rank_ready("b", negotiation::OpType::allreduce, 1);        // b first seen from rank 1
     timeline.negotiation_started("b", negotiation::OpType::allreduce);  // no second begin
     negotiation::Response response;
     response.op = negotiation::OpType::allreduce;

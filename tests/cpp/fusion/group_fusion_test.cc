@@ -36,7 +36,8 @@ TEST(GroupFusionTest, AdasumIsNeverFused) {
   std::vector<Response> responses = {allreduce({"a"}, UserReduceOp::adasum),
                                      allreduce({"b"}, UserReduceOp::adasum),
                                      allreduce({"c", "d"}, UserReduceOp::adasum)};
-  auto groups = plan_fusion(responses, [](const std::string&) { return size_t{8}; }, 1 << 20);
+  auto groups = plan_fusion(
+      responses, [](const std::string&) { return size_t{8}; }, 1 << 20);
   ASSERT_EQ(groups.size(), 3u);
   for (const auto& group : groups) EXPECT_TRUE(group.tensors.empty());
 }

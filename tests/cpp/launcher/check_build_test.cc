@@ -6,10 +6,14 @@ namespace kolo::launcher {
 namespace {
 
 TEST(CheckBuild, TableFollowsTheFacts) {
-  const BuildFacts found{{"python", "/usr/bin/python3"}, {"kolo", "0.1.0"},
-                         {"kolo_path", "/x/kolo/__init__.py"}, {"gloo_built", "True"},
-                         {"mpi_built", "False"}, {"nccl_built", "False"},
-                         {"torch", "2.3.1"}, {"kolo_torch", "True"}};
+  const BuildFacts found{{"python", "/usr/bin/python3"},
+                         {"kolo", "0.1.0"},
+                         {"kolo_path", "/x/kolo/__init__.py"},
+                         {"gloo_built", "True"},
+                         {"mpi_built", "False"},
+                         {"nccl_built", "False"},
+                         {"torch", "2.3.1"},
+                         {"kolo_torch", "True"}};
   std::string table = format_check_build(found, "0.1.0");
   EXPECT_NE(table.find("[X] PyTorch (torch 2.3.1)"), std::string::npos) << table;
   EXPECT_NE(table.find("Available Controllers:\n    [ ] MPI\n    [X] Gloo\n"), std::string::npos)
@@ -20,7 +24,8 @@ TEST(CheckBuild, TableFollowsTheFacts) {
   mpi["mpi_built"] = "True";
   mpi["nccl_built"] = "True";
   table = format_check_build(mpi, "0.1.0");
-  EXPECT_NE(table.find("    [X] MPI\n    [X] Gloo\n\nAvailable Tensor"), std::string::npos) << table;
+  EXPECT_NE(table.find("    [X] MPI\n    [X] Gloo\n\nAvailable Tensor"), std::string::npos)
+      << table;
   EXPECT_NE(table.find("    [X] NCCL\n"), std::string::npos) << table;
 
   BuildFacts libraries = found;
@@ -30,7 +35,8 @@ TEST(CheckBuild, TableFollowsTheFacts) {
             std::string::npos)
       << table;
 
-  const BuildFacts no_torch{{"python", "/usr/bin/python3"}, {"kolo", "0.1.0"},
+  const BuildFacts no_torch{{"python", "/usr/bin/python3"},
+                            {"kolo", "0.1.0"},
                             {"gloo_built", "True"},
                             {"torch_error", "ModuleNotFoundError: No module named 'torch'"}};
   table = format_check_build(no_torch, "0.1.0");

@@ -27,9 +27,9 @@ std::string parse_error(const Args& args) {
 }
 
 TEST(NormalizeArgv, SingleDashLongFlagsBecomeDoubleDash) {
-  EXPECT_EQ(normalize_argv({"-np", "4", "-hostfile", "hf", "-prefix-timestamp", "python"}),
-            (Args{"--num-proc", "4", "--hostfile", "hf", "--prefix-output-with-timestamp",
-                  "python"}));
+  EXPECT_EQ(
+      normalize_argv({"-np", "4", "-hostfile", "hf", "-prefix-timestamp", "python"}),
+      (Args{"--num-proc", "4", "--hostfile", "hf", "--prefix-output-with-timestamp", "python"}));
   EXPECT_EQ(normalize_argv({"-np=4", "python"}), (Args{"--num-proc=4", "python"}));
 }
 
@@ -59,8 +59,8 @@ TEST(ParseCommandLine, NpHostsAndCommand) {
 }
 
 TEST(ParseCommandLine, CommandFlagsAreNotEaten) {
-  auto options = parse_ok({"-np", "2", "python", "x.py", "-np", "5", "--verbose", "-h", "-H",
-                           "z:1", "--version"});
+  auto options = parse_ok(
+      {"-np", "2", "python", "x.py", "-np", "5", "--verbose", "-h", "-H", "z:1", "--version"});
   EXPECT_EQ(options.num_proc, 2);
   EXPECT_FALSE(options.verbose);
   EXPECT_FALSE(options.hosts);
@@ -74,10 +74,16 @@ TEST(ParseCommandLine, DoubleDashSeparatesTheCommand) {
 }
 
 TEST(ParseCommandLine, HorovodrunStyleOptions) {
-  auto options = parse_ok({"-np", "4", "-hostfile", "hosts.txt", "--verbose", "-p", "2222", "-i",
-                           "~/.ssh/key", "--start-timeout", "60", "--output-filename", "logs",
-                           "--log-level", "debug", "-prefix-timestamp", "--gloo",
-                           "--network-interfaces", "eth0,eth1", "cmd"});
+  auto options = parse_ok({"-np",        "4",
+                           "-hostfile",  "hosts.txt",
+                           "--verbose",  "-p",
+                           "2222",       "-i",
+                           "~/.ssh/key", "--start-timeout",
+                           "60",         "--output-filename",
+                           "logs",       "--log-level",
+                           "debug",      "-prefix-timestamp",
+                           "--gloo",     "--network-interfaces",
+                           "eth0,eth1",  "cmd"});
   EXPECT_EQ(options.num_proc, 4);
   EXPECT_EQ(options.hostfile, "hosts.txt");
   EXPECT_TRUE(options.verbose);
@@ -106,8 +112,8 @@ TEST(ParseCommandLine, TimeoutsFromFlagThenEnvironmentThenDefault) {
   vars["KOLO_START_TIMEOUT"] = "50";  // kolo's own name wins over Horovod's
   EXPECT_EQ(parse_ok({"-np", "1", "cmd"}, env).start_timeout_seconds, 50);
 
-  auto flags = parse_ok({"-np", "1", "--start-timeout", "7", "--failure-grace-seconds", "0", "c"},
-                        env);
+  auto flags =
+      parse_ok({"-np", "1", "--start-timeout", "7", "--failure-grace-seconds", "0", "c"}, env);
   EXPECT_EQ(flags.start_timeout_seconds, 7);
   EXPECT_EQ(flags.failure_grace_seconds, 0);
 
@@ -201,9 +207,9 @@ namespace kolo::launcher {
 namespace {
 
 TEST(ParseCommandLine, MultiHostOptions) {
-  LaunchOptions options = parse_ok({"-np", "4", "-H", "a,b", "--slots-per-host", "2", "-p", "2222",
-                                    "-i", "/k/id", "-x", "WANDB_KEY", "--env", "OMP_NUM_THREADS=1",
-                                    "python", "train.py", "-x", "5"});
+  LaunchOptions options =
+      parse_ok({"-np", "4", "-H", "a,b", "--slots-per-host", "2", "-p", "2222", "-i", "/k/id", "-x",
+                "WANDB_KEY", "--env", "OMP_NUM_THREADS=1", "python", "train.py", "-x", "5"});
   EXPECT_EQ(options.slots_per_host, 2);
   EXPECT_EQ(options.ssh_port, 2222);
   EXPECT_EQ(options.ssh_identity_file, "/k/id");

@@ -98,8 +98,9 @@ TEST(ConfigFile, ErrorsNameTheFileLineAndProblem) {
             std::string::npos);
   EXPECT_NE(error_of("params:\n  fusion_threshold_mb: lots\n").find("--fusion-threshold-mb"),
             std::string::npos);
-  EXPECT_NE(error_of("params:\n  fusion_treshold_mb: 3\n").find("unknown setting "
-                                                                "'params.fusion_treshold_mb'"),
+  EXPECT_NE(error_of("params:\n  fusion_treshold_mb: 3\n")
+                .find("unknown setting "
+                      "'params.fusion_treshold_mb'"),
             std::string::npos);
   EXPECT_NE(error_of("nonsense:\n  a: 1\n").find("unknown setting 'nonsense.a'"),
             std::string::npos);
@@ -113,8 +114,9 @@ TEST(ConfigFile, ErrorsNameTheFileLineAndProblem) {
             std::string::npos);
   EXPECT_NE(error_of("  cycle_time_ms: 1\n").find("outside a section"), std::string::npos);
   EXPECT_NE(error_of("autotune:\n  enabled: maybe\n").find("true or false"), std::string::npos);
-  EXPECT_NE(error_of("params:\n  hierarchical_allreduce: 2\n").find("params.hierarchical_allreduce"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of("params:\n  hierarchical_allreduce: 2\n").find("params.hierarchical_allreduce"),
+      std::string::npos);
 }
 
 TEST(ConfigFile, CommentsBlankLinesAndDocumentMarkerAreSkipped) {

@@ -21,8 +21,8 @@ JobSettings sample_job() {
 
 TEST(RankEnvironment, LaunchVariablesUnderBothNames) {
   const SlotAssignment slot{"b", 2, 3, 0, 1, 1, 2};
-  Environment env = build_rank_environment({{"PATH", "/bin"}, {"HOME", "/root"}}, sample_job(),
-                                           slot);
+  Environment env =
+      build_rank_environment({{"PATH", "/bin"}, {"HOME", "/root"}}, sample_job(), slot);
   EXPECT_EQ(env["PATH"], "/bin");
   EXPECT_EQ(env["HOME"], "/root");
   EXPECT_EQ(env["KOLO_RANK"], "2");

@@ -85,8 +85,8 @@ TEST(HostsForLaunch, FlagsThenSlurmThenVolcanoThenLocalhost) {
   EXPECT_EQ(hosts.hosts, (std::vector<HostSlots>{{"localhost", 3}}));
   EXPECT_EQ(hosts.num_proc, 3);
 
-  const auto slurm = env_of({{"SLURM_JOB_NODELIST", "n[1-2]"}, {"SLURM_TASKS_PER_NODE", "2,1"},
-                             {"SLURM_NTASKS", "3"}});
+  const auto slurm = env_of(
+      {{"SLURM_JOB_NODELIST", "n[1-2]"}, {"SLURM_TASKS_PER_NODE", "2,1"}, {"SLURM_NTASKS", "3"}});
   options.hosts = "a:1,b:2";
   EXPECT_EQ(hosts_for_launch(options, slurm).hosts, (std::vector<HostSlots>{{"a", 1}, {"b", 2}}));
 
@@ -117,13 +117,13 @@ TEST(HostsForLaunch, FlagsThenSlurmThenVolcanoThenLocalhost) {
 }
 
 TEST(HostsForLaunch, NpIsRequiredOutsideSlurmAndMustFit) {
-  EXPECT_NE(error_of([] { hosts_for_launch(options_with(0), env_of({})); })
-                .find("number of processes is required"),
+  EXPECT_NE(error_of([] {
+              hosts_for_launch(options_with(0), env_of({}));
+            }).find("number of processes is required"),
             std::string::npos);
   auto options = options_with(5);
   options.hosts = "a:2,b:2";
-  const std::string error =
-      error_of([&] { plan_launch(hosts_for_launch(options, env_of({}))); });
+  const std::string error = error_of([&] { plan_launch(hosts_for_launch(options, env_of({}))); });
   EXPECT_NE(error.find("requested more processes (5) than there are available slots (4) in -H "
                        "a:2,b:2"),
             std::string::npos)

@@ -1,11 +1,11 @@
 #include "launcher/hosts.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
 #include <functional>
-#include <unistd.h>
 
 #include "base/errors.h"
 #include "launcher/launcher_test_util.h"
@@ -92,17 +92,16 @@ TEST(AssignSlots, SingleHost) {
 }
 
 TEST(AssignSlots, TwoHostsFilledInOrder) {
-  EXPECT_EQ(assign_slots({{"a", 2}, {"b", 2}}, 4),
-            (std::vector<SlotAssignment>{
-                slot("a", 0, 4, 0, 2, 0, 2), slot("a", 1, 4, 1, 2, 0, 2),
-                slot("b", 2, 4, 0, 2, 1, 2), slot("b", 3, 4, 1, 2, 1, 2)}));
+  EXPECT_EQ(
+      assign_slots({{"a", 2}, {"b", 2}}, 4),
+      (std::vector<SlotAssignment>{slot("a", 0, 4, 0, 2, 0, 2), slot("a", 1, 4, 1, 2, 0, 2),
+                                   slot("b", 2, 4, 0, 2, 1, 2), slot("b", 3, 4, 1, 2, 1, 2)}));
 }
 
 TEST(AssignSlots, FewerRanksThanSlotsLeavesLastHostPartial) {
   // a:2,b:2 with -np 3: local rank 1 exists only on a, so its cross group has one member.
   EXPECT_EQ(assign_slots({{"a", 2}, {"b", 2}}, 3),
-            (std::vector<SlotAssignment>{slot("a", 0, 3, 0, 2, 0, 2),
-                                         slot("a", 1, 3, 1, 2, 0, 1),
+            (std::vector<SlotAssignment>{slot("a", 0, 3, 0, 2, 0, 2), slot("a", 1, 3, 1, 2, 0, 1),
                                          slot("b", 2, 3, 0, 1, 1, 2)}));
 }
 

@@ -42,8 +42,8 @@ class KolorunEndToEnd : public ::testing::Test {
                       "end-to-end launcher tests";
     }
     kolorun_ = path;
-    ASSERT_EQ(::access(kolorun_.c_str(), X_OK), 0) << "KOLORUN_PATH=" << kolorun_
-                                                   << " is not executable";
+    ASSERT_EQ(::access(kolorun_.c_str(), X_OK), 0)
+        << "KOLORUN_PATH=" << kolorun_ << " is not executable";
     char dir[] = "/tmp/kolorun_e2e_XXXXXX";
     ASSERT_NE(::mkdtemp(dir), nullptr);
     dir_ = dir;
@@ -93,8 +93,9 @@ TEST_F(KolorunEndToEnd, FailingRanksArePrefixedReportedAndSetTheExitCode) {
 }
 
 TEST_F(KolorunEndToEnd, RankKilledBySigkillIsReportedAndOthersAreTerminated) {
-  RunResult r = run("-np 3 --failure-grace-seconds 0.5 sh -c "
-              "'if [ \"$KOLO_RANK\" = 1 ]; then kill -9 $$; fi; echo waiting; sleep 30'");
+  RunResult r =
+      run("-np 3 --failure-grace-seconds 0.5 sh -c "
+          "'if [ \"$KOLO_RANK\" = 1 ]; then kill -9 $$; fi; echo waiting; sleep 30'");
   EXPECT_EQ(r.exit_code, 128 + 9) << r.err;
   EXPECT_CONTAINS(r.err, "rank 1 (host localhost) was killed by signal SIGKILL (9)");
   EXPECT_CONTAINS(r.err, "sending SIGTERM to the remaining rank(s): 0, 2");
@@ -103,10 +104,11 @@ TEST_F(KolorunEndToEnd, RankKilledBySigkillIsReportedAndOthersAreTerminated) {
 }
 
 TEST_F(KolorunEndToEnd, SuccessfulRanksSeeTheirLaunchEnvironment) {
-  RunResult r = run("-np 3 -H localhost:2,127.0.0.1:1 sh -c 'echo $KOLO_RANK $KOLO_SIZE "
-              "$KOLO_HOSTNAME $HOROVOD_RANK $HOROVOD_LOCAL_RANK $HOROVOD_LOCAL_SIZE "
-              "$HOROVOD_CROSS_RANK $HOROVOD_CROSS_SIZE $KOLO_RENDEZVOUS_ADDR ${#KOLO_SECRET} "
-              "$HOROVOD_CONTROLLER $PYTHONUNBUFFERED $KOLO_START_TIMEOUT'");
+  RunResult r =
+      run("-np 3 -H localhost:2,127.0.0.1:1 sh -c 'echo $KOLO_RANK $KOLO_SIZE "
+          "$KOLO_HOSTNAME $HOROVOD_RANK $HOROVOD_LOCAL_RANK $HOROVOD_LOCAL_SIZE "
+          "$HOROVOD_CROSS_RANK $HOROVOD_CROSS_SIZE $KOLO_RENDEZVOUS_ADDR ${#KOLO_SECRET} "
+          "$HOROVOD_CONTROLLER $PYTHONUNBUFFERED $KOLO_START_TIMEOUT'");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_CONTAINS(r.out, "[0]<stdout>:0 3 localhost 0 0 2 0 2 127.0.0.1 64 gloo 1 30\n");
   EXPECT_CONTAINS(r.out, "[1]<stdout>:1 3 localhost 1 1 2 0 1 127.0.0.1 64 gloo 1 30\n");
@@ -115,9 +117,10 @@ TEST_F(KolorunEndToEnd, SuccessfulRanksSeeTheirLaunchEnvironment) {
 }
 
 TEST_F(KolorunEndToEnd, RendezvousPortIsLiveAndFlagsReachTheRanks) {
-  RunResult r = run("-np 1 --start-timeout 12 --fusion-threshold-mb 2 --log-level info sh -c "
-              "'echo $KOLO_START_TIMEOUT $HOROVOD_FUSION_THRESHOLD $KOLO_LOG_LEVEL; "
-              "echo port=$KOLO_RENDEZVOUS_PORT'");
+  RunResult r =
+      run("-np 1 --start-timeout 12 --fusion-threshold-mb 2 --log-level info sh -c "
+          "'echo $KOLO_START_TIMEOUT $HOROVOD_FUSION_THRESHOLD $KOLO_LOG_LEVEL; "
+          "echo port=$KOLO_RENDEZVOUS_PORT'");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_CONTAINS(r.out, "[0]<stdout>:12 2097152 INFO\n");
   EXPECT_EQ(r.out.find("port=0\n"), std::string::npos) << r.out;
@@ -133,9 +136,10 @@ TEST_F(KolorunEndToEnd, OutputFilenameKeepsPerRankLogs) {
 }
 
 TEST_F(KolorunEndToEnd, SigtermToKolorunIsForwardedToTheRanks) {
-  RunResult r = run("-np 2 sh -c 'trap \"echo got-term; exit 5\" TERM; echo ready; "
-              "while true; do sleep 0.1; done'",
-              "timeout --preserve-status -s TERM 1");
+  RunResult r =
+      run("-np 2 sh -c 'trap \"echo got-term; exit 5\" TERM; echo ready; "
+          "while true; do sleep 0.1; done'",
+          "timeout --preserve-status -s TERM 1");
   EXPECT_EQ(r.exit_code, 128 + 15) << r.err;
   EXPECT_CONTAINS(r.err, "received SIGTERM: forwarded to 2 running rank(s)");
   EXPECT_CONTAINS(r.out, "[0]<stdout>:got-term\n");
@@ -156,9 +160,8 @@ TEST(KolorunRankHelper, UseTheRendezvousStore) {
   const kolo::transport::Endpoint server{
       std::getenv("KOLO_RENDEZVOUS_ADDR"),
       static_cast<uint16_t>(std::stoi(std::getenv("KOLO_RENDEZVOUS_PORT")))};
-  kolo::rendezvous::TcpStore store(server,
-                                   kolo::transport::Secret::from_hex(std::getenv("KOLO_SECRET")),
-                                   10s);
+  kolo::rendezvous::TcpStore store(
+      server, kolo::transport::Secret::from_hex(std::getenv("KOLO_SECRET")), 10s);
   store.add("e2e/arrived", 1);  // before publishing, so whoever sees every key sees every add
   store.set("e2e/host/" + rank, std::getenv("KOLO_HOSTNAME"));
   std::vector<std::string> keys;

@@ -52,10 +52,14 @@ TEST(MpirunCommand, HostsOrHostfile) {
 }
 
 TEST(MpirunCommand, ForwardsTheEnvironmentByNameButNotShellOrOuterJobVariables) {
-  const Environment env = {{"PATH", "/bin"},           {"LD_LIBRARY_PATH", "/l"},
-                           {"NCCL_DEBUG", "INFO"},     {"KOLO_CPU_OPERATIONS", "mpi"},
-                           {"OMPI_COMM_WORLD_RANK", "3"}, {"PWD", "/x"},
-                           {"BASH_FUNC_f%%", "() {}"},  {"odd-name", "1"}};
+  const Environment env = {{"PATH", "/bin"},
+                           {"LD_LIBRARY_PATH", "/l"},
+                           {"NCCL_DEBUG", "INFO"},
+                           {"KOLO_CPU_OPERATIONS", "mpi"},
+                           {"OMPI_COMM_WORLD_RANK", "3"},
+                           {"PWD", "/x"},
+                           {"BASH_FUNC_f%%", "() {}"},
+                           {"odd-name", "1"}};
   const Args argv = mpirun_command(options_for(2), env, {});
   Args forwarded;
   for (size_t i = 0; i + 1 < argv.size(); ++i) {
@@ -93,9 +97,8 @@ TEST(MpirunEnvironment, ChoosesMpiAndCarriesKolorunSettings) {
   options.start_timeout_seconds = 45;
   options.log_level = "DEBUG";
   options.tuning_environment = {{"KOLO_FUSION_THRESHOLD", "1024"}};
-  const Environment env =
-      mpirun_environment(options, {{"PATH", "/bin"}, {"HOROVOD_CPU_OPERATIONS", "gloo"},
-                                   {"PYTHONUNBUFFERED", "0"}});
+  const Environment env = mpirun_environment(
+      options, {{"PATH", "/bin"}, {"HOROVOD_CPU_OPERATIONS", "gloo"}, {"PYTHONUNBUFFERED", "0"}});
   EXPECT_EQ(env.at("KOLO_CPU_OPERATIONS"), "mpi");
   EXPECT_EQ(env.at("HOROVOD_CPU_OPERATIONS"), "mpi");
   EXPECT_EQ(env.at("KOLO_START_TIMEOUT"), "45");

@@ -120,7 +120,8 @@ TEST(OutputMultiplexer, PrefixesEachRanksLinesOnTheRightStream) {
   EXPECT_NE(stdout_text.find("[0]<stdout>:hello world\n"), std::string::npos) << stdout_text;
   EXPECT_NE(stdout_text.find("[0]<stdout>:tail\n"), std::string::npos) << stdout_text;
   EXPECT_EQ(stdout_text.size(), std::string("[1]<stdout>:one\n[0]<stdout>:hello world\n"
-                                            "[0]<stdout>:tail\n").size());
+                                            "[0]<stdout>:tail\n")
+                                    .size());
   EXPECT_EQ(err.text(), "[1]<stderr>:oops\n");
 }
 

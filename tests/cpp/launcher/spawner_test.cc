@@ -51,7 +51,8 @@ TEST(LocalSpawner, RunsInItsOwnGroupWithEnvironmentAndPipes) {
   ASSERT_GE(leaked, 0);
   const std::string script =
       "cat; echo \"foo=$FOO\"; echo to-stderr >&2; "
-      "if [ -e /proc/$$/fd/" + std::to_string(leaked) + " ]; then echo leaked; fi; sleep 0.3";
+      "if [ -e /proc/$$/fd/" +
+      std::to_string(leaked) + " ]; then echo leaked; fi; sleep 0.3";
   LocalSpawner spawner;
   SpawnedProcess process = spawner.spawn(request({"sh", "-c", script}, {{"FOO", "bar"}}));
   ASSERT_GT(process.pid, 0);
@@ -67,8 +68,7 @@ TEST(LocalSpawner, RunsInItsOwnGroupWithEnvironmentAndPipes) {
 TEST(LocalSpawner, GroupSignalReachesTheRanksChildren) {
   LocalSpawner spawner;
   // The shell starts a background sleep (same group) and reports its pid.
-  SpawnedProcess process =
-      spawner.spawn(request({"sh", "-c", "sleep 30 & echo $!; wait"}));
+  SpawnedProcess process = spawner.spawn(request({"sh", "-c", "sleep 30 & echo $!; wait"}));
   std::string first_line;
   char c;
   while (::read(process.stdout_read.fd(), &c, 1) == 1 && c != '\n') first_line += c;

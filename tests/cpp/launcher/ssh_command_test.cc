@@ -35,8 +35,8 @@ TEST(ShellQuote, EveryWordSurvivesTheRemoteShell) {
   EXPECT_EQ(shell_quote(""), "''");
   EXPECT_EQ(shell_quote("a b"), "'a b'");
   EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
-  const std::vector<std::string> words{"print('hi')", "$HOME", "a b", "`id`", "x;y", "*", "",
-                                       "\"q\"", "back\\slash", "new\nline"};
+  const std::vector<std::string> words{"print('hi')", "$HOME", "a b",   "`id`",        "x;y",
+                                       "*",           "",      "\"q\"", "back\\slash", "new\nline"};
   std::string command;
   std::string expected;
   for (const auto& word : words) {
@@ -62,8 +62,8 @@ TEST(RemoteAgentCommand, QuotedForTheRemoteShell) {
 }
 
 TEST(AgentProtocol, StatusLinesRoundTripAndOrdinaryLinesAreNotStatus) {
-  for (auto status : {ExitStatus::exited_with(0), ExitStatus::exited_with(7),
-                      ExitStatus::killed_by(9)}) {
+  for (auto status :
+       {ExitStatus::exited_with(0), ExitStatus::exited_with(7), ExitStatus::killed_by(9)}) {
     EXPECT_EQ(parse_agent_status_line(agent_status_line(status)), status);
   }
   EXPECT_FALSE(parse_agent_status_line("kolo-agent-status exited 1\n").has_value());
@@ -76,8 +76,8 @@ TEST(AgentProtocol, EnvironmentAndSignalsThroughAPipe) {
   int fds[2];
   ASSERT_EQ(::pipe(fds), 0);
   const Environment env{{"KOLO_SECRET", "abc"}, {"ODD", "a=b\nc 'd'"}, {"EMPTY", ""}};
-  const std::string text = encode_agent_environment(env) + agent_signal_request(2) +
-                           agent_signal_request(15);
+  const std::string text =
+      encode_agent_environment(env) + agent_signal_request(2) + agent_signal_request(15);
   ASSERT_EQ(::write(fds[1], text.data(), text.size()), static_cast<ssize_t>(text.size()));
   ::close(fds[1]);
   AgentInput input(fds[0]);
@@ -89,9 +89,9 @@ TEST(AgentProtocol, EnvironmentAndSignalsThroughAPipe) {
 }
 
 TEST(AgentProtocol, TruncatedOrForeignInputIsAnError) {
-  for (const std::string& text : {std::string("hello\n"),
-                                 encode_agent_environment({{"A", "1"}}).substr(0, 30),
-                                 std::string("kolo-agent-environment 1\nzz\nend\n")}) {
+  for (const std::string& text :
+       {std::string("hello\n"), encode_agent_environment({{"A", "1"}}).substr(0, 30),
+        std::string("kolo-agent-environment 1\nzz\nend\n")}) {
     int fds[2];
     ASSERT_EQ(::pipe(fds), 0);
     ASSERT_EQ(::write(fds[1], text.data(), text.size()), static_cast<ssize_t>(text.size()));
@@ -103,11 +103,11 @@ TEST(AgentProtocol, TruncatedOrForeignInputIsAnError) {
 }
 
 TEST(EnvForwarding, KoloVariablesPathsAndDashXOnly) {
-  Environment env{{"KOLO_RANK", "1"},      {"HOROVOD_FUSION_THRESHOLD", "0"},
-                  {"PATH", "/venv/bin"},    {"PYTHONPATH", "/src"},
+  Environment env{{"KOLO_RANK", "1"},        {"HOROVOD_FUSION_THRESHOLD", "0"},
+                  {"PATH", "/venv/bin"},     {"PYTHONPATH", "/src"},
                   {"LD_LIBRARY_PATH", "/l"}, {"PYTHONUNBUFFERED", "1"},
-                  {"HOME", "/home/me"},     {"SSH_AUTH_SOCK", "/tmp/agent"},
-                  {"WANDB_KEY", "k"},       {"NCCL_DEBUG", "INFO"}};
+                  {"HOME", "/home/me"},      {"SSH_AUTH_SOCK", "/tmp/agent"},
+                  {"WANDB_KEY", "k"},        {"NCCL_DEBUG", "INFO"}};
   apply_env_options({"WANDB_KEY", "OMP_NUM_THREADS=4"}, env);
   EXPECT_EQ(env["OMP_NUM_THREADS"], "4");
   const Environment remote = remote_rank_environment(env, {"WANDB_KEY", "OMP_NUM_THREADS=4"});

@@ -452,9 +452,11 @@ TEST(ControllerHooks, PublishedParametersReachEveryRankInTheSameCycle) {
       // The same tensor every cycle: from cycle 1 on a pure cache hit (no exchange of its own).
       lists.push_back(controller.cycle({allreduce("w")}, false));
       if (cycle == 1) controller.publish(tuned);  // ignored on ranks other than 0
-      if (lists.back().parameters) controller.set_cache_enabled(lists.back().parameters->cache_enabled);
+      if (lists.back().parameters)
+        controller.set_cache_enabled(lists.back().parameters->cache_enabled);
     }
-    EXPECT_EQ(controller.stats().full_exchanges, 3u);  // cycle 0, cycle 2 (forced), cycle 3 (no cache)
+    EXPECT_EQ(controller.stats().full_exchanges,
+              3u);  // cycle 0, cycle 2 (forced), cycle 3 (no cache)
     return lists;
   });
   for (const auto& lists : runs) {
@@ -463,7 +465,8 @@ TEST(ControllerHooks, PublishedParametersReachEveryRankInTheSameCycle) {
     ASSERT_TRUE(lists[2].parameters);
     EXPECT_EQ(*lists[2].parameters, tuned);
     EXPECT_FALSE(lists[3].parameters);
-    for (const auto& list : lists) EXPECT_EQ(names_of(list.responses), std::vector<std::string>{"w"});
+    for (const auto& list : lists)
+      EXPECT_EQ(names_of(list.responses), std::vector<std::string>{"w"});
   }
 }
 

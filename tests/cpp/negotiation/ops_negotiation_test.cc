@@ -69,9 +69,8 @@ TEST(AlltoallNegotiation, BadSplitsNameRankAndTensor) {
   EXPECT_EQ(wrong_sum.at(0).error,
             "Invalid splits for alltoall of tensor 't' on rank 1: [1, 1] sums to 2, but the "
             "tensor's first dimension is 3");
-  auto indivisible = run(2, [](int r) {
-    return std::vector<Request>{request(r, "t", OpType::alltoall, {3})};
-  });
+  auto indivisible =
+      run(2, [](int r) { return std::vector<Request>{request(r, "t", OpType::alltoall, {3})}; });
   EXPECT_NE(indivisible.at(0).error.find("rank 0"), std::string::npos);
   EXPECT_NE(indivisible.at(0).error.find("divide evenly"), std::string::npos);
   auto trailing = run(2, [](int r) {
@@ -90,9 +89,8 @@ TEST(ReducescatterNegotiation, ShapesMustBeIdentical) {
   });
   EXPECT_EQ(bad.at(0).error,
             "Mismatched shape for tensor 'rs': rank 0 submitted [5, 2], rank 1 submitted [6, 2]");
-  auto scalar = run(2, [](int r) {
-    return std::vector<Request>{request(r, "rs", OpType::reducescatter, {})};
-  });
+  auto scalar = run(
+      2, [](int r) { return std::vector<Request>{request(r, "rs", OpType::reducescatter, {})}; });
   EXPECT_NE(scalar.at(0).error.find("scalar"), std::string::npos);
   EXPECT_EQ(reducescatter_rows(7, 3, 0), 3);
   EXPECT_EQ(reducescatter_rows(7, 3, 1), 2);

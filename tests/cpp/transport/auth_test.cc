@@ -104,9 +104,8 @@ TEST(Auth, WrongSecretIsRefusedOnBothSides) {
   const Secret server_secret = Secret::generate();
   const Secret client_secret = Secret::generate();
   Connected c = connect_loopback();
-  auto server = run_async([&] {
-    authenticate_server(c.server, server_secret, Deadline(5s), "client 127.0.0.1:1111");
-  });
+  auto server = run_async(
+      [&] { authenticate_server(c.server, server_secret, Deadline(5s), "client 127.0.0.1:1111"); });
   const auto start = std::chrono::steady_clock::now();
   try {
     authenticate_client(c.client, client_secret, Deadline(5s), "rank 0 (127.0.0.1:2222)");

@@ -22,8 +22,8 @@ TEST(Framing, HeaderIsEightBytesLittleEndian) {
 }
 
 TEST(Framing, HeaderRoundTrips) {
-  for (uint64_t length : std::initializer_list<uint64_t>{0, 1, 255, 256, 65536, 1ull << 40,
-                                                         kDefaultFrameLimit}) {
+  for (uint64_t length :
+       std::initializer_list<uint64_t>{0, 1, 255, 256, 65536, 1ull << 40, kDefaultFrameLimit}) {
     std::byte header[kFrameHeaderSize];
     encode_frame_header(length, header);
     EXPECT_EQ(decode_frame_header(header, ~0ull, "peer"), length);

@@ -107,8 +107,8 @@ TEST(JobNames, TagIsStableHexAndDiffersBetweenSecrets) {
 TEST(JobNames, RemoveJobLeftoversRemovesOnlyThatJobsObjects) {
   const std::string tag = job_tag("leftover test " + std::to_string(::getpid()));
   const std::string other = job_tag("another job " + std::to_string(::getpid()));
-  for (const std::string& name : {"/kolo-" + tag + "-0-0-1", "/kolo-" + tag + "-0-arena-0",
-                                  "/kolo-" + other + "-0-0-1"}) {
+  for (const std::string& name :
+       {"/kolo-" + tag + "-0-0-1", "/kolo-" + tag + "-0-arena-0", "/kolo-" + other + "-0-0-1"}) {
     const int fd = ::shm_open(name.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     ASSERT_GE(fd, 0) << name;
     ::close(fd);

@@ -16,7 +16,8 @@ def main() -> None:
     rank, size = kolo.rank(), kolo.size()
     for step in range(ROUNDS):
         arrays = [np.arange(n, dtype=np.float32) * (rank + 1) + step for n in SIZES]
-        handles = [kolo.allreduce_async_(a, op=kolo.Sum, name=f"layer{i}") for i, a in enumerate(arrays)]
+        handles = [kolo.allreduce_async_(a, op=kolo.Sum, name=f"layer{i}")
+                   for i, a in enumerate(arrays)]
         for handle in handles:
             kolo.synchronize(handle)
         for n, a in zip(SIZES, arrays):

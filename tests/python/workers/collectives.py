@@ -31,8 +31,10 @@ def check_allreduce(rank: int, size: int) -> None:
                 assert got.dtype == dtype and got.shape == (count,)
                 assert np.array_equal(got.astype(np.float64), want), (dtype, count, op, got[:5])
             if np.issubdtype(dtype, np.floating):
-                got = kolo.allreduce(inputs[rank], op=kolo.Average, name=f"avg.{dtype.__name__}.{count}")
-                assert np.allclose(got.astype(np.float64), stacked.mean(0), rtol=2e-3), (dtype, count)
+                got = kolo.allreduce(inputs[rank], op=kolo.Average,
+                                     name=f"avg.{dtype.__name__}.{count}")
+                assert np.allclose(got.astype(np.float64), stacked.mean(0),
+                                   rtol=2e-3), (dtype, count)
                 got = kolo.allreduce(inputs[rank], op=kolo.Sum, prescale_factor=0.5,
                                      postscale_factor=4.0, name=f"scaled.{dtype.__name__}.{count}")
                 assert np.allclose(got.astype(np.float64), stacked.sum(0) * 2.0, rtol=1e-3)
@@ -40,7 +42,8 @@ def check_allreduce(rank: int, size: int) -> None:
 
 def check_in_place_and_async(rank: int, size: int) -> None:
     buffers = [np.full(17 * (i + 1), rank + i, dtype=np.float32) for i in range(5)]
-    handles = [kolo.allreduce_async_(b, op=kolo.Sum, name=f"inplace.{i}") for i, b in enumerate(buffers)]
+    handles = [kolo.allreduce_async_(b, op=kolo.Sum, name=f"inplace.{i}")
+               for i, b in enumerate(buffers)]
     for i, handle in enumerate(handles):
         result = kolo.synchronize(handle)
         assert result is buffers[i]

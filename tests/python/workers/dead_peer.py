@@ -15,7 +15,7 @@ def main() -> None:
     victim = int(sys.argv[1])
     freeze = len(sys.argv) > 2 and sys.argv[2] == "stop"
     kolo.init()
-    rank, size = kolo.rank(), kolo.size()
+    rank = kolo.rank()
     data = np.ones(1 << 20, np.float32)
     kolo.allreduce_(data, name="warmup")
     if rank == victim:

@@ -1,8 +1,6 @@
 """A few collectives at sizes 0, 1, odd and large, checked against locally computed values
 (run with shared memory on, off, or falling back)."""
 
-import sys
-
 import numpy as np
 
 import kolo

@@ -1,6 +1,6 @@
 """Same-host ranks on shared memory; the victim kills itself with SIGKILL while allreduces (16 MiB,
-or argv[2] floats) are in flight. Every survivor must fail at once (well inside the 30 s peer timeout) with an
-error naming the victim."""
+or argv[2] floats) are in flight. Every survivor must fail at once (well inside the 30 s peer
+timeout) with an error naming the victim."""
 
 import os
 import signal

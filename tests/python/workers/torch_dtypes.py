@@ -16,7 +16,8 @@ def main() -> None:
             assert isinstance(got, torch.Tensor) and got.dtype == dtype and got.shape == x.shape
             want = sum((torch.arange(count) % 7 + r).to(torch.float64) for r in range(size))
             assert torch.equal(got.to(torch.float64), want), (dtype, count)
-            gathered = kolo.allgather(x[: rank + 1].reshape(-1, 1).contiguous(), name=f"g.{dtype}.{count}")
+            gathered = kolo.allgather(x[: rank + 1].reshape(-1, 1).contiguous(),
+                                      name=f"g.{dtype}.{count}")
             assert isinstance(gathered, torch.Tensor) and gathered.dtype == dtype
             assert gathered.shape[0] == sum(min(r + 1, count) for r in range(size))
     # Rounding: rank 0 gives 1 + 2**-7, rank 1 gives 1 + 2**-6 (both exact in bfloat16), others 0.

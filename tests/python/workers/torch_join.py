@@ -98,9 +98,10 @@ def each_rank_joins_first(rank, size):
         if rank == first:
             last = hvd.join()
         else:
-            for call in (lambda: hvd.allgather(torch.ones(3, 2), name=f"first{first}.gather"),
+            # Each lambda runs within this iteration, so reading `first` late is right.
+            for call in (lambda: hvd.allgather(torch.ones(3, 2), name=f"first{first}.gather"),  # noqa: B023
                          lambda: hvd.broadcast(torch.ones(3), root_rank=rank,
-                                               name=f"first{first}.bcast")):
+                                               name=f"first{first}.bcast")):  # noqa: B023
                 try:
                     call()
                 except RuntimeError as error:

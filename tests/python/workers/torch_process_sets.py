@@ -72,7 +72,8 @@ def check_collectives_on(ps, rank, tag):
     scattered = hvd.reducescatter(table, op=hvd.Sum, process_set=ps)
     counts = [rows // k + (1 if i < rows % k else 0) for i in range(k)]
     start = sum(counts[:me])
-    total = torch.arange(rows * 3, dtype=torch.float64).reshape(rows, 3) * sum(r + 1 for r in members)
+    total = (torch.arange(rows * 3, dtype=torch.float64).reshape(rows, 3)
+             * sum(r + 1 for r in members))
     assert torch.equal(scattered, total[start:start + counts[me]]), (scattered, me)
     obj = hvd.broadcast_object({"from": rank}, root_rank=members[-1], process_set=ps)
     assert obj == {"from": members[-1]}

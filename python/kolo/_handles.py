@@ -1,0 +1,100 @@
+"""The one table of kolo's operations in flight, for ``kolo`` and ``kolo.torch`` alike.
+
+Until an operation completes, the core reads and writes its arrays' memory, so the arrays stay
+referenced here. A framework layer attaches a ``finish`` function that turns the core's result
+into what its caller gets back (``kolo.torch``: the caller's own tensor after an in-place
+operation, a tensor back on its device after staging through host memory), so both layers share
+this table, poll() and synchronize() instead of keeping tables of their own.
+
+A grouped operation is several named operations that the core runs as one unit; its handle is a
+negative id standing for all of them, and synchronize() returns the list of their results.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+from kolo import _arrays, _core
+from kolo.exceptions import KoloError
+
+
+@dataclass
+class _InFlight:
+    array: Any  # the input (also the output of an in-place operation)
+    output: Any  # a separate output the caller allocated, or None
+    op: int  # _core.OP_*
+    finish: Optional[Callable[[Any], Any]]  # the framework's last step, or None
+
+
+_in_flight: dict[int, _InFlight] = {}
+_groups: dict[int, list[int]] = {}
+_group_ids = itertools.count(1)
+
+
+def track(handle: int, array: Any, output: Any, op: int,
+          finish: Optional[Callable[[Any], Any]] = None) -> None:
+    """Keeps `array` and `output` referenced until synchronize(handle); `finish(result)` then
+    gives the caller's result."""
+    _in_flight[handle] = _InFlight(array, output, op, finish)
+
+
+def group(handles: list) -> int:
+    """One (negative) handle standing for the members' handles, in order."""
+    handle = -next(_group_ids)
+    _groups[handle] = handles
+    return handle
+
+
+def poll(handle: int) -> bool:
+    """True once the operation (every member, for a group) finished, successfully or not."""
+    if handle < 0:
+        return all(_core.poll(h) for h in _groups[handle])
+    return _core.poll(handle)
+
+
+def synchronize(handle: int) -> Any:
+    """Waits for the operation (without holding the GIL) and returns its result; raises
+    KoloError (HorovodInternalError) naming the problem if it failed. A group's handle gives the
+    list of its results; every member is waited for, so none stays referenced."""
+    if handle < 0:
+        results, first_error = [], None
+        for member in _groups.pop(handle):
+            try:
+                results.append(synchronize(member))
+            except KoloError as error:
+                first_error = first_error or error
+        if first_error is not None:
+            raise first_error
+        return results
+    entry = _in_flight[handle]
+    try:
+        _core.wait(handle)
+    finally:
+        allocated = _take(handle, entry) if _core.poll(handle) else None
+        del _in_flight[handle]
+    result = _result(entry, allocated)
+    return entry.finish(result) if entry.finish is not None else result
+
+
+def _take(handle: int, entry: _InFlight) -> Any:
+    """The output the core allocated (allgather, alltoall, reducescatter), in the input's
+    framework; frees the core's copy."""
+    as_torch = _arrays.is_torch(entry.array)
+    if entry.op == _core.OP_ALLTOALL:
+        return _core.take_alltoall_output(handle, as_torch)
+    return _core.take_output(handle, as_torch)
+
+
+def _result(entry: _InFlight, allocated: Any) -> Any:
+    if entry.op == _core.OP_ALLTOALL:
+        received, splits = allocated
+        if _arrays.is_torch(entry.array):
+            import torch
+            return received, torch.tensor(splits, dtype=torch.int32)
+        import numpy as np
+        return received, np.asarray(splits, dtype=np.int32)
+    if entry.op in (_core.OP_ALLGATHER, _core.OP_REDUCESCATTER):
+        return allocated
+    return entry.output if entry.output is not None else entry.array

@@ -1,0 +1,197 @@
+"""Process sets, as ``horovod.common.process_sets``: groups of ranks that run collectives together.
+
+Framework-free (no torch import): ``horovod.common.process_sets`` and ``kolo.torch`` share these
+very objects.
+
+    even = hvd.ProcessSet([0, 2])
+    hvd.init(process_sets=[even])             # or hvd.init(process_sets="dynamic") and later
+    odd = hvd.add_process_set([1, 3])         # (needs HOROVOD_DYNAMIC_PROCESS_SETS=1)
+    hvd.allreduce(t, process_set=even)        # only ranks 0 and 2 call it
+
+The core gives each set its own communicator and negotiation, so a set's operations never wait
+for another set's. Adding and removing sets is collective over all ranks (every rank calls it, in
+the same order); ids are assigned in that order, the same on every rank.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Sequence
+
+from kolo import _core
+
+
+class ProcessSet:
+    """A group of ranks (sorted world ranks) that collectives may be limited to.
+
+    Pass it to ``hvd.init(process_sets=[...])`` or ``hvd.add_process_set()``; until then it has
+    no ``process_set_id`` and ``size()``, ``rank()`` and ``included()`` return None.
+    """
+
+    process_set_id: Optional[int] = None
+    ranks: Optional[List[int]] = None
+    mpi_comm = None
+
+    def __init__(self, ranks_or_comm) -> None:
+        try:
+            ranks = sorted(ranks_or_comm)
+        except TypeError:
+            raise ValueError("ProcessSet should be initialized with a list of process ranks "
+                             "(kolo is built without MPI, so an mpi4py communicator cannot define "
+                             "a process set)") from None
+        if any(not isinstance(r, int) for r in ranks):
+            raise ValueError("ProcessSet should be initialized with a list of process ranks")
+        self.ranks = ranks
+
+    def _core_ranks(self) -> Optional[List[int]]:
+        if self.process_set_id is None or not _core.is_initialized():
+            return None
+        return list(_core.process_set_ranks(self.process_set_id))
+
+    def size(self) -> Optional[int]:
+        """Number of ranks in the set (None if not registered)."""
+        ranks = self._core_ranks()
+        return None if ranks is None else len(ranks)
+
+    def rank(self) -> Optional[int]:
+        """This process's rank within the set, 0 to size() - 1 (None if not registered); raises
+        ValueError if this process is not in the set."""
+        ranks = self._core_ranks()
+        if ranks is None:
+            return None
+        me = _core.rank()
+        if me not in ranks:
+            raise ValueError(f"Process is not part of provided process set: rank {me} is not in "
+                             f"process set {self.process_set_id} (ranks {ranks})")
+        return ranks.index(me)
+
+    def included(self) -> Optional[bool]:
+        """Whether this process belongs to the set (None if not registered)."""
+        ranks = self._core_ranks()
+        return None if ranks is None else _core.rank() in ranks
+
+    def invalidate(self) -> None:
+        """Forgets the registration (after remove_process_set)."""
+        self.process_set_id = None
+        self.ranks = None
+
+    def __str__(self) -> str:
+        return (f"ProcessSet(process_set_id={self.process_set_id}, ranks={self.ranks}, "
+                "mpi_comm=None)")
+
+    __repr__ = __str__
+
+
+global_process_set = ProcessSet([])
+global_process_set.process_set_id = 0
+
+# Every registered id -> the ProcessSet objects standing for it (the first one is canonical).
+_id_to_process_sets: Dict[int, List[ProcessSet]] = {0: [global_process_set]}
+
+
+def init_argument(process_sets) -> tuple[list, Optional[bool]]:
+    """What ``init(process_sets=...)`` asks for: (the sets to register at init, whether adding
+    and removing sets later is allowed, or None to leave that to HOROVOD_DYNAMIC_PROCESS_SETS).
+    ``"dynamic"`` means no sets now and adding later allowed, as Horovod; the core is told so
+    directly, whatever the environment says."""
+    if isinstance(process_sets, str):
+        if process_sets.lower() != "dynamic":
+            raise ValueError(f"process_sets must be a list of hvd.ProcessSet or \"dynamic\", "
+                             f"got {process_sets!r}")
+        return [], True
+    return list(process_sets or []), None
+
+
+def register_at_init(process_sets: Sequence[ProcessSet]) -> None:
+    """Called by init() once the core runs: registers the sets given to init() (ids 1, 2, ... in
+    list order, the same on every rank) whatever HOROVOD_DYNAMIC_PROCESS_SETS says."""
+    _id_to_process_sets.clear()
+    _id_to_process_sets[0] = [global_process_set]
+    global_process_set.ranks = list(range(_core.size()))
+    seen: Dict[tuple, int] = {}
+    for index, ps in enumerate(process_sets):
+        if not isinstance(ps, ProcessSet):
+            raise ValueError(f"process_sets entry number {index} is not a hvd.ProcessSet: {ps!r}")
+        key = tuple(ps.ranks or ())
+        if key in seen or key == tuple(global_process_set.ranks):
+            raise ValueError(f"Horovod could not be initialized because process_sets entry "
+                             f"number {index} is a duplicate: {ps}")
+        seen[key] = index
+    for ps in process_sets:
+        ps.process_set_id = int(_core.add_process_set(ps.ranks, during_init=True))
+        _id_to_process_sets.setdefault(ps.process_set_id, []).append(ps)
+
+
+def _dynamic_enabled() -> bool:
+    return bool(_core.config().get("dynamic_process_sets", False))
+
+
+def add_process_set(process_set) -> ProcessSet:
+    """Registers a process set after hvd.init() (a list of ranks or a ProcessSet) and returns it.
+
+    Collective: every rank calls it, with the same ranks. Requires HOROVOD_DYNAMIC_PROCESS_SETS=1
+    (or ``hvd.init(process_sets="dynamic")``).
+    """
+    if not _core.is_initialized():
+        raise ValueError("Horovod has not been initialized; use hvd.init().")
+    if not _dynamic_enabled():
+        raise ValueError("Set HOROVOD_DYNAMIC_PROCESS_SETS=1 to allow adding process sets after "
+                         "Horovod initialization.")
+    if not isinstance(process_set, ProcessSet):
+        process_set = ProcessSet(process_set)
+    if process_set.process_set_id is not None:
+        raise ValueError(f"{process_set} has already been added")
+    try:
+        process_set.process_set_id = int(_core.add_process_set(process_set.ranks))
+    except _core.KoloError as error:
+        raise ValueError(str(error)) from None
+    _id_to_process_sets.setdefault(process_set.process_set_id, []).append(process_set)
+    return process_set
+
+
+def remove_process_set(process_set: ProcessSet) -> bool:
+    """Unregisters a process set on every rank (collective) and invalidates the ProcessSet
+    objects standing for it. False for the global set or a set that is not registered; raises
+    HorovodInternalError if a member still has operations pending on the set.
+
+    Requires HOROVOD_DYNAMIC_PROCESS_SETS=1.
+    """
+    if not _core.is_initialized():
+        raise ValueError("Horovod has not been initialized; use hvd.init().")
+    if not _dynamic_enabled():
+        raise ValueError("Set HOROVOD_DYNAMIC_PROCESS_SETS=1 to allow removing process sets after "
+                         "Horovod initialization.")
+    process_set_id = process_set.process_set_id
+    if process_set_id is None or process_set_id == 0:
+        return False
+    removed = bool(_core.remove_process_set(process_set_id))
+    if removed:
+        for some_process_set in _id_to_process_sets.pop(process_set_id, [process_set]):
+            some_process_set.invalidate()
+        process_set.invalidate()
+    return removed
+
+
+def process_set_by_id(process_set_id: int) -> ProcessSet:
+    """The registered ProcessSet with that id."""
+    if process_set_id not in _id_to_process_sets:
+        raise ValueError(f"No known process set with id {process_set_id}")
+    return _id_to_process_sets[process_set_id][0]
+
+
+def process_sets() -> List[ProcessSet]:
+    """One registered ProcessSet per id, by ascending id."""
+    return [_id_to_process_sets[i][0] for i in sorted(_id_to_process_sets)]
+
+
+def check_process_set(process_set) -> int:
+    """The core's id for `process_set` (None means the global set). Membership is checked by the
+    core when an operation is submitted (a clear error naming the set, its ranks and the rank)."""
+    if process_set is None:
+        return 0
+    if not isinstance(process_set, ProcessSet):
+        raise ValueError(f"process_set must be a hvd.ProcessSet, got {type(process_set).__name__}")
+    if process_set.process_set_id is None:
+        raise ValueError(f"{process_set} is not registered: pass it to "
+                         "hvd.init(process_sets=[...]) or hvd.add_process_set() first (or it was "
+                         "removed)")
+    return process_set.process_set_id

@@ -1,0 +1,135 @@
+#include "python/enqueue.h"
+
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "base/errors.h"
+#include "core/runtime.h"
+#include "python/dlpack_types.h"
+
+namespace nb = nanobind;
+
+namespace kolo::python {
+
+namespace {
+
+using negotiation::OpType;
+using negotiation::UserReduceOp;
+
+// Fills the part of a Request that describes an array, and checks it can be used in place.
+void describe(const nb::ndarray<>& array, negotiation::Request& request, const char* role) {
+  request.dtype = dtype_from_dlpack(array.dtype(), request.name);
+  request.shape.assign(array.shape_ptr(), array.shape_ptr() + array.ndim());
+  // An empty array has no layout to speak of; otherwise strides (in elements) must be row-major.
+  const bool empty = array.size() == 0;
+  int64_t expected = 1;
+  for (size_t d = array.ndim(); !empty && d-- > 0;) {
+    if (array.shape(d) != 1 && array.stride(d) != expected) {
+      throw InvalidArgument("tensor '" + request.name + "': the " + role +
+                            " must be contiguous (call .contiguous() / np.ascontiguousarray)");
+    }
+    expected *= static_cast<int64_t>(array.shape(d));
+  }
+  if (array.device_type() == nb::device::cpu::value) {
+    request.device = negotiation::DeviceKind::cpu;
+  } else if (array.device_type() == nb::device::cuda::value) {
+    throw InvalidArgument("tensor '" + request.name +
+                          "' is on a CUDA device; this build of kolo supports CPU tensors only");
+  } else {
+    throw InvalidArgument("tensor '" + request.name + "' is on an unsupported device type " +
+                          std::to_string(array.device_type()));
+  }
+}
+
+}  // namespace
+
+core::HandleId enqueue(const EnqueueOptions& options, const nb::ndarray<>& input,
+                       const std::optional<nb::ndarray<>>& output) {
+  const std::string& name = options.name;
+  core::TensorEntry entry;
+  negotiation::Request& request = entry.request;
+  request.name = name;
+  request.op = static_cast<OpType>(options.op);
+  request.reduce_op = static_cast<UserReduceOp>(options.reduce_op);
+  request.root = options.root;
+  request.prescale = options.prescale;
+  request.postscale = options.postscale;
+  request.process_set = options.process_set;
+  request.invalid = options.invalid;
+  if (options.group_id != 0 && options.group_size < 1) {
+    throw InvalidArgument("tensor '" + name + "': a group needs at least one member");
+  }
+  request.group_id = options.group_id;
+  request.group_size = options.group_size;
+  // A bad argument still reaches the runtime (marked invalid, without data): it raises the
+  // ValueError here and fails the name on the other ranks, which would otherwise wait forever.
+  try {
+    for (int64_t rows : options.splits) {
+      if (rows < 0) {
+        throw InvalidArgument("tensor '" + name + "': alltoall splits must not be negative, got " +
+                              std::to_string(rows));
+      }
+    }
+    request.splits = options.splits;
+    describe(input, request, "input");
+    entry.input = input.data();
+    entry.output = input.data();
+    if (output) {
+      negotiation::Request out = request;
+      describe(*output, out, "output");
+      if (out.dtype != request.dtype || out.shape != request.shape) {
+        throw InvalidArgument("tensor '" + name +
+                              "': output must have the input's dtype and shape");
+      }
+      entry.output = output->data();
+    }
+  } catch (const InvalidArgument& error) {
+    if (request.invalid.empty()) request.invalid = error.what();
+    request.splits.clear();
+    entry.input = nullptr;
+    entry.output = nullptr;
+  }
+  return core::runtime().enqueue(std::move(entry));
+}
+
+void bind_enqueue(nb::module_& m) {
+  nb::class_<EnqueueOptions>(m, "EnqueueOptions",
+                             "One operation's arguments for enqueue(), built with keywords")
+      .def(
+          "__init__",
+          [](EnqueueOptions* self, int op, std::string name, int reduce_op, int root,
+             double prescale, double postscale, int process_set, std::vector<int64_t> splits,
+             int group_id, int group_size, std::string invalid) {
+            new (self) EnqueueOptions{.op = op,
+                                      .name = std::move(name),
+                                      .reduce_op = reduce_op,
+                                      .root = root,
+                                      .prescale = prescale,
+                                      .postscale = postscale,
+                                      .process_set = process_set,
+                                      .splits = std::move(splits),
+                                      .group_id = group_id,
+                                      .group_size = group_size,
+                                      .invalid = std::move(invalid)};
+          },
+          nb::kw_only(), nb::arg("op"), nb::arg("name"), nb::arg("reduce_op") = 0,
+          nb::arg("root") = 0, nb::arg("prescale") = 1.0, nb::arg("postscale") = 1.0,
+          nb::arg("process_set") = 0, nb::arg("splits") = std::vector<int64_t>{},
+          nb::arg("group_id") = 0, nb::arg("group_size") = 0, nb::arg("invalid") = "")
+      .def_rw("op", &EnqueueOptions::op)
+      .def_rw("name", &EnqueueOptions::name)
+      .def_rw("reduce_op", &EnqueueOptions::reduce_op)
+      .def_rw("root", &EnqueueOptions::root)
+      .def_rw("prescale", &EnqueueOptions::prescale)
+      .def_rw("postscale", &EnqueueOptions::postscale)
+      .def_rw("process_set", &EnqueueOptions::process_set)
+      .def_rw("splits", &EnqueueOptions::splits)
+      .def_rw("group_id", &EnqueueOptions::group_id)
+      .def_rw("group_size", &EnqueueOptions::group_size)
+      .def_rw("invalid", &EnqueueOptions::invalid);
+  m.def("enqueue", &enqueue, nb::arg("options"), nb::arg("input"),
+        nb::arg("output").none() = nb::none());
+}
+
+}  // namespace kolo::python

@@ -1,0 +1,44 @@
+// _core.enqueue(options, input, output=None): one operation from Python into the runtime's queue.
+// The scalar arguments travel as one EnqueueOptions object (bound as _core.EnqueueOptions, built
+// with keyword arguments), the arrays beside it as DLPack views.
+#pragma once
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/tensor_entry.h"
+
+namespace kolo::python {
+
+// Everything about one operation except its arrays; the defaults are a plain, ungrouped op on
+// the global process set.
+struct EnqueueOptions {
+  int op = 0;                   // _core.OP_*
+  std::string name;             // the tensor's name, the same on every rank
+  int reduce_op = 0;            // _core.REDUCE_* (allreduce, reducescatter)
+  int root = 0;                 // broadcast's root rank
+  double prescale = 1.0;        // applied before the reduction
+  double postscale = 1.0;       // applied after it
+  int process_set = 0;          // the process set's id (0: every rank)
+  std::vector<int64_t> splits;  // alltoall: rows sent to each rank (empty: even split)
+  int group_id = 0;             // grouped operations: the group's id (0: not grouped)
+  int group_size = 0;           // and how many members it has
+  // Non-empty: what is wrong with the caller's arguments, raised here as a ValueError and failed
+  // on the other ranks too (they would otherwise wait for this rank forever).
+  std::string invalid;
+};
+
+// Queues the operation and returns its handle. `output` absent: in place (or, for allgather,
+// alltoall and reducescatter, an output the runtime allocates).
+core::HandleId enqueue(const EnqueueOptions& options, const nanobind::ndarray<>& input,
+                       const std::optional<nanobind::ndarray<>>& output);
+
+// Binds EnqueueOptions and enqueue() into module `m`.
+void bind_enqueue(nanobind::module_& m);
+
+}  // namespace kolo::python

@@ -105,9 +105,9 @@ Connected connect_world(const LaunchInfo& launch, const Options& options, uint64
       rendezvous::check_peer_version(store, key(round, "protocol", r), launch.rank, r,
                                      options.protocol_version, "negotiation protocol");
     }
-    mesh.endpoints[r] =
-        parse_addresses(await_peer_key(store, key(round, "addr", r), r, options.start_timeout,
-                                       server.to_string(), launch.failure_key, launch.abandon_check));
+    mesh.endpoints[r] = parse_addresses(await_peer_key(store, key(round, "addr", r), r,
+                                                       options.start_timeout, server.to_string(),
+                                                       launch.failure_key, launch.abandon_check));
   }
   mesh.hosts = hostnames;
   mesh.deadline = Deadline(options.start_timeout);

@@ -24,8 +24,7 @@ std::string FailureReport::with_root_cause(const PeerError& error) const {
     return message + trace_wait_chain(error.peer_rank());
   }
   try {
-    const std::string first =
-        store_->get(failure_key_, std::chrono::seconds(2));
+    const std::string first = store_->get(failure_key_, std::chrono::seconds(2));
     message += "; the launcher reports the first failure: " + first;
   } catch (const Error&) {
     // No launcher report (not started by kolorun, or the peer is alive but silent).

@@ -257,8 +257,8 @@ int ElasticDriver::fill_slots(Clock::time_point now) {
   if (finishing_ || failure_code_) return 0;
   // Without --max-np a fixed -H/hostfile pool keeps the job at -np (lost workers are replaced on
   // free slots); a discovery script's slots are all used. --max-np caps both.
-  const int cap = options_.max_np > 0 || options_.discovery_script ? options_.max_np
-                                                                   : options_.num_proc;
+  const int cap =
+      options_.max_np > 0 || options_.discovery_script ? options_.max_np : options_.num_proc;
   const int target = elastic_target(usable_slots(now), cap);
   // Before the first round: exactly -np workers (more join later, as horovodrun does).
   const int wanted =

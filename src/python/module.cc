@@ -88,10 +88,12 @@ NB_MODULE(_core, m) {
   m.def("is_initialized", [] { return kolo::core::runtime().initialized(); });
   // Elastic training (docs/elastic_protocol.md).
   m.def("elastic_round", [] { return kolo::core::runtime().elastic_round(); });
-  m.def("elastic_hosts_updated", [] { return kolo::core::runtime().elastic_hosts_updated(); },
-        nb::call_guard<nb::gil_scoped_release>());
-  m.def("elastic_commit", [](int64_t commits) { kolo::core::runtime().elastic_commit(commits); },
-        nb::arg("commits"), nb::call_guard<nb::gil_scoped_release>());
+  m.def(
+      "elastic_hosts_updated", [] { return kolo::core::runtime().elastic_hosts_updated(); },
+      nb::call_guard<nb::gil_scoped_release>());
+  m.def(
+      "elastic_commit", [](int64_t commits) { kolo::core::runtime().elastic_commit(commits); },
+      nb::arg("commits"), nb::call_guard<nb::gil_scoped_release>());
   m.def("rank", [] { return kolo::core::runtime().world().rank; });
   m.def("size", [] { return kolo::core::runtime().world().size; });
   m.def("local_rank", [] { return kolo::core::runtime().world().local_rank; });

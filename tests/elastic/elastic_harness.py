@@ -129,7 +129,9 @@ class ElasticJob:
         return found
 
     def signal_worker(self, marker: str, pick, sig: int) -> str:
-        """Sends `sig` to the worker `pick(ids)` chooses among this job's workers; returns its id."""
+        """Sends `sig` to the worker `pick(ids)` chooses among this job's workers.
+
+        Returns the worker's id."""
         workers = self.worker_pids(marker)
         assert workers, f"no worker process found with {marker!r} in its command line"
         chosen = pick(sorted(workers))

@@ -36,7 +36,8 @@ def worker_lines(output, serial):
 def assert_finished(output, serials, steps):
     for serial in serials:
         done = [line for line in worker_lines(output, serial) if " OK steps " in line]
-        assert done and f"OK steps {steps} " in done[0], f"worker {serial} did not finish:\n{output}"
+        assert done and f"OK steps {steps} " in done[0], \
+            f"worker {serial} did not finish:\n{output}"
 
 
 def test_undisturbed_job_runs_one_round():
@@ -121,7 +122,8 @@ def test_below_min_np_with_no_slot_to_come_back_fails_at_once():
                        timeout=60)
     assert code != 0, output
     assert re.search(r"only 1 worker\(s\) left and no slot can come back \(hosts localhost:2; "
-                     r"blacklisted after failures: localhost.*fewer than --min-np 2", output), output
+                     r"blacklisted after failures: localhost.*fewer than --min-np 2",
+                     output), output
     assert time.monotonic() - start < 50, output
 
 

@@ -143,7 +143,9 @@ def train(state):
     members = hvd.allgather_object(os.environ.get("KOLO_WORKER_ID", f"first-rank-{hvd.rank()}"))
     say(f"SYNC size={hvd.size()} step={state.step} hash={digest} t={time.time():.3f} "
         f"members={','.join(members)}")
-    for state.epoch in range(state.epoch, args.epochs):
+    # Horovod's elastic idiom: the loop variable is the state's own epoch, so a reset resumes
+    # from the committed epoch.
+    for state.epoch in range(state.epoch, args.epochs):  # noqa: B020
         loader = torch.utils.data.DataLoader(dataset, batch_size=args.batch,
                                              sampler=state.sampler)
         rank, size = state.sampler.rank, state.sampler.num_replicas

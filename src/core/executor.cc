@@ -143,8 +143,7 @@ void Executor::execute(const fusion::FusedGroup& group,
 void Executor::allreduce(const fusion::FusedGroup& group, std::vector<TensorEntry*>& entries) {
   const negotiation::Response& response = group.response;
   const comm::ReduceOp op = to_comm_op(response.reduce_op);
-  double postscale = response.postscale;
-  if (response.reduce_op == UserReduceOp::average) postscale /= options_.size;
+  const bool average = response.reduce_op == UserReduceOp::average;
 
   // One tensor reduces in place in its output; several are packed into the fusion buffer.
   const size_t element = comm::dtype_size(response.dtype);
@@ -178,7 +177,11 @@ void Executor::allreduce(const fusion::FusedGroup& group, std::vector<TensorEntr
   {
     ObservedPhase phase(observer_, response.names, "KOLO_ALLREDUCE");
     backend_.allreduce(buffer.first(count * element), count, response.dtype, op);
-    if (postscale != 1.0) comm::scale_buffer(buffer.data(), count, response.dtype, postscale);
+    if (average) {
+      comm::average_buffer(buffer.data(), count, response.dtype, options_.size, response.postscale);
+    } else if (response.postscale != 1.0) {
+      comm::scale_buffer(buffer.data(), count, response.dtype, response.postscale);
+    }
   }
   if (entries.size() > 1) {
     ObservedPhase phase(observer_, response.names, "MEMCPY_OUT_FUSION_BUFFER");

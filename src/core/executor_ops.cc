@@ -69,9 +69,11 @@ void Executor::reducescatter(const negotiation::Response& response, TensorEntry&
   OwnedBuffer out = make_owned_buffer(mine * element, std::move(out_shape), response.dtype);
   backend_.reducescatter(work.first(entry.bytes()), counts, response.dtype, op,
                          {out.data.get(), out.bytes});
-  double postscale = response.postscale;
-  if (response.reduce_op == UserReduceOp::average) postscale /= options_.size;
-  if (postscale != 1.0) comm::scale_buffer(out.data.get(), mine, response.dtype, postscale);
+  if (response.reduce_op == UserReduceOp::average) {
+    comm::average_buffer(out.data.get(), mine, response.dtype, options_.size, response.postscale);
+  } else if (response.postscale != 1.0) {
+    comm::scale_buffer(out.data.get(), mine, response.dtype, response.postscale);
+  }
   entry.allocated_output = std::move(out);
 }
 

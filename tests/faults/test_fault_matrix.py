@@ -123,7 +123,7 @@ def test_launcher_killed_leaves_no_orphan_rank(transport, wrapper):
     left = pids_alive(pids)
     for pid in left:  # never leave them behind, even when the test fails
         os.kill(pid, signal.SIGKILL)
-    name = "kolorun SIGKILL" + (", ranks under sh -c" if wrapper == "sh -c" else "")
+    name = "kolorun SIGKILL" + (", sh -c" if wrapper == "sh -c" else "")
     record(Measured(f"{transport} {name} (ranks gone)", exit_after=gone_after,
                     returncode=job.returncode))
     assert not left, f"processes {left} outlived kolorun by more than 5 s"

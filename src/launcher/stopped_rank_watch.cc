@@ -33,6 +33,12 @@ Duration stopped_rank_allowance(const Environment& rank_env, double grace_second
       std::chrono::duration<double>(peer_timeout + grace_seconds));
 }
 
+bool StoppedRankWatch::time_to_look(Clock::time_point now) {
+  if (last_look_ && now - *last_look_ < std::chrono::seconds(1)) return false;
+  last_look_ = now;
+  return true;
+}
+
 std::set<pid_t> stopped_process_groups() {
   std::set<pid_t> groups;
   DIR* proc = ::opendir("/proc");

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include <map>
+#include <optional>
 #include <set>
 
 #include "base/clock.h"
@@ -25,11 +26,15 @@ class StoppedRankWatch {
   // since its first stopped observation for longer than the allowance.
   bool overdue(int rank, bool stopped_now, Clock::time_point now);
   [[nodiscard]] Duration allowance() const { return allowance_; }
+  // Whether to read /proc now: at most once a second, however busy the supervisor's loop is
+  // (every output line wakes it).
+  bool time_to_look(Clock::time_point now);
 
  private:
   Duration allowance_;
   std::map<int, Clock::time_point> stopped_since_;
   std::set<int> reported_;
+  std::optional<Clock::time_point> last_look_;
 };
 
 // The peer timeout the ranks run with (KOLO_PEER_TIMEOUT, else HOROVOD_PEER_TIMEOUT, else 30 s,

@@ -86,9 +86,10 @@ void Supervisor::end_stopped_ranks() {
   if (!stopped_watch_) return;
   const auto ended = std::count_if(ranks_.begin(), ranks_.end(),
                                    [](const RankProcess& r) { return r.status.has_value(); });
-  if (ended == 0) return;  // the job is running: a rank stopped now may be continued
-  const std::set<pid_t> stopped = stopped_process_groups();
   const auto now = Clock::now();
+  // While the job runs, a rank stopped now may be continued.
+  if (ended == 0 || !stopped_watch_->time_to_look(now)) return;
+  const std::set<pid_t> stopped = stopped_process_groups();
   for (auto& rank : ranks_) {
     // Remote ranks: their agent ends them when this kolorun ends; local ones are checked here.
     if (rank.status || rank.agent_report) continue;

@@ -25,6 +25,14 @@ TEST(StoppedRankWatch, ReportsOnlyARankStoppedWithoutABreakPastTheAllowance) {
   EXPECT_FALSE(watch.overdue(2, false, t0 + seconds(20)));  // a running rank never
 }
 
+TEST(StoppedRankWatch, LooksAtProcAtMostOnceASecond) {
+  StoppedRankWatch watch(seconds(5));
+  const auto t0 = Clock::time_point{} + seconds(100);
+  EXPECT_TRUE(watch.time_to_look(t0));
+  EXPECT_FALSE(watch.time_to_look(t0 + std::chrono::milliseconds(999)));
+  EXPECT_TRUE(watch.time_to_look(t0 + seconds(1)));
+}
+
 TEST(StoppedRankWatch, AllowanceIsThePeerTimeoutTheRanksUsePlusTheGrace) {
   EXPECT_EQ(stopped_rank_allowance({}, 5.0), seconds(35));
   EXPECT_EQ(stopped_rank_allowance({{"HOROVOD_PEER_TIMEOUT", "10"}}, 2.0), seconds(12));

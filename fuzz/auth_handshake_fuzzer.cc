@@ -8,8 +8,8 @@
 #include <chrono>
 
 #include "fuzz/fuzz_support.h"
-#include "transport/socket.h"
 #include "transport/tcp/auth.h"
+#include "transport/tcp/socket.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// Length-prefixed control frames (transport/tcp/framing.h) as read from a peer's socket: the
+// Length-prefixed control frames (transport/frame_header.h) as read from a peer's socket: the
 // fuzz input is the byte stream the peer sent. read_frame must return frames no longer than the
 // limit and exactly as sent, or throw (ProtocolError for an oversized length, PeerError when the
 // stream ends early), never allocate what a forged length announces.
@@ -9,8 +9,8 @@
 #include <cstring>
 
 #include "fuzz/fuzz_support.h"
-#include "transport/socket.h"
 #include "transport/tcp/framing.h"
+#include "transport/tcp/socket.h"
 
 namespace {
 // Small, so that forged lengths between it and the input size are exercised.

@@ -14,8 +14,8 @@
 
 #include "fuzz/fuzz_support.h"
 #include "rendezvous/server_connection.h"
-#include "transport/socket.h"
 #include "transport/tcp/auth.h"
+#include "transport/tcp/socket.h"
 
 namespace {
 

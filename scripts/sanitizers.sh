@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The C++ suites under sanitizers, each in its own build directory:
 #   build/asan  every tests/cpp suite under AddressSanitizer + LeakSanitizer + UBSan;
-#   build/tsan  the threaded layers (tests/cpp/core, comm, negotiation) under ThreadSanitizer.
+#   build/tsan  the threaded layers (tests/cpp/core, bootstrap, comm, negotiation) under ThreadSanitizer.
 # GCC, the compiler of the normal build: the sanitizer builds then compile exactly what ships,
 # with the same warnings, and share the ccache entries' toolchain. (libFuzzer needs clang: see
 # scripts/fuzz.sh.) A finding fails the test (-fno-sanitize-recover, halt_on_error) and ctest.
@@ -60,8 +60,8 @@ for kind in "${kinds[@]}"; do
       ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" run_suites build/asan -R MpiBackendUnderMpirun
       ;;
     tsan)
-      echo "sanitizers: TSan build (build/tsan), core/comm/negotiation suites"
-      configure_and_build build/tsan "thread" "core;comm;negotiation" kolo_cpp_tests
+      echo "sanitizers: TSan build (build/tsan), core/bootstrap/comm/negotiation suites"
+      configure_and_build build/tsan "thread" "core;bootstrap;comm;negotiation" kolo_cpp_tests
       export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$suppressions/tsan.supp:print_suppressions=0"
       run_suites build/tsan
       ;;

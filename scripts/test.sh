@@ -5,6 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 
+# Includes against the layer matrix of docs/ARCHITECTURE.md: a second, and needs no build.
+echo "test: layer check (scripts/check_layers.py)"
+$PYTHON scripts/check_layers.py
+
 build_dir=$(ls -d build/cp*/ 2>/dev/null | head -n 1 || true)
 if [ -z "$build_dir" ] || [ ! -f "$build_dir/CTestTestfile.cmake" ]; then
   echo "test: no build directory with tests; run scripts/setup.sh first" >&2

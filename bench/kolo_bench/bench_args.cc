@@ -11,14 +11,14 @@ namespace kolo::bench {
 
 namespace {
 
-comm::DataType parse_type(const std::string& text) {
-  static const std::pair<const char*, comm::DataType> kTypes[] = {
-      {"float", comm::DataType::float32},     {"float32", comm::DataType::float32},
-      {"double", comm::DataType::float64},    {"float64", comm::DataType::float64},
-      {"half", comm::DataType::float16},      {"float16", comm::DataType::float16},
-      {"bfloat16", comm::DataType::bfloat16}, {"int32", comm::DataType::int32},
-      {"int", comm::DataType::int32},         {"int64", comm::DataType::int64},
-      {"int8", comm::DataType::int8},         {"uint8", comm::DataType::uint8}};
+DataType parse_type(const std::string& text) {
+  static const std::pair<const char*, DataType> kTypes[] = {
+      {"float", DataType::float32},     {"float32", DataType::float32},
+      {"double", DataType::float64},    {"float64", DataType::float64},
+      {"half", DataType::float16},      {"float16", DataType::float16},
+      {"bfloat16", DataType::bfloat16}, {"int32", DataType::int32},
+      {"int", DataType::int32},         {"int64", DataType::int64},
+      {"int8", DataType::int8},         {"uint8", DataType::uint8}};
   for (const auto& [name, type] : kTypes) {
     if (text == name) return type;
   }
@@ -26,11 +26,11 @@ comm::DataType parse_type(const std::string& text) {
                         "' (-d float|double|half|bfloat16|int32|int64|int8|uint8)");
 }
 
-comm::ReduceOp parse_op(const std::string& text) {
-  if (text == "sum") return comm::ReduceOp::sum;
-  if (text == "prod") return comm::ReduceOp::product;
-  if (text == "min") return comm::ReduceOp::min;
-  if (text == "max") return comm::ReduceOp::max;
+ReduceOp parse_op(const std::string& text) {
+  if (text == "sum") return ReduceOp::sum;
+  if (text == "prod") return ReduceOp::product;
+  if (text == "min") return ReduceOp::min;
+  if (text == "max") return ReduceOp::max;
   throw InvalidArgument("unknown op '" + text + "' (-o sum|prod|min|max)");
 }
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "comm/types.h"
+#include "base/types.h"
 
 namespace kolo::bench {
 
@@ -17,8 +17,8 @@ struct BenchArgs {
   uint64_t factor = 4;
   int iterations = 20;
   int warmup = 5;
-  comm::DataType type = comm::DataType::float32;
-  comm::ReduceOp op = comm::ReduceOp::sum;
+  DataType type = DataType::float32;
+  ReduceOp op = ReduceOp::sum;
   bool check = true;
   std::vector<std::string> collectives = {"allreduce", "allgather", "broadcast", "reducescatter",
                                           "alltoall"};

@@ -7,13 +7,12 @@
 
 #include "base/errors.h"
 #include "comm/collectives.h"
-#include "comm/reduce.h"
+#include "kernels/reduce.h"
 
 namespace kolo::bench {
 
 namespace {
 
-using comm::DataType;
 
 void store(DataType type, std::byte* at, double value) {
   switch (type) {
@@ -26,12 +25,12 @@ void store(DataType type, std::byte* at, double value) {
       std::memcpy(at, &value, 8);
       return;
     case DataType::float16: {
-      const uint16_t v = comm::float_to_half(static_cast<float>(value));
+      const uint16_t v = kernels::float_to_half(static_cast<float>(value));
       std::memcpy(at, &v, 2);
       return;
     }
     case DataType::bfloat16: {
-      const uint16_t v = comm::float_to_bfloat16(static_cast<float>(value));
+      const uint16_t v = kernels::float_to_bfloat16(static_cast<float>(value));
       std::memcpy(at, &v, 2);
       return;
     }
@@ -64,7 +63,7 @@ void store(DataType type, std::byte* at, double value) {
 double value(int seed, size_t i) { return static_cast<double>((seed + i) % 4 + 1); }
 
 std::vector<std::byte> filled(DataType type, size_t count, int seed, size_t offset = 0) {
-  const size_t element = comm::dtype_size(type);
+  const size_t element = dtype_size(type);
   std::vector<std::byte> data(count * element);
   for (size_t i = 0; i < count; ++i)
     store(type, data.data() + i * element, value(seed, offset + i));
@@ -72,9 +71,9 @@ std::vector<std::byte> filled(DataType type, size_t count, int seed, size_t offs
 }
 
 // op over every rank's input, folded locally with the same kernels.
-std::vector<std::byte> folded(DataType type, comm::ReduceOp op, size_t count, int ranks,
+std::vector<std::byte> folded(DataType type, ReduceOp op, size_t count, int ranks,
                               size_t offset = 0) {
-  const comm::ReduceFn combine = comm::reduce_function(type, op);
+  const kernels::ReduceFn combine = kernels::reduce_function(type, op);
   auto result = filled(type, count, 0, offset);
   for (int r = 1; r < ranks; ++r) {
     const auto input = filled(type, count, r, offset);
@@ -106,7 +105,7 @@ double timed(comm::Communicator& comm, const std::function<void()>& run, const B
 Measurement run_case(comm::Communicator& comm, const std::string& collective, uint64_t bytes,
                      const BenchArgs& args, const comm::AllreduceOptions& allreduce_options) {
   const DataType type = args.type;
-  const size_t element = comm::dtype_size(type);
+  const size_t element = dtype_size(type);
   const int n = comm.size();
   const int rank = comm.rank();
   const auto ranks = static_cast<size_t>(n);

@@ -14,7 +14,7 @@
 #include "bench_args.h"
 #include "bench_cases.h"
 #include "comm/collectives.h"
-#include "core/bootstrap.h"
+#include "core/bootstrap_options.h"
 #include "core/config.h"
 
 namespace kolo::bench {
@@ -22,13 +22,13 @@ namespace {
 
 double slowest(comm::Communicator& comm, double seconds) {
   comm::allreduce(comm, {reinterpret_cast<std::byte*>(&seconds), sizeof(seconds)}, 1,
-                  comm::DataType::float64, comm::ReduceOp::max);
+                  DataType::float64, ReduceOp::max);
   return seconds;
 }
 
 uint64_t total(comm::Communicator& comm, uint64_t value) {
-  comm::allreduce(comm, {reinterpret_cast<std::byte*>(&value), sizeof(value)}, 1,
-                  comm::DataType::int64, comm::ReduceOp::sum);
+  comm::allreduce(comm, {reinterpret_cast<std::byte*>(&value), sizeof(value)}, 1, DataType::int64,
+                  ReduceOp::sum);
   return value;
 }
 
@@ -42,10 +42,12 @@ uint64_t next_size(uint64_t bytes, const BenchArgs& args) {
 int run(int argc, char** argv) {
   const BenchArgs args = parse_bench_args(argc, argv);
   const core::Config config = core::Config::from_process_env();
-  const core::LaunchInfo launch = core::LaunchInfo::from_env(core::process_environment());
+  const bootstrap::LaunchInfo launch =
+      bootstrap::LaunchInfo::from_env(core::process_environment());
   const Logger logger(config.log_level,
                       fmt::format("[kolo-bench rank {}/{}]", launch.rank, launch.size));
-  core::Connected connected = core::bootstrap(launch, config, /*round=*/0, logger);
+  bootstrap::Connected connected =
+      bootstrap::connect_world(launch, core::bootstrap_options(config), /*round=*/0, logger);
   std::vector<transport::Link*> links;
   for (auto& link : connected.links) links.push_back(link.get());
   comm::CommunicatorOptions options;
@@ -64,8 +66,8 @@ int run(int argc, char** argv) {
   if (print) {
     std::printf(
         "# kolo-bench: %d ranks on %d host(s), type %s, op %s, %d iterations, %d warm-up%s\n",
-        comm.size(), comm.topology().num_hosts(), std::string(comm::dtype_name(args.type)).c_str(),
-        std::string(comm::reduce_op_name(args.op)).c_str(), args.iterations, args.warmup,
+        comm.size(), comm.topology().num_hosts(), std::string(dtype_name(args.type)).c_str(),
+        std::string(reduce_op_name(args.op)).c_str(), args.iterations, args.warmup,
         config.shm_disable ? ", shared memory disabled" : "");
   }
   for (const std::string& collective : args.collectives) {
@@ -86,9 +88,9 @@ int run(int argc, char** argv) {
         std::printf(
             " %12llu %12llu %9s %7s %11.2f %10.3f %10.3f %7s\n",
             static_cast<unsigned long long>(m.bytes), static_cast<unsigned long long>(m.count),
-            std::string(comm::dtype_name(args.type)).c_str(),
-            reduces ? std::string(comm::reduce_op_name(args.op)).c_str() : "none", seconds * 1e6,
-            algbw, algbw * m.bus_factor, args.check ? std::to_string(wrong).c_str() : "N/A");
+            std::string(dtype_name(args.type)).c_str(),
+            reduces ? std::string(reduce_op_name(args.op)).c_str() : "none", seconds * 1e6, algbw,
+            algbw * m.bus_factor, args.check ? std::to_string(wrong).c_str() : "N/A");
         std::fflush(stdout);
       }
     }

@@ -8,10 +8,10 @@
 #include <cstring>
 #include <vector>
 
-#include "comm/reduce.h"
-#include "comm/types.h"
+#include "base/types.h"
+#include "kernels/reduce.h"
 
-namespace kolo::comm {
+namespace kolo::kernels {
 namespace {
 
 constexpr int64_t kSizes[] = {64 << 10, 1 << 20, 64 << 20};
@@ -59,6 +59,6 @@ BENCHMARK_CAPTURE(BM_reduce, int8_sum, DataType::int8, ReduceOp::sum)->Apply(siz
 BENCHMARK_CAPTURE(BM_reduce, int32_max, DataType::int32, ReduceOp::max)->Apply(sizes);
 
 }  // namespace
-}  // namespace kolo::comm
+}  // namespace kolo::kernels
 
 BENCHMARK_MAIN();

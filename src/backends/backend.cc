@@ -8,18 +8,17 @@ void Backend::unsupported(const std::string& operation) const {
   throw Error("backend '" + name() + "' does not support " + operation);
 }
 
-void Backend::allreduce(Bytes, size_t, comm::DataType, comm::ReduceOp) { unsupported("allreduce"); }
+void Backend::allreduce(Bytes, size_t, DataType, ReduceOp) { unsupported("allreduce"); }
 void Backend::allgatherv(ConstBytes, Bytes, std::span<const size_t>) { unsupported("allgather"); }
 void Backend::broadcast(Bytes, int) { unsupported("broadcast"); }
 void Backend::barrier() { unsupported("barrier"); }
-void Backend::reducescatter(Bytes, std::span<const size_t>, comm::DataType, comm::ReduceOp,
-                            Bytes) {
+void Backend::reducescatter(Bytes, std::span<const size_t>, DataType, ReduceOp, Bytes) {
   unsupported("reducescatter");
 }
 void Backend::alltoallv(ConstBytes, std::span<const size_t>, Bytes, std::span<const size_t>) {
   unsupported("alltoall");
 }
-void Backend::adasum(Bytes, size_t, comm::DataType) {
+void Backend::adasum(Bytes, size_t, DataType) {
   // Every rank runs the same backend and fails here before any byte moved, so only the tensor
   // fails (InvalidArgument) and the session goes on.
   throw InvalidArgument("backend '" + name() +

@@ -8,12 +8,10 @@
 #include <span>
 #include <string>
 
-#include "comm/types.h"
+#include "base/bytes.h"
+#include "base/types.h"
 
 namespace kolo::backends {
-
-using Bytes = std::span<std::byte>;
-using ConstBytes = std::span<const std::byte>;
 
 class Backend {
  public:
@@ -21,21 +19,21 @@ class Backend {
   [[nodiscard]] virtual std::string name() const = 0;
 
   // In place over `count` elements.
-  virtual void allreduce(Bytes data, size_t count, comm::DataType type, comm::ReduceOp op);
+  virtual void allreduce(Bytes data, size_t count, DataType type, ReduceOp op);
   // out = every rank's block in rank order; bytes_per_rank[r] is rank r's block size.
   virtual void allgatherv(ConstBytes mine, Bytes out, std::span<const size_t> bytes_per_rank);
   virtual void broadcast(Bytes data, int root);
   virtual void barrier();
   // `data` holds sum(counts) elements (work area, clobbered); rank r gets op over block r in
   // `out` (counts[r] elements). Uneven counts allowed.
-  virtual void reducescatter(Bytes data, std::span<const size_t> counts, comm::DataType type,
-                             comm::ReduceOp op, Bytes out);
+  virtual void reducescatter(Bytes data, std::span<const size_t> counts, DataType type, ReduceOp op,
+                             Bytes out);
   // `in`: one block per destination (send_bytes[r] bytes for rank r); `out`: one block per
   // source (recv_bytes[r] bytes from rank r).
   virtual void alltoallv(ConstBytes in, std::span<const size_t> send_bytes, Bytes out,
                          std::span<const size_t> recv_bytes);
   // In place over `count` floating-point elements: the Adasum combination of every rank's data.
-  virtual void adasum(Bytes data, size_t count, comm::DataType type);
+  virtual void adasum(Bytes data, size_t count, DataType type);
 
  protected:
   [[noreturn]] void unsupported(const std::string& operation) const;

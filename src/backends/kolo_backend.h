@@ -13,7 +13,7 @@ class KoloBackend final : public Backend {
       : comm_(comm), options_(options) {}
   [[nodiscard]] std::string name() const override { return "kolo"; }
 
-  void allreduce(Bytes data, size_t count, comm::DataType type, comm::ReduceOp op) override {
+  void allreduce(Bytes data, size_t count, DataType type, ReduceOp op) override {
     comm::allreduce(comm_, data, count, type, op, options_);
   }
   void allgatherv(ConstBytes mine, Bytes out, std::span<const size_t> bytes_per_rank) override {
@@ -21,15 +21,15 @@ class KoloBackend final : public Backend {
   }
   void broadcast(Bytes data, int root) override { comm::broadcast(comm_, data, root); }
   void barrier() override { comm::barrier(comm_); }
-  void reducescatter(Bytes data, std::span<const size_t> counts, comm::DataType type,
-                     comm::ReduceOp op, Bytes out) override {
+  void reducescatter(Bytes data, std::span<const size_t> counts, DataType type, ReduceOp op,
+                     Bytes out) override {
     comm::reducescatter(comm_, data, counts, type, op, out);
   }
   void alltoallv(ConstBytes in, std::span<const size_t> send_bytes, Bytes out,
                  std::span<const size_t> recv_bytes) override {
     comm::alltoallv(comm_, in, send_bytes, out, recv_bytes);
   }
-  void adasum(Bytes data, size_t count, comm::DataType type) override {
+  void adasum(Bytes data, size_t count, DataType type) override {
     comm::adasum(comm_, data, count, type);
   }
 

@@ -8,10 +8,9 @@ namespace kolo::backends {
 
 namespace {
 
-std::string reduction_text(const char* what, size_t count, comm::DataType type,
-                           comm::ReduceOp op) {
-  return fmt::format("MPI backend: {} of {} {} elements with {}", what, count,
-                     comm::dtype_name(type), comm::reduce_op_name(op));
+std::string reduction_text(const char* what, size_t count, DataType type, ReduceOp op) {
+  return fmt::format("MPI backend: {} of {} {} elements with {}", what, count, dtype_name(type),
+                     reduce_op_name(op));
 }
 
 }  // namespace
@@ -37,7 +36,7 @@ MpiBackend::~MpiBackend() {
   (void)mpi_.comm_free(comm_, &error);  // nothing to do about a failure while tearing down
 }
 
-void MpiBackend::allreduce(Bytes data, size_t count, comm::DataType type, comm::ReduceOp op) {
+void MpiBackend::allreduce(Bytes data, size_t count, DataType type, ReduceOp op) {
   KoloMpiError error{};
   MpiPlugin::check(mpi_.allreduce(comm_, data.data(), count, static_cast<int>(type),
                                   static_cast<int>(op), &error),
@@ -67,8 +66,8 @@ void MpiBackend::barrier() {
   MpiPlugin::check(mpi_.barrier(comm_, &error), error, "MPI backend: barrier");
 }
 
-void MpiBackend::reducescatter(Bytes data, std::span<const size_t> counts, comm::DataType type,
-                               comm::ReduceOp op, Bytes out) {
+void MpiBackend::reducescatter(Bytes data, std::span<const size_t> counts, DataType type,
+                               ReduceOp op, Bytes out) {
   if (static_cast<int>(counts.size()) != size_) {
     throw InvalidArgument(fmt::format("MPI backend: reducescatter got {} block counts for {} ranks",
                                       counts.size(), size_));
@@ -76,8 +75,8 @@ void MpiBackend::reducescatter(Bytes data, std::span<const size_t> counts, comm:
   KoloMpiError error{};
   MpiPlugin::check(mpi_.reducescatter(comm_, data.data(), counts.data(), static_cast<int>(type),
                                       static_cast<int>(op), out.data(), &error),
-                   error, reduction_text("reducescatter", data.size() / comm::dtype_size(type),
-                                         type, op));
+                   error,
+                   reduction_text("reducescatter", data.size() / dtype_size(type), type, op));
 }
 
 void MpiBackend::alltoallv(ConstBytes in, std::span<const size_t> send_bytes, Bytes out,

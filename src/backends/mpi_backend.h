@@ -21,12 +21,12 @@ class MpiBackend final : public Backend {
   // MPI's thread support (0 single .. 3 multiple), for hvd.mpi_threads_supported().
   [[nodiscard]] int thread_level() const { return thread_level_; }
 
-  void allreduce(Bytes data, size_t count, comm::DataType type, comm::ReduceOp op) override;
+  void allreduce(Bytes data, size_t count, DataType type, ReduceOp op) override;
   void allgatherv(ConstBytes mine, Bytes out, std::span<const size_t> bytes_per_rank) override;
   void broadcast(Bytes data, int root) override;
   void barrier() override;
-  void reducescatter(Bytes data, std::span<const size_t> counts, comm::DataType type,
-                     comm::ReduceOp op, Bytes out) override;
+  void reducescatter(Bytes data, std::span<const size_t> counts, DataType type, ReduceOp op,
+                     Bytes out) override;
   void alltoallv(ConstBytes in, std::span<const size_t> send_bytes, Bytes out,
                  std::span<const size_t> recv_bytes) override;
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "base/errors.h"
-#include "comm/reduce.h"
+#include "kernels/reduce.h"
 
 namespace kolo::comm {
 
@@ -26,13 +26,13 @@ void load(const std::byte* bytes, size_t count, DataType type, std::vector<doubl
       case DataType::float16: {
         uint16_t bits = 0;
         std::memcpy(&bits, bytes + 2 * i, 2);
-        out[i] = half_to_float(bits);
+        out[i] = kernels::half_to_float(bits);
         break;
       }
       case DataType::bfloat16: {
         uint16_t bits = 0;
         std::memcpy(&bits, bytes + 2 * i, 2);
-        out[i] = bfloat16_to_float(bits);
+        out[i] = kernels::bfloat16_to_float(bits);
         break;
       }
       case DataType::float32: {
@@ -54,12 +54,12 @@ void store(const std::vector<double>& values, DataType type, std::byte* bytes) {
   for (size_t i = 0; i < values.size(); ++i) {
     switch (type) {
       case DataType::float16: {
-        const uint16_t bits = float_to_half(static_cast<float>(values[i]));
+        const uint16_t bits = kernels::float_to_half(static_cast<float>(values[i]));
         std::memcpy(bytes + 2 * i, &bits, 2);
         break;
       }
       case DataType::bfloat16: {
-        const uint16_t bits = float_to_bfloat16(static_cast<float>(values[i]));
+        const uint16_t bits = kernels::float_to_bfloat16(static_cast<float>(values[i]));
         std::memcpy(bytes + 2 * i, &bits, 2);
         break;
       }

@@ -19,8 +19,8 @@
 
 #include <cstddef>
 
+#include "base/types.h"
 #include "comm/communicator.h"
-#include "comm/types.h"
 
 namespace kolo::comm {
 

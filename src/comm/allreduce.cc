@@ -6,7 +6,7 @@
 // ranks than CPUs): straight through the arena.
 #include "comm/collective_arena.h"
 #include "comm/collectives.h"
-#include "comm/reduce.h"
+#include "kernels/reduce.h"
 
 namespace kolo::comm {
 

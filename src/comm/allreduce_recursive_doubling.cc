@@ -9,13 +9,13 @@
 
 #include "comm/collective_checks.h"
 #include "comm/collectives.h"
-#include "comm/reduce.h"
+#include "kernels/reduce.h"
 
 namespace kolo::comm {
 
 void allreduce_recursive_doubling(Communicator& comm, Bytes data, size_t count, DataType type,
                                   ReduceOp op) {
-  const ReduceFn combine = reduce_function(type, op);
+  const kernels::ReduceFn combine = kernels::reduce_function(type, op);
   const size_t bytes =
       detail::checked_bytes(comm, "allreduce_recursive_doubling", data.size(), count, type);
   const int n = comm.size();

@@ -9,13 +9,13 @@
 
 #include "comm/collective_checks.h"
 #include "comm/collectives.h"
-#include "comm/reduce.h"
 #include "comm/ring_reduce_scatter.h"
+#include "kernels/reduce.h"
 
 namespace kolo::comm {
 
 void allreduce_ring(Communicator& comm, Bytes data, size_t count, DataType type, ReduceOp op) {
-  const ReduceFn combine = reduce_function(type, op);
+  const kernels::ReduceFn combine = kernels::reduce_function(type, op);
   detail::checked_bytes(comm, "allreduce_ring", data.size(), count, type);
   const int n = comm.size();
   if (n == 1 || count == 0) return;

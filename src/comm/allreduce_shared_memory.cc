@@ -14,18 +14,20 @@
 #include <algorithm>
 #include <cstring>
 
+#include <fmt/format.h>
+
 #include "base/errors.h"
 #include "comm/arena_wait.h"
 #include "comm/collective_arena.h"
 #include "comm/collective_checks.h"
 #include "comm/collectives.h"
-#include "comm/reduce.h"
+#include "kernels/reduce.h"
 
 namespace kolo::comm {
 
 namespace {
 
-using transport::shm::Arena;
+using transport::SharedArena;
 
 // Up to this size a piece is folded whole by every rank: the second barrier of the sliced path
 // costs more than folding a few extra cache lines.
@@ -46,7 +48,7 @@ Slice slice_of(size_t elements, int ranks, int r) {
 
 void allreduce_shared_memory(Communicator& comm, Bytes data, size_t count, DataType type,
                              ReduceOp op) {
-  const ReduceFn combine = reduce_function(type, op);
+  const kernels::ReduceFn combine = kernels::reduce_function(type, op);
   detail::checked_bytes(comm, "allreduce_shared_memory", data.size(), count, type);
   CollectiveArena* const collective = comm.arena();
   if (collective == nullptr) {
@@ -57,7 +59,7 @@ void allreduce_shared_memory(Communicator& comm, Bytes data, size_t count, DataT
   }
   const int n = comm.size();
   if (n == 1 || count == 0) return;
-  Arena& arena = collective->host.arena;
+  SharedArena& arena = *collective->host.arena;
   const int self = collective->host.slot;
   const size_t element = dtype_size(type);
   const size_t step_elements = arena.chunk_bytes() / element;
@@ -76,8 +78,8 @@ void allreduce_shared_memory(Communicator& comm, Bytes data, size_t count, DataT
     std::byte* const slot = arena.slot(self, half);
     std::memcpy(slot, piece, mine_begin);
     std::memcpy(slot + mine_end, piece + mine_end, bytes - mine_end);
-    arena.post(self, Arena::Flag::ready, step + 1);
-    detail::wait_for_members(comm, *collective, Arena::Flag::ready, step + 1);
+    arena.post(self, SharedArena::Flag::ready, step + 1);
+    detail::wait_for_members(comm, *collective, SharedArena::Flag::ready, step + 1);
 
     if (fold_whole) {
       if (self != 0) std::memcpy(piece, arena.slot(0, half), bytes);  // rank 0's is there
@@ -88,8 +90,8 @@ void allreduce_shared_memory(Communicator& comm, Bytes data, size_t count, DataT
       if (r != self) combine(piece + mine_begin, arena.slot(r, half) + mine_begin, mine.count);
     }
     std::memcpy(slot + mine_begin, piece + mine_begin, mine_end - mine_begin);
-    arena.post(self, Arena::Flag::reduced, step + 1);
-    detail::wait_for_members(comm, *collective, Arena::Flag::reduced, step + 1);
+    arena.post(self, SharedArena::Flag::reduced, step + 1);
+    detail::wait_for_members(comm, *collective, SharedArena::Flag::reduced, step + 1);
     for (int r = 0; r < n; ++r) {
       if (r == self) continue;
       const Slice theirs = slice_of(elements, n, r);

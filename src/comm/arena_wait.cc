@@ -16,7 +16,7 @@ namespace kolo::comm::detail {
 
 namespace {
 
-using transport::shm::Arena;
+using transport::SharedArena;
 
 // Naps grow from the first to the longest: short ones while the peer is likely busy with the same
 // step, longer ones for a peer that went off to compute; a hang-up is still seen within the
@@ -26,7 +26,8 @@ constexpr auto kLongestNap = std::chrono::microseconds(10000);
 
 // The first member at or after `from` (slot order, skipping `self`) whose flag is below target,
 // or -1 if none. Starting at the last laggard avoids rereading the lines already seen.
-int first_behind(const Arena& arena, int self, Arena::Flag which, uint64_t target, int from) {
+int first_behind(const SharedArena& arena, int self, SharedArena::Flag which, uint64_t target,
+                 int from) {
   const int n = arena.ranks();
   for (int i = 0; i < n; ++i) {
     const int slot = (from + i) % n;
@@ -37,9 +38,9 @@ int first_behind(const Arena& arena, int self, Arena::Flag which, uint64_t targe
 
 }  // namespace
 
-void wait_for_members(Communicator& comm, CollectiveArena& collective, Arena::Flag which,
+void wait_for_members(Communicator& comm, CollectiveArena& collective, SharedArena::Flag which,
                       uint64_t target) {
-  const Arena& arena = collective.host.arena;
+  const SharedArena& arena = *collective.host.arena;
   const int self = collective.host.slot;
   int behind = first_behind(arena, self, which, target, 0);
   if (behind < 0) return;
@@ -59,7 +60,7 @@ void wait_for_members(Communicator& comm, CollectiveArena& collective, Arena::Fl
     if (pass % 64 == 63 && Clock::now() - start >= spin) break;
   }
 
-  Arena& sleeper = collective.host.arena;
+  SharedArena& sleeper = *collective.host.arena;
   auto nap = kFirstNap;
   std::vector<int> laggards;
   for (;;) {

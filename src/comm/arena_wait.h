@@ -14,6 +14,6 @@ namespace kolo::comm::detail {
 
 // Returns once every member other than this rank posted `which` >= target.
 void wait_for_members(Communicator& comm, CollectiveArena& arena,
-                      transport::shm::Arena::Flag which, uint64_t target);
+                      transport::SharedArena::Flag which, uint64_t target);
 
 }  // namespace kolo::comm::detail

@@ -5,7 +5,7 @@
 #include "base/errors.h"
 #include "comm/collective_checks.h"
 #include "comm/collectives.h"
-#include "transport/tcp/framing.h"
+#include "transport/frame_header.h"
 
 namespace kolo::comm {
 

@@ -8,15 +8,15 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "transport/shm/arena_setup.h"
+#include "transport/host_arena.h"
 
 namespace kolo::comm {
 
 struct CollectiveArena {
-  explicit CollectiveArena(transport::shm::HostArena host_arena, size_t max_bytes)
+  explicit CollectiveArena(transport::HostArena host_arena, size_t max_bytes)
       : host(std::move(host_arena)), allreduce_max_bytes(max_bytes) {}
 
-  transport::shm::HostArena host;
+  transport::HostArena host;
   // automatic allreduce goes through the arena up to this many bytes (0: never)
   // (KOLO_SHM_ALLREDUCE_BYTES).
   size_t allreduce_max_bytes;

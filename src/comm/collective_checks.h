@@ -4,8 +4,8 @@
 
 #include <cstddef>
 
+#include "base/types.h"
 #include "comm/communicator.h"
-#include "comm/types.h"
 
 namespace kolo::comm::detail {
 

@@ -9,8 +9,8 @@
 #include <span>
 #include <vector>
 
+#include "base/types.h"
 #include "comm/communicator.h"
-#include "comm/types.h"
 
 namespace kolo::comm {
 

@@ -12,7 +12,7 @@
 #include "base/errors.h"
 #include "comm/collective_arena.h"
 #include "comm/link_watch.h"
-#include "transport/tcp/framing.h"
+#include "transport/frame_header.h"
 
 namespace kolo::comm {
 

@@ -19,8 +19,6 @@ namespace kolo::comm {
 
 struct CollectiveArena;
 
-using transport::Bytes;
-using transport::ConstBytes;
 using transport::Link;
 
 // Which ranks share a host; filled from the rendezvous (host identity), used for topology-aware

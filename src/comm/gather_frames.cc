@@ -6,7 +6,7 @@
 
 #include "comm/collective_checks.h"
 #include "comm/collectives.h"
-#include "transport/tcp/framing.h"
+#include "transport/frame_header.h"
 
 namespace kolo::comm {
 

@@ -12,14 +12,14 @@
 #include "base/errors.h"
 #include "comm/collective_checks.h"
 #include "comm/collectives.h"
-#include "comm/reduce.h"
 #include "comm/ring_reduce_scatter.h"
+#include "kernels/reduce.h"
 
 namespace kolo::comm {
 
 void reducescatter(Communicator& comm, Bytes data, std::span<const size_t> counts, DataType type,
                    ReduceOp op, Bytes out) {
-  const ReduceFn combine = reduce_function(type, op);
+  const kernels::ReduceFn combine = kernels::reduce_function(type, op);
   const int n = comm.size();
   const int rank = comm.rank();
   if (counts.size() != static_cast<size_t>(n)) {

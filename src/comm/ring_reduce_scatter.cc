@@ -9,7 +9,7 @@ constexpr size_t kSegmentBytes = 1 << 20;
 }  // namespace
 
 void ring_reduce_scatter(Communicator& comm, Bytes data, std::span<const size_t> first,
-                         size_t element, ReduceFn combine, int shift) {
+                         size_t element, kernels::ReduceFn combine, int shift) {
   const int n = comm.size();
   if (n == 1) return;
   const int rank = comm.rank();

@@ -9,12 +9,12 @@
 #include <span>
 
 #include "comm/communicator.h"
-#include "comm/reduce.h"
+#include "kernels/reduce.h"
 
 namespace kolo::comm::detail {
 
 void ring_reduce_scatter(Communicator& comm, Bytes data, std::span<const size_t> first,
-                         size_t element, ReduceFn combine, int shift);
+                         size_t element, kernels::ReduceFn combine, int shift);
 
 // b modulo n, for ring positions that may be negative.
 inline int ring_position(int b, int n) { return ((b % n) + n) % n; }

@@ -8,9 +8,8 @@
 #include <set>
 
 #include "base/errors.h"
-#include "core/mpi_launch_env.h"
+#include "base/name_list.h"
 #include "core/thread_affinity.h"
-#include "transport/tcp/interfaces.h"
 
 extern char** environ;
 
@@ -162,7 +161,7 @@ Config Config::from_env(const EnvLookup& lookup, const std::vector<std::string>&
   // Horovod's gloo controller names it HOROVOD_GLOO_IFACE; kolo's own name is KOLO_IFACE.
   auto interfaces = reader.text("IFACE");
   if (!interfaces) interfaces = reader.text("GLOO_IFACE");
-  if (interfaces) config.network_interfaces = transport::parse_interface_list(*interfaces);
+  if (interfaces) config.network_interfaces = parse_name_list(*interfaces);
   config.dynamic_process_sets = reader.flag("DYNAMIC_PROCESS_SETS").value_or(false);
   if (auto cores = reader.find("THREAD_AFFINITY")) {
     config.thread_affinity = parse_core_list(cores->second, cores->first);
@@ -185,58 +184,6 @@ Config Config::from_process_env() {
     names.emplace_back(text.substr(0, text.find('=')));
   }
   return from_env(process_environment(), names);
-}
-
-LaunchInfo LaunchInfo::from_env(const EnvLookup& lookup) {
-  auto get = [&](const std::string& name) -> std::optional<std::string> {
-    for (const char* prefix : {"KOLO_", "HOROVOD_"}) {
-      if (auto value = lookup(prefix + name); value && !value->empty()) return value;
-    }
-    return std::nullopt;
-  };
-  auto get_int = [&](const std::string& name, int fallback) {
-    auto text = get(name);
-    if (!text) return fallback;
-    char* end = nullptr;
-    long value = std::strtol(text->c_str(), &end, 10);
-    if (end == text->c_str() || *end != '\0' || value < 0) {
-      throw InvalidArgument("KOLO_" + name + "/HOROVOD_" + name + "='" + *text +
-                            "' is not a non-negative integer");
-    }
-    return static_cast<int>(value);
-  };
-  LaunchInfo info;
-  // No kolorun variables but an MPI launcher's (mpirun, srun): rank and size come from those.
-  if (!get("RANK") && !get("SIZE")) {
-    if (auto mpi = detect_mpi_launch_env(lookup); mpi && mpi->size > 1) {
-      info.rank = mpi->rank;
-      info.size = mpi->size;
-      info.rendezvous_over_mpi = true;
-      info.mpi_size_variable = mpi->size_variable;
-      info.launcher_local_rank = mpi->local_rank;
-      info.hostname = get("HOSTNAME").value_or("");
-      return info;
-    }
-  }
-  info.rank = get_int("RANK", 0);
-  info.size = get_int("SIZE", 1);
-  if (info.size < 1 || info.rank >= info.size) {
-    throw InvalidArgument(fmt::format("rank {} is not within size {} (KOLO_RANK/KOLO_SIZE)",
-                                      info.rank, info.size));
-  }
-  info.hostname = get("HOSTNAME").value_or("");
-  // Horovod's gloo mode names its store HOROVOD_GLOO_RENDEZVOUS_ADDR/PORT; kolo's own are shorter.
-  info.rendezvous_addr = get("RENDEZVOUS_ADDR").value_or(get("GLOO_RENDEZVOUS_ADDR").value_or(""));
-  info.rendezvous_port = static_cast<uint16_t>(
-      get_int("RENDEZVOUS_PORT", get_int("GLOO_RENDEZVOUS_PORT", 0)));
-  info.secret_hex = get("SECRET").value_or("");
-  if (info.size > 1 && info.rendezvous_addr.empty()) {
-    throw InvalidArgument(fmt::format(
-        "KOLO_SIZE={} but no rendezvous address (KOLO_RENDEZVOUS_ADDR) is set: start the job with "
-        "kolorun or horovodrun",
-        info.size));
-  }
-  return info;
 }
 
 }  // namespace kolo::core

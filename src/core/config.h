@@ -5,17 +5,16 @@
 
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "backends/backend_choice.h"
+#include "base/env_lookup.h"
 #include "base/logger.h"
 
 namespace kolo::core {
 
-using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;
 // Reads the process environment (getenv).
 EnvLookup process_environment();
 
@@ -69,22 +68,6 @@ struct Config {
   // Throws InvalidArgument naming the variable and the bad value.
   static Config from_env(const EnvLookup& lookup, const std::vector<std::string>& all_names);
   static Config from_process_env();
-};
-
-// Launch information the launcher (kolorun, horovodrun, mpirun) hands each rank.
-struct LaunchInfo {
-  int rank = 0;
-  int size = 1;
-  std::string hostname;            // empty: this machine's hostname
-  std::string rendezvous_addr;     // empty: single process, no rendezvous
-  uint16_t rendezvous_port = 0;
-  std::string secret_hex;
-  // Started by mpirun/srun rather than kolorun: the launcher's variables gave rank and size, and
-  // the rendezvous address and secret must come over MPI (mpi_bootstrap.h) before bootstrap().
-  bool rendezvous_over_mpi = false;
-  std::string mpi_size_variable;  // e.g. "OMPI_COMM_WORLD_SIZE", for messages
-  int launcher_local_rank = -1;   // what an MPI launcher said (-1: nothing); checked at init
-  static LaunchInfo from_env(const EnvLookup& lookup);
 };
 
 }  // namespace kolo::core

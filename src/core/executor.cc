@@ -4,8 +4,8 @@
 #include <numeric>
 
 #include "base/errors.h"
-#include "comm/reduce.h"
 #include "fusion/fusion_planner.h"
+#include "kernels/reduce.h"
 
 namespace kolo::core {
 
@@ -29,13 +29,17 @@ TensorEntry& entry_for(std::map<std::string, TensorEntry>& pending, const std::s
 
 }  // namespace
 
-comm::ReduceOp to_comm_op(UserReduceOp op) {
+ReduceOp to_comm_op(UserReduceOp op) {
   switch (op) {
     case UserReduceOp::average:
-    case UserReduceOp::sum: return comm::ReduceOp::sum;
-    case UserReduceOp::min: return comm::ReduceOp::min;
-    case UserReduceOp::max: return comm::ReduceOp::max;
-    case UserReduceOp::product: return comm::ReduceOp::product;
+    case UserReduceOp::sum:
+      return ReduceOp::sum;
+    case UserReduceOp::min:
+      return ReduceOp::min;
+    case UserReduceOp::max:
+      return ReduceOp::max;
+    case UserReduceOp::product:
+      return ReduceOp::product;
     case UserReduceOp::adasum: break;  // not an elementwise op: Executor::adasum
   }
   throw InvalidArgument(std::string("reduction '") +
@@ -142,11 +146,11 @@ void Executor::execute(const fusion::FusedGroup& group,
 
 void Executor::allreduce(const fusion::FusedGroup& group, std::vector<TensorEntry*>& entries) {
   const negotiation::Response& response = group.response;
-  const comm::ReduceOp op = to_comm_op(response.reduce_op);
+  const ReduceOp op = to_comm_op(response.reduce_op);
   const bool average = response.reduce_op == UserReduceOp::average;
 
   // One tensor reduces in place in its output; several are packed into the fusion buffer.
-  const size_t element = comm::dtype_size(response.dtype);
+  const size_t element = dtype_size(response.dtype);
   std::span<std::byte> buffer;
   size_t count = 0;
   for (const TensorEntry* entry : entries) count += entry->request.num_elements();
@@ -172,15 +176,16 @@ void Executor::allreduce(const fusion::FusedGroup& group, std::vector<TensorEntr
     stats_.fused_tensors += entries.size();
   }
   if (response.prescale != 1.0) {
-    comm::scale_buffer(buffer.data(), count, response.dtype, response.prescale);
+    kernels::scale_buffer(buffer.data(), count, response.dtype, response.prescale);
   }
   {
     ObservedPhase phase(observer_, response.names, "KOLO_ALLREDUCE");
     backend_.allreduce(buffer.first(count * element), count, response.dtype, op);
     if (average) {
-      comm::average_buffer(buffer.data(), count, response.dtype, options_.size, response.postscale);
+      kernels::average_buffer(buffer.data(), count, response.dtype, options_.size,
+                              response.postscale);
     } else if (response.postscale != 1.0) {
-      comm::scale_buffer(buffer.data(), count, response.dtype, response.postscale);
+      kernels::scale_buffer(buffer.data(), count, response.dtype, response.postscale);
     }
   }
   if (entries.size() > 1) {
@@ -196,7 +201,7 @@ void Executor::allreduce(const fusion::FusedGroup& group, std::vector<TensorEntr
 
 void Executor::allgather(const negotiation::Response& response, TensorEntry& entry, size_t index) {
   const auto& shape = entry.request.shape;
-  const size_t element = comm::dtype_size(entry.request.dtype);
+  const size_t element = dtype_size(entry.request.dtype);
   size_t row_elements = 1;
   for (size_t d = 1; d < shape.size(); ++d) row_elements *= static_cast<size_t>(shape[d]);
   const size_t row_bytes = row_elements * element;

@@ -19,7 +19,7 @@ namespace kolo::core {
 
 // The elementwise reduction behind a user's op (Average reduces as a sum, then scales); throws
 // InvalidArgument for Adasum, which is not elementwise.
-comm::ReduceOp to_comm_op(negotiation::UserReduceOp op);
+ReduceOp to_comm_op(negotiation::UserReduceOp op);
 
 struct ExecutorOptions {
   int rank = 0;

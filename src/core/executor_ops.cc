@@ -6,8 +6,8 @@
 
 #include "base/errors.h"
 #include "comm/adasum.h"
-#include "comm/reduce.h"
 #include "core/executor.h"
+#include "kernels/reduce.h"
 #include "negotiation/request_checks.h"
 
 namespace kolo::core {
@@ -31,25 +31,27 @@ void copy_input(const TensorEntry& entry, std::byte* to) {
 
 void Executor::adasum(const negotiation::Response& response, TensorEntry& entry) {
   if (!comm::adasum_supports(response.dtype)) {
-    throw InvalidArgument(fmt::format("Adasum cannot reduce tensor '{}' of type {}: it needs "
-                                      "float16, bfloat16, float32 or float64",
-                                      entry.request.name, comm::dtype_name(response.dtype)));
+    throw InvalidArgument(
+        fmt::format("Adasum cannot reduce tensor '{}' of type {}: it needs "
+                    "float16, bfloat16, float32 or float64",
+                    entry.request.name, dtype_name(response.dtype)));
   }
   const size_t count = static_cast<size_t>(entry.request.num_elements());
   auto* data = static_cast<std::byte*>(entry.output);
   copy_input(entry, data);
-  if (response.prescale != 1.0) comm::scale_buffer(data, count, response.dtype, response.prescale);
+  if (response.prescale != 1.0)
+    kernels::scale_buffer(data, count, response.dtype, response.prescale);
   backend_.adasum({data, entry.bytes()}, count, response.dtype);
   if (response.postscale != 1.0) {
-    comm::scale_buffer(data, count, response.dtype, response.postscale);
+    kernels::scale_buffer(data, count, response.dtype, response.postscale);
   }
 }
 
 void Executor::reducescatter(const negotiation::Response& response, TensorEntry& entry) {
-  const comm::ReduceOp op = to_comm_op(response.reduce_op);
+  const ReduceOp op = to_comm_op(response.reduce_op);
   const auto& shape = entry.request.shape;
   const size_t row = row_elements(shape);
-  const size_t element = comm::dtype_size(response.dtype);
+  const size_t element = dtype_size(response.dtype);
   std::vector<size_t> counts(static_cast<size_t>(options_.size));
   for (int r = 0; r < options_.size; ++r) {
     counts[static_cast<size_t>(r)] =
@@ -62,7 +64,7 @@ void Executor::reducescatter(const negotiation::Response& response, TensorEntry&
   std::span<std::byte> work = fusion_buffer_.get(entry.bytes());
   copy_input(entry, work.data());
   if (response.prescale != 1.0) {
-    comm::scale_buffer(work.data(), count, response.dtype, response.prescale);
+    kernels::scale_buffer(work.data(), count, response.dtype, response.prescale);
   }
   std::vector<int64_t> out_shape = shape;
   out_shape[0] = negotiation::reducescatter_rows(shape[0], options_.size, options_.rank);
@@ -70,9 +72,10 @@ void Executor::reducescatter(const negotiation::Response& response, TensorEntry&
   backend_.reducescatter(work.first(entry.bytes()), counts, response.dtype, op,
                          {out.data.get(), out.bytes});
   if (response.reduce_op == UserReduceOp::average) {
-    comm::average_buffer(out.data.get(), mine, response.dtype, options_.size, response.postscale);
+    kernels::average_buffer(out.data.get(), mine, response.dtype, options_.size,
+                            response.postscale);
   } else if (response.postscale != 1.0) {
-    comm::scale_buffer(out.data.get(), mine, response.dtype, response.postscale);
+    kernels::scale_buffer(out.data.get(), mine, response.dtype, response.postscale);
   }
   entry.allocated_output = std::move(out);
 }
@@ -86,7 +89,7 @@ void Executor::alltoall(const negotiation::Response& response, TensorEntry& entr
   }
   // rows[r * n + d]: rows rank r sends rank d.
   const int64_t* rows = response.splits.data() + index * n * n;
-  const size_t row_bytes = row_elements(entry.request.shape) * comm::dtype_size(response.dtype);
+  const size_t row_bytes = row_elements(entry.request.shape) * dtype_size(response.dtype);
   std::vector<size_t> send_bytes(n), recv_bytes(n);
   std::vector<int64_t> received(n);
   int64_t total_rows = 0;

@@ -5,7 +5,7 @@
 namespace kolo::core {
 
 size_t TensorEntry::bytes() const {
-  return static_cast<size_t>(request.num_elements()) * comm::dtype_size(request.dtype);
+  return static_cast<size_t>(request.num_elements()) * dtype_size(request.dtype);
 }
 
 HandleId HandleTable::create() {

@@ -5,7 +5,7 @@
 
 namespace kolo::core {
 
-OwnedBuffer make_owned_buffer(size_t bytes, std::vector<int64_t> shape, comm::DataType dtype) {
+OwnedBuffer make_owned_buffer(size_t bytes, std::vector<int64_t> shape, DataType dtype) {
   OwnedBuffer out;
   // 64-byte alignment keeps the result usable for vectorised consumers.
   const size_t allocation = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;

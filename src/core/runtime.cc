@@ -4,8 +4,8 @@
 #include <cstring>
 
 #include "base/errors.h"
+#include "bootstrap/mpi_bootstrap.h"
 #include "core/launcher_watch.h"
-#include "core/mpi_bootstrap.h"
 
 namespace kolo::core {
 
@@ -22,14 +22,15 @@ void Runtime::init() {
   if (session_) return;
   config_ = Config::from_process_env();
   end_with_launcher(process_environment());
-  LaunchInfo launch = LaunchInfo::from_env(process_environment());
+  bootstrap::LaunchInfo launch = bootstrap::LaunchInfo::from_env(process_environment());
   logger_.set_level(config_.log_level);
   logger_.set_timestamps(config_.log_timestamps);
   logger_.set_prefix(fmt::format("[kolo rank {}/{}]", launch.rank, launch.size));
   for (const auto& name : config_.unknown_variables) {
     logger_.warn("{} is not a kolo setting (typo?); it is ignored", name);
   }
-  if (launch.rendezvous_over_mpi) mpi_store_server_ = exchange_rendezvous_over_mpi(launch, logger_);
+  if (launch.rendezvous_over_mpi)
+    mpi_store_server_ = bootstrap::exchange_rendezvous_over_mpi(launch, logger_);
   session_ = std::make_unique<Session>(config_, launch, rounds_++, handles_, logger_);
   if (launch.launcher_local_rank >= 0 &&
       launch.launcher_local_rank != session_->world().local_rank) {
@@ -64,7 +65,7 @@ Session& Runtime::session() const {
   return *session_;
 }
 
-WorldInfo Runtime::world() const {
+bootstrap::WorldInfo Runtime::world() const {
   std::lock_guard lock(mutex_);
   return session().world();
 }

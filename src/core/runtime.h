@@ -28,7 +28,7 @@ class Runtime {
   [[nodiscard]] bool initialized() const;
 
   // Throws kolo::Error("kolo is not initialized ...") when not initialized.
-  [[nodiscard]] WorldInfo world() const;
+  [[nodiscard]] bootstrap::WorldInfo world() const;
   [[nodiscard]] SessionStats stats() const;
   [[nodiscard]] Config config() const;
 

@@ -9,21 +9,22 @@
 #include "backends/backend_choice.h"
 #include "base/errors.h"
 #include "comm/collectives.h"
-#include "core/bootstrap.h"
+#include "core/bootstrap_options.h"
 #include "core/local_checks.h"
 #include "core/thread_affinity.h"
 #include "rendezvous/keys.h"
 
 namespace kolo::core {
 
-Session::Session(const Config& config, const LaunchInfo& launch, uint64_t round,
+Session::Session(const Config& config, const bootstrap::LaunchInfo& launch, uint64_t round,
                  HandleTable& handles, const Logger& logger)
     : config_(config),
       logger_(logger),
       handles_(handles),
       round_(round),
       deadlock_watch_(config.stall_check ? config.peer_timeout : std::chrono::milliseconds(0)) {
-  Connected connected = bootstrap(launch, config, round, logger);
+  bootstrap::Connected connected =
+      bootstrap::connect_world(launch, bootstrap_options(config), round, logger);
   world_ = std::move(connected.world);
   links_ = std::move(connected.links);
   store_ = std::move(connected.store);

@@ -25,6 +25,8 @@
 #include "backends/backend.h"
 #include "base/errors.h"
 #include "base/logger.h"
+#include "bootstrap/launch_info.h"
+#include "bootstrap/world.h"
 #include "comm/communicator.h"
 #include "core/config.h"
 #include "core/deadlock_watch.h"
@@ -33,7 +35,6 @@
 #include "core/observability.h"
 #include "core/process_set.h"
 #include "core/tensor_queue.h"
-#include "core/world.h"
 #include "negotiation/controller.h"
 #include "rendezvous/store.h"
 
@@ -58,13 +59,13 @@ struct SessionStats {
 
 class Session {
  public:
-  Session(const Config& config, const LaunchInfo& launch, uint64_t round, HandleTable& handles,
-          const Logger& logger);
+  Session(const Config& config, const bootstrap::LaunchInfo& launch, uint64_t round,
+          HandleTable& handles, const Logger& logger);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  [[nodiscard]] const WorldInfo& world() const { return world_; }
+  [[nodiscard]] const bootstrap::WorldInfo& world() const { return world_; }
 
   // Validates and queues; throws (on the caller's thread) for a duplicate name in flight, a
   // process set that is unknown or does not include this rank, or when the session failed.
@@ -123,7 +124,7 @@ class Session {
   const Logger& logger_;
   HandleTable& handles_;
   const uint64_t round_;
-  WorldInfo world_;
+  bootstrap::WorldInfo world_;
   std::vector<std::unique_ptr<transport::Link>> links_;
   std::unique_ptr<rendezvous::Store> store_;
   std::unique_ptr<comm::Communicator> comm_;

@@ -20,7 +20,7 @@ HandleId Session::enqueue_control(negotiation::OpType op, std::string_view kind,
     entry.request.name = fmt::format("kolo.{}.{}", kind, control_calls_++);
   }
   entry.request.op = op;
-  entry.request.dtype = comm::DataType::int64;
+  entry.request.dtype = DataType::int64;
   entry.request.shape = std::move(payload);
   entry.request.root = flag;
   entry.request.process_set = kGlobalProcessSet;
@@ -105,7 +105,7 @@ void Session::apply_control(ProcessSet& set, const negotiation::Response& respon
     std::memcpy(out.data.get(), &result, sizeof result);
     out.bytes = sizeof result;
     out.shape = {1};
-    out.dtype = comm::DataType::int64;
+    out.dtype = DataType::int64;
     handles_.complete(handle, std::move(out));
   }
 }

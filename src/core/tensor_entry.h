@@ -20,14 +20,14 @@ struct OwnedBuffer {
   std::shared_ptr<std::byte[]> data;
   size_t bytes = 0;
   std::vector<int64_t> shape;
-  comm::DataType dtype = comm::DataType::uint8;
+  DataType dtype = DataType::uint8;
   // alltoall: rows received from each rank, in rank order.
   std::vector<int64_t> received_splits;
 };
 
 // A 64-byte aligned buffer of `bytes` (at least 1 byte is allocated, so that a zero-sized
 // result still has a valid pointer for DLPack).
-OwnedBuffer make_owned_buffer(size_t bytes, std::vector<int64_t> shape, comm::DataType dtype);
+OwnedBuffer make_owned_buffer(size_t bytes, std::vector<int64_t> shape, DataType dtype);
 
 struct TensorEntry {
   negotiation::Request request;

@@ -1,7 +1,7 @@
 // `kolorun --mpi`: the job is launched by Open MPI's mpirun instead of kolorun's own spawner, as
-// `horovodrun --mpi` does. The ranks then find each other over MPI (core/mpi_bootstrap.h) and run
-// their collectives on MPI (KOLO_CPU_OPERATIONS=mpi). This file only builds the command line and
-// its environment, so both can be checked without starting anything.
+// `horovodrun --mpi` does. The ranks then find each other over MPI (bootstrap/mpi_bootstrap.h) and
+// run their collectives on MPI (KOLO_CPU_OPERATIONS=mpi). This file only builds the command line
+// and its environment, so both can be checked without starting anything.
 #pragma once
 
 #include <string>

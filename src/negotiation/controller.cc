@@ -123,8 +123,8 @@ Controller::Agreement Controller::classify_and_agree(Clock::time_point now, bool
   if (!waiting_) bits.mark_not_waiting();
 
   std::vector<uint64_t> words = bits.contribution();
-  comm::allreduce(comm_, std::as_writable_bytes(std::span(words)), words.size(),
-                  comm::DataType::uint64, comm::ReduceOp::bitwise_and);
+  comm::allreduce(comm_, std::as_writable_bytes(std::span(words)), words.size(), DataType::uint64,
+                  ReduceOp::bitwise_and);
   return bits.decode(words, comm_.rank());
 }
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "comm/types.h"
+#include "base/types.h"
 
 namespace kolo::negotiation {
 
@@ -29,7 +29,7 @@ enum class OpType : uint8_t {
 };
 std::string_view op_type_name(OpType type);
 
-// Reduction as the user names it (Average included); the executor maps it onto comm::ReduceOp.
+// Reduction as the user names it (Average included); the executor maps it onto ReduceOp.
 enum class UserReduceOp : uint8_t { average = 0, sum = 1, min = 2, max = 3, product = 4, adasum = 5 };
 std::string_view user_reduce_op_name(UserReduceOp op);
 
@@ -40,7 +40,7 @@ struct Request {
   std::string name;
   OpType op = OpType::allreduce;
   UserReduceOp reduce_op = UserReduceOp::sum;
-  comm::DataType dtype = comm::DataType::float32;
+  DataType dtype = DataType::float32;
   std::vector<int64_t> shape;
   int32_t root = 0;  // broadcast
   double prescale = 1.0;
@@ -75,7 +75,7 @@ struct Response {
   OpType op = OpType::allreduce;
   std::vector<std::string> names;  // one or more tensors, executed together
   UserReduceOp reduce_op = UserReduceOp::sum;
-  comm::DataType dtype = comm::DataType::float32;
+  DataType dtype = DataType::float32;
   int32_t root = 0;
   double prescale = 1.0;
   double postscale = 1.0;

@@ -93,8 +93,7 @@ std::string find_mismatch(const std::vector<Request>& by_rank) {
   };
   OpType op = by_rank[0].op;
   if (has_shape_dtype(op)) {
-    checks.push_back(
-        {"dtype", [](const Request& r) { return std::string(comm::dtype_name(r.dtype)); }});
+    checks.push_back({"dtype", [](const Request& r) { return std::string(dtype_name(r.dtype)); }});
   }
   if (op == OpType::allreduce || op == OpType::reducescatter || op == OpType::broadcast) {
     checks.push_back({"shape", [](const Request& r) { return shape_text(r.shape); }});

@@ -39,10 +39,10 @@ void read_header(wire::Reader& in, uint8_t kind) {
   }
 }
 
-comm::DataType read_dtype(wire::Reader& in, std::string_view field) {
+DataType read_dtype(wire::Reader& in, std::string_view field) {
   uint8_t value = in.u8();
   try {
-    return comm::dtype_from_wire(value);
+    return dtype_from_wire(value);
   } catch (const InvalidArgument&) {
     in.fail(fmt::format("{} has invalid data type {}", field, value));
   }

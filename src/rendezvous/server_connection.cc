@@ -8,7 +8,7 @@
 #include <span>
 
 #include "base/errors.h"
-#include "transport/tcp/framing.h"
+#include "transport/frame_header.h"
 
 namespace kolo::rendezvous {
 

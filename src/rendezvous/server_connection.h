@@ -9,8 +9,8 @@
 
 #include "base/clock.h"
 #include "rendezvous/store_protocol.h"
-#include "transport/socket.h"
 #include "transport/tcp/auth.h"
+#include "transport/tcp/socket.h"
 
 namespace kolo::rendezvous {
 

@@ -1,6 +1,6 @@
 // The rendezvous store over TCP. TcpStoreServer runs in the launcher (one thread, poll loop, many
 // clients); every connection must pass the HMAC handshake with the job secret before a request is
-// read. Requests and replies are length-checked frames (transport/tcp/framing.h).
+// read. Requests and replies are length-checked frames (transport/frame_header.h).
 #pragma once
 
 #include <atomic>
@@ -10,8 +10,8 @@
 
 #include "base/logger.h"
 #include "rendezvous/store.h"
-#include "transport/socket.h"
 #include "transport/tcp/auth.h"
+#include "transport/tcp/socket.h"
 
 namespace kolo::rendezvous {
 

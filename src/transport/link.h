@@ -8,10 +8,9 @@
 #include <span>
 #include <string>
 
-namespace kolo::transport {
+#include "base/bytes.h"
 
-using Bytes = std::span<std::byte>;
-using ConstBytes = std::span<const std::byte>;
+namespace kolo::transport {
 
 class Link {
  public:

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <mutex>
 
-#include "comm/types.h"
+#include "base/types.h"
 
 namespace kolo::backends::mpi_plugin {
 
@@ -86,18 +86,29 @@ int initialize(int* thread_level, KoloMpiError* error) {
 
 std::optional<MPI_Datatype> datatype_for(int dtype, KoloMpiError* error) {
   const MpiState& state = mpi_state();
-  switch (static_cast<comm::DataType>(dtype)) {
-    case comm::DataType::uint8: return MPI_UINT8_T;
-    case comm::DataType::int8: return MPI_INT8_T;
-    case comm::DataType::int16: return MPI_INT16_T;
-    case comm::DataType::int32: return MPI_INT32_T;
-    case comm::DataType::int64: return MPI_INT64_T;
-    case comm::DataType::uint64: return MPI_UINT64_T;
-    case comm::DataType::float16: return state.float16;
-    case comm::DataType::bfloat16: return state.bfloat16;
-    case comm::DataType::float32: return MPI_FLOAT;
-    case comm::DataType::float64: return MPI_DOUBLE;
-    case comm::DataType::boolean: return MPI_C_BOOL;
+  switch (static_cast<DataType>(dtype)) {
+    case DataType::uint8:
+      return MPI_UINT8_T;
+    case DataType::int8:
+      return MPI_INT8_T;
+    case DataType::int16:
+      return MPI_INT16_T;
+    case DataType::int32:
+      return MPI_INT32_T;
+    case DataType::int64:
+      return MPI_INT64_T;
+    case DataType::uint64:
+      return MPI_UINT64_T;
+    case DataType::float16:
+      return state.float16;
+    case DataType::bfloat16:
+      return state.bfloat16;
+    case DataType::float32:
+      return MPI_FLOAT;
+    case DataType::float64:
+      return MPI_DOUBLE;
+    case DataType::boolean:
+      return MPI_C_BOOL;
   }
   std::snprintf(error->text, sizeof(error->text), "the MPI plugin does not know element type %d",
                 dtype);
@@ -107,38 +118,40 @@ std::optional<MPI_Datatype> datatype_for(int dtype, KoloMpiError* error) {
 std::optional<MpiOperands> operands_for(int dtype, int op, KoloMpiError* error) {
   auto type = datatype_for(dtype, error);
   if (!type) return std::nullopt;
-  const auto kind = static_cast<comm::DataType>(dtype);
-  const auto reduce = static_cast<comm::ReduceOp>(op);
-  const bool bitwise =
-      reduce == comm::ReduceOp::bitwise_and || reduce == comm::ReduceOp::bitwise_or;
+  const auto kind = static_cast<DataType>(dtype);
+  const auto reduce = static_cast<ReduceOp>(op);
+  const bool bitwise = reduce == ReduceOp::bitwise_and || reduce == ReduceOp::bitwise_or;
   auto unsupported = [&]() -> std::optional<MpiOperands> {
     // libkolo names the type and the op (the plugin links no kolo code to name them).
     std::snprintf(error->text, sizeof(error->text), "no MPI reduction for this element type");
     return std::nullopt;
   };
-  if (kind == comm::DataType::boolean) {
+  if (kind == DataType::boolean) {
     // As kolo's own kernels (and torch): sum and max are logical or, product and min logical and.
-    const bool any = reduce == comm::ReduceOp::sum || reduce == comm::ReduceOp::max ||
-                     reduce == comm::ReduceOp::bitwise_or;
+    const bool any =
+        reduce == ReduceOp::sum || reduce == ReduceOp::max || reduce == ReduceOp::bitwise_or;
     return MpiOperands{*type, any ? MPI_LOR : MPI_LAND};
   }
-  if (kind == comm::DataType::float16 || kind == comm::DataType::bfloat16) {
+  if (kind == DataType::float16 || kind == DataType::bfloat16) {
     if (bitwise || op < 0 || op > 3) return unsupported();
     return MpiOperands{*type, mpi_state().half_ops[op]};
   }
   switch (reduce) {
-    case comm::ReduceOp::sum: {
-      const bool small = kind == comm::DataType::uint8 || kind == comm::DataType::int8 ||
-                         kind == comm::DataType::int16;
+    case ReduceOp::sum: {
+      const bool small =
+          kind == DataType::uint8 || kind == DataType::int8 || kind == DataType::int16;
       return MpiOperands{*type, small ? mpi_state().small_int_sum : MPI_SUM};
     }
-    case comm::ReduceOp::min: return MpiOperands{*type, MPI_MIN};
-    case comm::ReduceOp::max: return MpiOperands{*type, MPI_MAX};
-    case comm::ReduceOp::product: return MpiOperands{*type, MPI_PROD};
-    case comm::ReduceOp::bitwise_and:
-    case comm::ReduceOp::bitwise_or:
-      if (kind == comm::DataType::float32 || kind == comm::DataType::float64) return unsupported();
-      return MpiOperands{*type, reduce == comm::ReduceOp::bitwise_and ? MPI_BAND : MPI_BOR};
+    case ReduceOp::min:
+      return MpiOperands{*type, MPI_MIN};
+    case ReduceOp::max:
+      return MpiOperands{*type, MPI_MAX};
+    case ReduceOp::product:
+      return MpiOperands{*type, MPI_PROD};
+    case ReduceOp::bitwise_and:
+    case ReduceOp::bitwise_or:
+      if (kind == DataType::float32 || kind == DataType::float64) return unsupported();
+      return MpiOperands{*type, reduce == ReduceOp::bitwise_and ? MPI_BAND : MPI_BOR};
   }
   return unsupported();
 }

@@ -4,7 +4,7 @@
 // and libkolo may come from different builds as long as the version below matches.
 //
 // Every function returns 0 on success; otherwise it writes a NUL-terminated message into `error`.
-// Element types and reductions are the numeric values of kolo::comm::DataType and ReduceOp (wire
+// Element types and reductions are the numeric values of kolo::DataType and ReduceOp (wire
 // values, append-only). A `KoloMpiComm` is an opaque communicator of the plugin's; null means
 // MPI_COMM_WORLD.
 #pragma once

@@ -8,33 +8,34 @@
 #include <cstring>
 
 #include "backends/mpi/mpi_state.h"
-#include "comm/half_bits.h"
-#include "comm/types.h"
+#include "base/types.h"
+#include "kernels/half_bits.h"
 
 namespace kolo::backends::mpi_plugin {
 
 namespace {
 
-template <comm::ReduceOp Op>
+template <ReduceOp Op>
 float combine(float a, float b) {
-  if constexpr (Op == comm::ReduceOp::sum) return a + b;
-  if constexpr (Op == comm::ReduceOp::min) return b < a ? b : a;
-  if constexpr (Op == comm::ReduceOp::max) return b > a ? b : a;
+  if constexpr (Op == ReduceOp::sum) return a + b;
+  if constexpr (Op == ReduceOp::min) return b < a ? b : a;
+  if constexpr (Op == ReduceOp::max) return b > a ? b : a;
   return a * b;
 }
 
-template <comm::ReduceOp Op>
+template <ReduceOp Op>
 void reduce_half(void* in, void* inout, int* len, MPI_Datatype* type) {
   const bool brain = *type == mpi_state().bfloat16;
   const auto* a = static_cast<const uint16_t*>(in);
   auto* b = static_cast<uint16_t*>(inout);
   for (int i = 0; i < *len; ++i) {
     if (brain) {
-      b[i] = comm::detail::float_to_bfloat16_bits(combine<Op>(
-          comm::detail::bfloat16_bits_to_float(a[i]), comm::detail::bfloat16_bits_to_float(b[i])));
+      b[i] = kernels::detail::float_to_bfloat16_bits(
+          combine<Op>(kernels::detail::bfloat16_bits_to_float(a[i]),
+                      kernels::detail::bfloat16_bits_to_float(b[i])));
     } else {
-      b[i] = comm::detail::float_to_half_bits(combine<Op>(comm::detail::half_bits_to_float(a[i]),
-                                                          comm::detail::half_bits_to_float(b[i])));
+      b[i] = kernels::detail::float_to_half_bits(combine<Op>(
+          kernels::detail::half_bits_to_float(a[i]), kernels::detail::half_bits_to_float(b[i])));
     }
   }
 }
@@ -66,10 +67,8 @@ int create_user_operands(KoloMpiError* error) {
       return fail(error, "MPI_Type_commit for a 16-bit float type", code);
     }
   }
-  MPI_User_function* functions[4] = {&reduce_half<comm::ReduceOp::sum>,
-                                     &reduce_half<comm::ReduceOp::min>,
-                                     &reduce_half<comm::ReduceOp::max>,
-                                     &reduce_half<comm::ReduceOp::product>};
+  MPI_User_function* functions[4] = {&reduce_half<ReduceOp::sum>, &reduce_half<ReduceOp::min>,
+                                     &reduce_half<ReduceOp::max>, &reduce_half<ReduceOp::product>};
   for (int i = 0; i < 4; ++i) {
     if (int code = MPI_Op_create(functions[i], /*commute=*/1, &state.half_ops[i]);
         code != MPI_SUCCESS) {

@@ -12,16 +12,13 @@
 #include <optional>
 #include <string>
 
+#include "transport/host_arena.h"
 #include "transport/shm/mapping.h"
 
 namespace kolo::transport::shm {
 
-class Arena {
+class Arena final : public SharedArena {
  public:
-  // The flags each rank posts: `ready` after copying a step's data into its slot, `reduced`
-  // after folding its slice of a step. Both count steps (step s posts s + 1).
-  enum class Flag { ready, reduced };
-
   // Creates and initialises `name` for `ranks` slots of 2 x `chunk_bytes` (a multiple of 4096).
   // nullopt + `why` when /dev/shm has no room; throws SystemError otherwise.
   static std::optional<Arena> create(const std::string& name, int ranks, size_t chunk_bytes,
@@ -30,21 +27,14 @@ class Arena {
   static Arena open(const std::string& name, int ranks, size_t chunk_bytes);
   static size_t bytes_needed(int ranks, size_t chunk_bytes);
 
-  [[nodiscard]] int ranks() const { return ranks_; }
-  [[nodiscard]] size_t chunk_bytes() const { return chunk_bytes_; }
-  // Slot half `half` (0 or 1) of rank `slot`: chunk_bytes() bytes, page aligned.
-  [[nodiscard]] std::byte* slot(int slot, int half) const;
-  [[nodiscard]] uint64_t flag(int slot, Flag which) const;
-
-  // Sets this rank's flag (seq_cst) and wakes sleeping ranks, if any.
-  void post(int slot, Flag which, uint64_t value);
-
-  // Sleeping protocol for a waiter: begin_sleep() registers it and returns a ticket; the waiter
-  // then rechecks its condition and, only if still unmet, sleep()s until a post() after
-  // begin_sleep() or `timeout`; end_sleep() always follows begin_sleep().
-  uint32_t begin_sleep();
-  void sleep(uint32_t ticket, std::chrono::microseconds timeout);
-  void end_sleep();
+  [[nodiscard]] int ranks() const override { return ranks_; }
+  [[nodiscard]] size_t chunk_bytes() const override { return chunk_bytes_; }
+  [[nodiscard]] std::byte* slot(int slot, int half) const override;
+  [[nodiscard]] uint64_t flag(int slot, Flag which) const override;
+  void post(int slot, Flag which, uint64_t value) override;
+  uint32_t begin_sleep() override;
+  void sleep(uint32_t ticket, std::chrono::microseconds timeout) override;
+  void end_sleep() override;
 
  private:
   Arena(Mapping mapping, int ranks, size_t chunk_bytes)

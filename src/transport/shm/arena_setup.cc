@@ -49,7 +49,7 @@ std::optional<HostArena> lead(std::vector<std::unique_ptr<Link>>& links, const A
     }
   }
   if (!everyone) return std::nullopt;
-  return HostArena{std::move(*arena), 0, members};
+  return HostArena{std::make_unique<Arena>(std::move(*arena)), 0, members};
 }
 
 std::optional<HostArena> join(std::vector<std::unique_ptr<Link>>& links,
@@ -70,7 +70,7 @@ std::optional<HostArena> join(std::vector<std::unique_ptr<Link>>& links,
   if (detail::recv_byte(leader, options.deadline) != kAccepted || !arena) return std::nullopt;
   const auto slot = static_cast<int>(std::find(members.begin(), members.end(), options.rank) -
                                      members.begin());
-  return HostArena{std::move(*arena), slot, members};
+  return HostArena{std::make_unique<Arena>(std::move(*arena)), slot, members};
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "base/clock.h"
 #include "base/logger.h"
+#include "transport/host_arena.h"
 #include "transport/link.h"
 #include "transport/shm/arena.h"
 
@@ -25,12 +26,6 @@ struct ArenaOptions {
   size_t chunk_bytes = 1 << 20;
   std::vector<bool> same_host;      // per rank: shares this rank's host
   Deadline deadline = Deadline::never();
-};
-
-struct HostArena {
-  Arena arena;
-  int slot;                  // this rank's index among the host's ranks
-  std::vector<int> members;  // the host's ranks (world numbering), in slot order
 };
 
 // nullopt when this rank is alone on its host or the arena could not be set up (a warning says

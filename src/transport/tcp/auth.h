@@ -10,7 +10,7 @@
 #include <string>
 
 #include "base/clock.h"
-#include "transport/socket.h"
+#include "transport/tcp/socket.h"
 
 namespace kolo::transport {
 

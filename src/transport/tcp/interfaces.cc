@@ -1,6 +1,8 @@
 #include "transport/tcp/interfaces.h"
 
 #include <arpa/inet.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -11,11 +13,8 @@
 #include <cerrno>
 #include <memory>
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
 #include "base/errors.h"
-#include "transport/socket.h"
+#include "transport/tcp/socket.h"
 
 namespace kolo::transport {
 
@@ -60,21 +59,6 @@ std::vector<InterfaceAddress> up_ipv4_interfaces() {
     if (!item.address.empty()) result.push_back(std::move(item));
   }
   return result;
-}
-
-std::vector<std::string> parse_interface_list(const std::string& text) {
-  std::vector<std::string> names;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    std::string item = text.substr(start, end - start);
-    const size_t first = item.find_first_not_of(" \t");
-    const size_t last = item.find_last_not_of(" \t");
-    if (first != std::string::npos) add_once(names, item.substr(first, last - first + 1));
-    start = end + 1;
-  }
-  return names;
 }
 
 std::string address_toward(const std::string& server) {

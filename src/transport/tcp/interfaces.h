@@ -21,9 +21,6 @@ struct InterfaceAddress {
 // SystemError if the interfaces cannot be listed.
 std::vector<InterfaceAddress> up_ipv4_interfaces();
 
-// "eth0,eth1" or "eth0, eth1" -> {"eth0", "eth1"}; empty items are dropped.
-std::vector<std::string> parse_interface_list(const std::string& text);
-
 // The local address the kernel would use to reach `server` (a numeric IPv4 address): the one peers
 // most likely reach us at. Only consults the routing table (a UDP connect sends nothing). Returns
 // "127.0.0.1" for a loopback server and "" when there is no route or `server` is not numeric IPv4.

@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "base/errors.h"
-#include "transport/socket_link.h"
+#include "transport/tcp/socket_link.h"
 
 namespace kolo::transport {
 

@@ -18,8 +18,8 @@
 #include "base/clock.h"
 #include "base/logger.h"
 #include "transport/link.h"
-#include "transport/socket.h"
 #include "transport/tcp/auth.h"
+#include "transport/tcp/socket.h"
 
 namespace kolo::transport {
 

@@ -1,6 +1,8 @@
 // The MPI backend's collectives on real MPI ranks. Run by ctest, this binary starts itself under
 // `mpirun -np 2` and `-np 3` (MpiBackendUnderMpirun); each rank then runs the MpiRanks tests,
 // which check every collective, element type and reduction against a scalar reference.
+#include "backends/mpi_backend.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -8,20 +10,17 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
-#include <tuple>
 #include <numeric>
 #include <string>
+#include <tuple>
 
-#include "backends/mpi_backend.h"
 #include "base/errors.h"
-#include "comm/typed_values.h"
+#include "kernels/typed_values.h"
 
 namespace kolo::backends {
 namespace {
 
-using comm::DataType;
-using comm::ReduceOp;
-using namespace comm::testing;
+using namespace kernels::testing;
 
 bool under_mpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr; }
 
@@ -52,8 +51,9 @@ TEST_F(MpiRanks, AllreduceEveryTypeAndReduction) {
             backend_->allreduce(data, count, type, op);
             ADD_FAILURE() << "float bitwise reduction accepted";
           } catch (const Error& error) {
-            EXPECT_NE(std::string(error.what()).find(std::string(comm::dtype_name(type))),
-                      std::string::npos) << error.what();
+            EXPECT_NE(std::string(error.what()).find(std::string(dtype_name(type))),
+                      std::string::npos)
+                << error.what();
           }
           continue;
         }

@@ -11,7 +11,7 @@
 
 #include "base/errors.h"
 #include "comm/rank_threads.h"
-#include "comm/reduce.h"
+#include "kernels/reduce.h"
 
 namespace kolo::comm {
 namespace {
@@ -35,8 +35,8 @@ std::vector<std::byte> encode(const std::vector<double>& values, DataType type) 
       const auto f = static_cast<float>(values[i]);
       std::memcpy(out.data() + 4 * i, &f, 4);
     } else {
-      const uint16_t h = type == DataType::float16 ? float_to_half(static_cast<float>(values[i]))
-                                                   : float_to_bfloat16(static_cast<float>(values[i]));
+      const uint16_t h = type == DataType::float16 ? kernels::float_to_half(static_cast<float>(values[i]))
+                                                   : kernels::float_to_bfloat16(static_cast<float>(values[i]));
       std::memcpy(out.data() + 2 * i, &h, 2);
     }
   }
@@ -56,7 +56,7 @@ double value_at(const std::vector<std::byte>& bytes, DataType type, size_t i) {
   }
   uint16_t h = 0;
   std::memcpy(&h, bytes.data() + 2 * i, 2);
-  return type == DataType::float16 ? half_to_float(h) : bfloat16_to_float(h);
+  return type == DataType::float16 ? kernels::half_to_float(h) : kernels::bfloat16_to_float(h);
 }
 
 // The tree Adasum defines, one pairwise combination at a time on whole vectors.

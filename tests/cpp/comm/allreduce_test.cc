@@ -12,7 +12,7 @@
 #include "base/errors.h"
 #include "comm/collectives.h"
 #include "comm/rank_threads.h"
-#include "comm/typed_values.h"
+#include "kernels/typed_values.h"
 
 namespace kolo::comm {
 namespace {
@@ -44,12 +44,13 @@ class AllreduceExact : public ::testing::TestWithParam<std::tuple<int, size_t>> 
 TEST_P(AllreduceExact, EveryTypeAndOpMatchesReference) {
   const auto [size, count] = GetParam();
   RankThreads group(size);
-  for (const testing::ReferenceCase& c : testing::every_reference_case(size, count)) {
+  for (const kernels::testing::ReferenceCase& c :
+       kernels::testing::every_reference_case(size, count)) {
     group.run([&](Communicator& comm) {
       for (AllreduceAlgorithm algorithm : kAlgorithms) {
         auto data = c.inputs[comm.rank()];
         allreduce(comm, data, count, c.type, c.op, {algorithm, size_t{64} * 1024});
-        const std::string difference = testing::first_difference(data, c.expected, c.type);
+        const std::string difference = kernels::testing::first_difference(data, c.expected, c.type);
         EXPECT_EQ(difference, "") << "rank " << comm.rank() << " " << algorithm_name(algorithm)
                                   << " " << dtype_name(c.type) << " " << reduce_op_name(c.op);
       }
@@ -76,9 +77,9 @@ TEST_P(AllreduceRounding, IdenticalOnEveryRankAndCloseToFloat64) {
     std::vector<std::byte> data(count * element);
     for (size_t i = 0; i < count; ++i) {
       const double value =
-          static_cast<double>(testing::mix(r * 7777777ull + i) % 2000001) / 1e6 - 1.0;
-      testing::store_float(data.data() + i * element, type, value);
-      exact[i] += testing::load_float(data.data() + i * element, type);
+          static_cast<double>(kernels::testing::mix(r * 7777777ull + i) % 2000001) / 1e6 - 1.0;
+      kernels::testing::store_float(data.data() + i * element, type, value);
+      exact[i] += kernels::testing::load_float(data.data() + i * element, type);
     }
     inputs.push_back(std::move(data));
   }
@@ -102,7 +103,7 @@ TEST_P(AllreduceRounding, IdenticalOnEveryRankAndCloseToFloat64) {
     }
     size_t bad = 0;
     for (size_t i = 0; i < count && bad < 5; ++i) {
-      const double got = testing::load_float(results[0].data() + i * element, type);
+      const double got = kernels::testing::load_float(results[0].data() + i * element, type);
       if (!(std::fabs(got - exact[i]) <= tolerance)) {
         ++bad;
         ADD_FAILURE() << algorithm_name(algorithm) << " element " << i << ": " << got
@@ -122,15 +123,16 @@ TEST(AllreduceLarge, EightMebibytesFloat32) {
   for (int size : {2, 3, 5}) {
     std::vector<std::vector<std::byte>> inputs;
     for (int r = 0; r < size; ++r) {
-      inputs.push_back(testing::make_input(DataType::float32, ReduceOp::sum, r, count));
+      inputs.push_back(kernels::testing::make_input(DataType::float32, ReduceOp::sum, r, count));
     }
-    const auto expected = testing::reference_reduce(inputs, DataType::float32, ReduceOp::sum);
+    const auto expected =
+        kernels::testing::reference_reduce(inputs, DataType::float32, ReduceOp::sum);
     RankThreads group(size);
     for (AllreduceAlgorithm algorithm : kAlgorithms) {
       group.run([&](Communicator& comm) {
         auto data = inputs[comm.rank()];
         allreduce(comm, data, count, DataType::float32, ReduceOp::sum, {algorithm, 64 * 1024});
-        EXPECT_EQ(testing::first_difference(data, expected, DataType::float32), "")
+        EXPECT_EQ(kernels::testing::first_difference(data, expected, DataType::float32), "")
             << "size " << size << " rank " << comm.rank() << " " << algorithm_name(algorithm);
       });
     }

@@ -17,7 +17,7 @@
 #include "comm/collectives.h"
 #include "comm/rank_threads.h"
 #include "comm/subgroup.h"
-#include "comm/typed_values.h"
+#include "kernels/typed_values.h"
 
 namespace kolo::comm {
 namespace {
@@ -39,11 +39,12 @@ class ArenaAllreduce : public ::testing::TestWithParam<std::tuple<int, size_t>> 
 TEST_P(ArenaAllreduce, EveryTypeAndOpMatchesReference) {
   const auto [size, count] = GetParam();
   auto group = arena_group(size);
-  for (const testing::ReferenceCase& c : testing::every_reference_case(size, count)) {
+  for (const kernels::testing::ReferenceCase& c :
+       kernels::testing::every_reference_case(size, count)) {
     group.run([&](Communicator& comm) {
       auto data = c.inputs[comm.rank()];
       allreduce(comm, data, count, c.type, c.op, {AllreduceAlgorithm::shared_memory});
-      EXPECT_EQ(testing::first_difference(data, c.expected, c.type), "")
+      EXPECT_EQ(kernels::testing::first_difference(data, c.expected, c.type), "")
           << "rank " << comm.rank() << " " << dtype_name(c.type) << " " << reduce_op_name(c.op);
     });
   }

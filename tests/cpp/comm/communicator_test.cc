@@ -13,7 +13,7 @@
 #include "base/errors.h"
 #include "comm/rank_threads.h"
 #include "comm/subgroup.h"
-#include "comm/typed_values.h"
+#include "kernels/typed_values.h"
 
 namespace kolo::comm {
 namespace {
@@ -24,7 +24,7 @@ using testing::RankThreads;
 std::vector<std::byte> pattern(size_t size, uint64_t seed) {
   std::vector<std::byte> data(size);
   for (size_t i = 0; i < size; ++i)
-    data[i] = std::byte(static_cast<uint8_t>(testing::mix(seed + i / 8) >> (i % 8 * 8)));
+    data[i] = std::byte(static_cast<uint8_t>(kernels::testing::mix(seed + i / 8) >> (i % 8 * 8)));
   return data;
 }
 

@@ -8,7 +8,7 @@
 
 #include "comm/collectives.h"
 #include "comm/rank_threads.h"
-#include "comm/typed_values.h"
+#include "kernels/typed_values.h"
 
 namespace kolo::comm {
 namespace {
@@ -35,12 +35,13 @@ TEST_P(Hierarchy, MatchesReferenceForCountsAndTypes) {
          {std::pair{DataType::float32, ReduceOp::sum}, std::pair{DataType::int64, ReduceOp::min},
           std::pair{DataType::bfloat16, ReduceOp::max}}) {
       std::vector<std::vector<std::byte>> inputs;
-      for (int r = 0; r < n; ++r) inputs.push_back(testing::make_input(type, op, r, count));
-      const auto expected = testing::reference_reduce(inputs, type, op);
+      for (int r = 0; r < n; ++r)
+        inputs.push_back(kernels::testing::make_input(type, op, r, count));
+      const auto expected = kernels::testing::reference_reduce(inputs, type, op);
       ranks.run([&](Communicator& comm) {
         auto data = inputs[comm.rank()];
         allreduce(comm, data, count, type, op, {AllreduceAlgorithm::hierarchical, 64 * 1024});
-        EXPECT_EQ(testing::first_difference(data, expected, type), "")
+        EXPECT_EQ(kernels::testing::first_difference(data, expected, type), "")
             << "rank " << comm.rank() << " count " << count << " " << dtype_name(type);
       });
     }

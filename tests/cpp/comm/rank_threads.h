@@ -11,9 +11,9 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
-#include <stdexcept>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,8 +21,10 @@
 #include "base/errors.h"
 #include "comm/collective_arena.h"
 #include "comm/communicator.h"
+#include "transport/shm/arena.h"
+#include "transport/shm/mapping.h"
 #include "transport/shm/shm_link.h"
-#include "transport/socket_link.h"
+#include "transport/tcp/socket_link.h"
 
 namespace kolo::comm::testing {
 
@@ -167,13 +169,17 @@ class RankThreads {
     for (int r = 0; r < n; ++r) members[static_cast<size_t>(r)] = r;
     for (int r = 1; r < n; ++r) {
       arenas.push_back(std::make_shared<CollectiveArena>(
-          transport::shm::HostArena{transport::shm::Arena::open(name, n, chunk_bytes), r, members},
+          transport::HostArena{std::make_unique<transport::shm::Arena>(
+                                   transport::shm::Arena::open(name, n, chunk_bytes)),
+                               r, members},
           max_bytes));
     }
     transport::shm::Mapping::unlink(name);
-    arenas.insert(arenas.begin(), std::make_shared<CollectiveArena>(
-                                      transport::shm::HostArena{std::move(*created), 0, members},
-                                      max_bytes));
+    arenas.insert(arenas.begin(),
+                  std::make_shared<CollectiveArena>(
+                      transport::HostArena{
+                          std::make_unique<transport::shm::Arena>(std::move(*created)), 0, members},
+                      max_bytes));
     return arenas;
   }
 

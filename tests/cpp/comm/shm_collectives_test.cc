@@ -9,7 +9,7 @@
 #include "base/errors.h"
 #include "comm/collectives.h"
 #include "comm/rank_threads.h"
-#include "comm/typed_values.h"
+#include "kernels/typed_values.h"
 
 namespace kolo::comm {
 namespace {
@@ -36,14 +36,14 @@ TEST_P(OnLinks, AllreduceEveryAlgorithmMatchesReference) {
           std::pair{DataType::float16, ReduceOp::sum}}) {
       std::vector<std::vector<std::byte>> inputs;
       for (int r = 0; r < ranks.size(); ++r) {
-        inputs.push_back(testing::make_input(type, op, r, count));
+        inputs.push_back(kernels::testing::make_input(type, op, r, count));
       }
-      const auto expected = testing::reference_reduce(inputs, type, op);
+      const auto expected = kernels::testing::reference_reduce(inputs, type, op);
       ranks.run([&](Communicator& comm) {
         for (auto algorithm : {AllreduceAlgorithm::ring, AllreduceAlgorithm::recursive_doubling}) {
           auto data = inputs[comm.rank()];
           allreduce(comm, data, count, type, op, {algorithm, 64 * 1024});
-          EXPECT_EQ(testing::first_difference(data, expected, type), "")
+          EXPECT_EQ(kernels::testing::first_difference(data, expected, type), "")
               << "rank " << comm.rank() << " count " << count << " " << dtype_name(type);
         }
       });
@@ -94,8 +94,8 @@ TEST_P(OnLinks, ReducescatterUnevenBlocks) {
     const size_t total = std::accumulate(counts.begin(), counts.end(), size_t{0});
     std::vector<std::vector<std::byte>> inputs;
     for (int r = 0; r < n; ++r)
-      inputs.push_back(testing::make_input(type, ReduceOp::sum, r, total));
-    const auto expected = testing::reference_reduce(inputs, type, ReduceOp::sum);
+      inputs.push_back(kernels::testing::make_input(type, ReduceOp::sum, r, total));
+    const auto expected = kernels::testing::reference_reduce(inputs, type, ReduceOp::sum);
     ranks.run([&](Communicator& comm) {
       const int rank = comm.rank();
       auto data = inputs[rank];
@@ -105,7 +105,7 @@ TEST_P(OnLinks, ReducescatterUnevenBlocks) {
       const std::vector<std::byte> want(
           expected.begin() + static_cast<ptrdiff_t>(first * 4),
           expected.begin() + static_cast<ptrdiff_t>((first + counts[rank]) * 4));
-      EXPECT_EQ(testing::first_difference(out, want, type), "")
+      EXPECT_EQ(kernels::testing::first_difference(out, want, type), "")
           << "rank " << rank << " count " << count;
     });
   }

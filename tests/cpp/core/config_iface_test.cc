@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "base/fake_env.h"
 #include "core/config.h"
-#include "core/fake_env.h"
 
 namespace kolo::core {
 namespace {

@@ -1,14 +1,17 @@
 #include "core/config.h"
-#include "core/fake_env.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
 
 #include "base/errors.h"
+#include "base/fake_env.h"
+#include "bootstrap/launch_info.h"
 
 namespace kolo::core {
 namespace {
+
+using bootstrap::LaunchInfo;
 
 std::string source_of(const Config& config, const std::string& name) {
   for (const auto& [setting, source] : config.sources) {
@@ -90,6 +93,26 @@ TEST(LaunchInfo, InconsistentValuesFail) {
                InvalidArgument);
   EXPECT_THROW((void)LaunchInfo::from_env(env_of({{"KOLO_RANK", "0"}, {"KOLO_SIZE", "2"}})),
                InvalidArgument);  // no rendezvous address
+}
+
+TEST(ConfigCpuOperations, GlooMpiOrAClearError) {
+  EXPECT_EQ(Config::from_env(env_of({}), {}).cpu_operations, backends::CpuOperations::kolo);
+  EXPECT_EQ(Config::from_env(env_of({{"HOROVOD_CPU_OPERATIONS", "gloo"}}), {}).cpu_operations,
+            backends::CpuOperations::kolo);
+  EXPECT_EQ(Config::from_env(env_of({{"HOROVOD_CPU_OPERATIONS", "MPI"}}), {}).cpu_operations,
+            backends::CpuOperations::mpi);
+  // kolo's own name wins over Horovod's (kolorun exports HOROVOD_CPU_OPERATIONS=gloo).
+  EXPECT_EQ(Config::from_env(
+                env_of({{"HOROVOD_CPU_OPERATIONS", "gloo"}, {"KOLO_CPU_OPERATIONS", "mpi"}}), {})
+                .cpu_operations,
+            backends::CpuOperations::mpi);
+  try {
+    (void)Config::from_env(env_of({{"HOROVOD_CPU_OPERATIONS", "ccl"}}), {});
+    ADD_FAILURE() << "ccl accepted";
+  } catch (const InvalidArgument& error) {
+    EXPECT_NE(std::string(error.what()).find("HOROVOD_CPU_OPERATIONS='ccl'"), std::string::npos)
+        << error.what();
+  }
 }
 
 }  // namespace

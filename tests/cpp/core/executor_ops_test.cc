@@ -22,7 +22,7 @@ using negotiation::Response;
 using negotiation::UserReduceOp;
 
 Request request_of(int rank, const std::string& name, OpType op, std::vector<int64_t> shape,
-                   comm::DataType dtype = comm::DataType::float32) {
+                   DataType dtype = DataType::float32) {
   Request r;
   r.rank = rank;
   r.name = name;
@@ -170,7 +170,7 @@ TEST(ExecutorOpsTest, GroupFusesAndAdasumRunsPerTensor) {
     return q;
   };
   auto adasum_int = [](int r) {
-    Request q = request_of(r, "ada.int", OpType::allreduce, {1}, comm::DataType::int32);
+    Request q = request_of(r, "ada.int", OpType::allreduce, {1}, DataType::int32);
     q.reduce_op = UserReduceOp::adasum;
     return q;
   };

@@ -33,7 +33,7 @@ struct Job {
     for (int rank = 0; rank < size; ++rank) {
       threads.emplace_back([&, rank] {
         try {
-          LaunchInfo launch;
+          bootstrap::LaunchInfo launch;
           launch.rank = rank;
           launch.size = size;
           launch.hostname = "testhost";
@@ -61,7 +61,7 @@ TensorEntry allreduce_entry(const std::string& name, std::vector<float>& data,
   entry.request.name = name;
   entry.request.op = negotiation::OpType::allreduce;
   entry.request.reduce_op = op;
-  entry.request.dtype = comm::DataType::float32;
+  entry.request.dtype = DataType::float32;
   entry.request.shape = {static_cast<int64_t>(data.size())};
   entry.input = data.data();
   entry.output = data.data();

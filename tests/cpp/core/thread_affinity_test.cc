@@ -8,8 +8,8 @@
 #include <thread>
 
 #include "base/errors.h"
+#include "base/fake_env.h"
 #include "core/config.h"
-#include "core/fake_env.h"
 
 namespace kolo::core {
 namespace {

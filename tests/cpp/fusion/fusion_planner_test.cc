@@ -15,7 +15,7 @@ Response allreduce(std::string name) {
   Response r;
   r.op = OpType::allreduce;
   r.names = {std::move(name)};
-  r.dtype = comm::DataType::float32;
+  r.dtype = DataType::float32;
   return r;
 }
 
@@ -95,11 +95,11 @@ TEST(FusionPlannerTest, IncompatibleNeighboursBreakGroups) {
              {"j", 8}},
             {}};
   Response b = allreduce("b");
-  b.dtype = comm::DataType::float16;
+  b.dtype = DataType::float16;
   Response c = allreduce("c");
-  c.dtype = comm::DataType::float16;
+  c.dtype = DataType::float16;
   Response d = allreduce("d");
-  d.dtype = comm::DataType::float16;
+  d.dtype = DataType::float16;
   d.reduce_op = negotiation::UserReduceOp::max;
   Response e = allreduce("e");
   e.postscale = 0.5;

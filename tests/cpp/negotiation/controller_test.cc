@@ -16,7 +16,7 @@ Request allreduce(std::string name, std::vector<int64_t> shape = {4}) {
   Request r;
   r.name = std::move(name);
   r.op = OpType::allreduce;
-  r.dtype = comm::DataType::float32;
+  r.dtype = DataType::float32;
   r.shape = std::move(shape);
   return r;
 }
@@ -185,7 +185,7 @@ TEST(ControllerTest, MismatchFailsOnEveryRank) {
     // Round 0 (cycle 0) agrees and fills the cache; in round 1 (cycle 1) rank 1 submits float16.
     auto schedule = [](int rank, int cycle) {
       Request bad = allreduce("grad.fc1");
-      if (cycle == 1 && rank == 1) bad.dtype = comm::DataType::float16;
+      if (cycle == 1 && rank == 1) bad.dtype = DataType::float16;
       return std::vector<Request>{allreduce("ok"), bad};
     };
     auto runs = drive(3, 2, capacity, schedule);

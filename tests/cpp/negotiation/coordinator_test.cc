@@ -13,7 +13,7 @@ Request allreduce(int rank, std::string name, std::vector<int64_t> shape = {4, 3
   r.rank = rank;
   r.name = std::move(name);
   r.op = OpType::allreduce;
-  r.dtype = comm::DataType::float32;
+  r.dtype = DataType::float32;
   r.shape = std::move(shape);
   return r;
 }
@@ -64,7 +64,7 @@ TEST(CoordinatorTest, MatchesAcrossSubmissionOrdersAndCycles) {
   EXPECT_FALSE(out.shutdown);
   for (const auto& r : out.responses) {
     EXPECT_TRUE(r.error.empty()) << r.error;
-    EXPECT_EQ(r.dtype, comm::DataType::float32);
+    EXPECT_EQ(r.dtype, DataType::float32);
   }
   EXPECT_EQ(coordinator.pending_count(), 0u);
   EXPECT_TRUE(coordinator.take_responses().responses.empty());
@@ -80,7 +80,7 @@ TEST(CoordinatorTest, ResponseCarriesParameters) {
   Response r = run_one(2, [](int rank) {
     Request q = allreduce(rank, "w");
     q.reduce_op = UserReduceOp::average;
-    q.dtype = comm::DataType::float16;
+    q.dtype = DataType::float16;
     q.prescale = 0.5;
     q.postscale = 0.25;
     q.process_set = 3;
@@ -91,7 +91,7 @@ TEST(CoordinatorTest, ResponseCarriesParameters) {
   EXPECT_TRUE(r.error.empty()) << r.error;
   EXPECT_EQ(r.names, std::vector<std::string>{"w"});
   EXPECT_EQ(r.reduce_op, UserReduceOp::average);
-  EXPECT_EQ(r.dtype, comm::DataType::float16);
+  EXPECT_EQ(r.dtype, DataType::float16);
   EXPECT_EQ(r.prescale, 0.5);
   EXPECT_EQ(r.postscale, 0.25);
   EXPECT_EQ(r.process_set, 3);
@@ -101,7 +101,7 @@ TEST(CoordinatorTest, ResponseCarriesParameters) {
 TEST(CoordinatorTest, MismatchedDtypeNamesTensorRanksAndValues) {
   Response r = run_one(3, [](int rank) {
     Request q = allreduce(rank, "grad.fc1");
-    q.dtype = rank == 1 ? comm::DataType::float16 : comm::DataType::float32;
+    q.dtype = rank == 1 ? DataType::float16 : DataType::float32;
     return q;
   });
   EXPECT_EQ(r.error,
@@ -221,7 +221,7 @@ INSTANTIATE_TEST_SUITE_P(
         MismatchCase{"allgather dtype", 2,
                      [](int r) {
                        Request q = with_op(r, OpType::allgather);
-                       q.dtype = r == 0 ? comm::DataType::int64 : comm::DataType::int32;
+                       q.dtype = r == 0 ? DataType::int64 : DataType::int32;
                        return q;
                      },
                      "Mismatched dtype for tensor 't': rank 0 submitted int64, rank 1 submitted "
@@ -243,7 +243,7 @@ TEST(CoordinatorTest, AllgatherFillsFirstDimsPerRank) {
 TEST(CoordinatorTest, BarrierComparesNothingButOp) {
   Response r = run_one(2, [](int rank) {
     Request q = with_op(rank, OpType::barrier, {rank});
-    q.dtype = rank == 0 ? comm::DataType::uint8 : comm::DataType::float64;
+    q.dtype = rank == 0 ? DataType::uint8 : DataType::float64;
     return q;
   });
   EXPECT_TRUE(r.error.empty()) << r.error;
@@ -449,7 +449,7 @@ TEST(CoordinatorProcessSetTest, RemovalRefusedWhenAMemberIsBusy) {
     r.rank = rank;
     r.name = "kolo.remove_process_set.0";
     r.op = OpType::process_set_remove;
-    r.dtype = comm::DataType::int64;
+    r.dtype = DataType::int64;
     r.shape = {4};
     r.root = busy;
     return r;

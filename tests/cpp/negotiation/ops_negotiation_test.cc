@@ -15,7 +15,7 @@ Request request(int rank, std::string name, OpType op, std::vector<int64_t> shap
   r.rank = rank;
   r.name = std::move(name);
   r.op = op;
-  r.dtype = comm::DataType::float32;
+  r.dtype = DataType::float32;
   r.shape = std::move(shape);
   return r;
 }
@@ -128,7 +128,7 @@ TEST(GroupNegotiation, NoMemberBeforeTheWholeGroupIsReadyEverywhere) {
 TEST(GroupNegotiation, DifferentDtypesLeaveTogetherAsSeparateUnits) {
   auto responses = run(2, [](int r) {
     Request half = member(r, "g.1", 3, 3);
-    half.dtype = comm::DataType::float16;
+    half.dtype = DataType::float16;
     return std::vector<Request>{member(r, "g.0", 3, 3), half, member(r, "g.2", 3, 3)};
   });
   ASSERT_EQ(responses.size(), 2u);

@@ -52,7 +52,7 @@ TEST(ResponseCacheTest, DifferentParametersAreInvalid) {
   EXPECT_EQ(changed.state, State::invalid);
   EXPECT_EQ(changed.bit, 0u);
   Request other_dtype = request("a");
-  other_dtype.dtype = comm::DataType::float64;
+  other_dtype.dtype = DataType::float64;
   EXPECT_EQ(cache.lookup(other_dtype).state, State::invalid);
   cache.erase(changed.bit);
   EXPECT_EQ(cache.lookup(request("a")).state, State::miss);

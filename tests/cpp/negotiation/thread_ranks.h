@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
-#include "transport/socket_link.h"
+#include "transport/tcp/socket_link.h"
 
 namespace kolo::testing {
 

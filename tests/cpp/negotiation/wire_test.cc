@@ -16,7 +16,7 @@ Request sample_request(int rank, std::string name) {
   r.name = std::move(name);
   r.op = OpType::allgather;
   r.reduce_op = UserReduceOp::average;
-  r.dtype = comm::DataType::bfloat16;
+  r.dtype = DataType::bfloat16;
   r.shape = {7, 0, 3, int64_t{1} << 40};
   r.root = 3;
   r.prescale = 0.125;
@@ -33,7 +33,7 @@ Response sample_response() {
   r.op = OpType::broadcast;
   r.names = {"grad.fc1", "", "grad.\xe2\x82\xac"};
   r.reduce_op = UserReduceOp::product;
-  r.dtype = comm::DataType::int16;
+  r.dtype = DataType::int16;
   r.root = -1;
   r.prescale = std::numeric_limits<double>::infinity();
   r.postscale = 1.0 / 3.0;
@@ -83,10 +83,10 @@ TEST(WireTest, TunedParametersRoundTrip) {
 
 TEST(WireTest, EveryEnumValueRoundTrips) {
   for (int op = 0; op <= static_cast<int>(OpType::process_set_remove); ++op) {
-    for (int dt = 0; dt < comm::kNumDataTypes; ++dt) {
+    for (int dt = 0; dt < kNumDataTypes; ++dt) {
       Request r = sample_request(0, "t");
       r.op = static_cast<OpType>(op);
-      r.dtype = static_cast<comm::DataType>(dt);
+      r.dtype = static_cast<DataType>(dt);
       r.reduce_op = static_cast<UserReduceOp>(dt % 6);
       RequestList list{{r}, false};
       EXPECT_EQ(decode_request_list(encode(list), 0), list);
@@ -185,7 +185,7 @@ TEST(WireTest, InvalidEnumsAndValuesAreRefused) {
       {2, 2, "shutdown flag"},
       {op_at, 9, "op type"},
       {op_at + 1, 6, "reduce op"},
-      {op_at + 2, static_cast<uint8_t>(comm::kNumDataTypes), "data type"},
+      {op_at + 2, static_cast<uint8_t>(kNumDataTypes), "data type"},
       {op_at + 3 + 4 + 7, 0x80, "negative"},  // top byte of the one dim
   };
   auto bytes = one_request_bytes();

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "base/errors.h"
-#include "transport/socket_link.h"
+#include "transport/tcp/socket_link.h"
 #include "transport/test_support.h"
 
 namespace kolo::transport {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "base/errors.h"
-#include "transport/socket_link.h"
+#include "transport/tcp/socket_link.h"
 
 namespace kolo::transport {
 namespace {

@@ -33,12 +33,6 @@ TEST(Interfaces, EnumerationFindsLoopbackUpWithItsAddress) {
   for (const auto& entry : found) EXPECT_NE(entry.address.find('.'), std::string::npos);
 }
 
-TEST(Interfaces, ListParsingTrimsAndDropsEmptyAndRepeatedNames) {
-  EXPECT_EQ(parse_interface_list("eth0,eth1"), (Names{"eth0", "eth1"}));
-  EXPECT_EQ(parse_interface_list(" eth0 , ,eth1,eth0,"), (Names{"eth0", "eth1"}));
-  EXPECT_TRUE(parse_interface_list("").empty());
-}
-
 TEST(Interfaces, RouteTowardLoopbackIsLoopbackAndNonNumericServersHaveNone) {
   EXPECT_EQ(address_toward("127.0.0.1"), "127.0.0.1");
   EXPECT_EQ(address_toward("localhost"), "127.0.0.1");

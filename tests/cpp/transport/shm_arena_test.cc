@@ -50,17 +50,17 @@ TEST(HostArena, RanksOfOneHostShareOneArenaAndLeaveNothingBehind) {
   for (int r : {0, 1, 3}) {
     ASSERT_TRUE(arenas[r].has_value()) << "rank " << r;
     EXPECT_EQ(arenas[r]->members, (std::vector<int>{0, 1, 3}));
-    EXPECT_EQ(arenas[r]->arena.ranks(), 3);
+    EXPECT_EQ(arenas[r]->arena->ranks(), 3);
   }
   EXPECT_EQ(arenas[0]->slot, 0);
   EXPECT_EQ(arenas[1]->slot, 1);
   EXPECT_EQ(arenas[3]->slot, 2);
   // One memory behind the three mappings: what slot 2 writes, slot 0 reads.
-  std::memcpy(arenas[3]->arena.slot(2, 1), "from rank 3", 12);
-  arenas[3]->arena.post(2, Arena::Flag::reduced, 7);
-  EXPECT_STREQ(reinterpret_cast<const char*>(arenas[0]->arena.slot(2, 1)), "from rank 3");
-  EXPECT_EQ(arenas[1]->arena.flag(2, Arena::Flag::reduced), 7u);
-  EXPECT_EQ(arenas[1]->arena.flag(2, Arena::Flag::ready), 0u);
+  std::memcpy(arenas[3]->arena->slot(2, 1), "from rank 3", 12);
+  arenas[3]->arena->post(2, Arena::Flag::reduced, 7);
+  EXPECT_STREQ(reinterpret_cast<const char*>(arenas[0]->arena->slot(2, 1)), "from rank 3");
+  EXPECT_EQ(arenas[1]->arena->flag(2, Arena::Flag::reduced), 7u);
+  EXPECT_EQ(arenas[1]->arena->flag(2, Arena::Flag::ready), 0u);
 }
 
 TEST(HostArena, PostWakesASleeperInAnotherMapping) {

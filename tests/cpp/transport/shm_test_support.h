@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "transport/socket_link.h"
+#include "transport/tcp/socket_link.h"
 
 namespace kolo::transport::testing {
 

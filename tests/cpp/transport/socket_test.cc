@@ -1,4 +1,4 @@
-#include "transport/socket.h"
+#include "transport/tcp/socket.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "base/errors.h"
-#include "transport/socket_link.h"
+#include "transport/tcp/socket_link.h"
 #include "transport/test_support.h"
 
 namespace kolo::transport {

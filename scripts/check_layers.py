@@ -105,8 +105,8 @@ def main() -> int:
     for problem in problems:
         print(problem)
     if problems:
-        print(f"check_layers: {len(problems)} include(s) against docs/ARCHITECTURE.md's layer matrix",
-              file=sys.stderr)
+        print(f"check_layers: {len(problems)} include(s) against docs/ARCHITECTURE.md's "
+              "layer matrix", file=sys.stderr)
         return 1
     print("check_layers: every include under src/ follows docs/ARCHITECTURE.md's layer matrix")
     return 0

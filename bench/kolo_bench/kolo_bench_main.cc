@@ -42,8 +42,7 @@ uint64_t next_size(uint64_t bytes, const BenchArgs& args) {
 int run(int argc, char** argv) {
   const BenchArgs args = parse_bench_args(argc, argv);
   const core::Config config = core::Config::from_process_env();
-  const bootstrap::LaunchInfo launch =
-      bootstrap::LaunchInfo::from_env(core::process_environment());
+  const bootstrap::LaunchInfo launch = bootstrap::LaunchInfo::from_env(process_env_lookup());
   const Logger logger(config.log_level,
                       fmt::format("[kolo-bench rank {}/{}]", launch.rank, launch.size));
   bootstrap::Connected connected =

@@ -5,7 +5,7 @@
 namespace kolo::backends {
 
 void Backend::unsupported(const std::string& operation) const {
-  throw Error("backend '" + name() + "' does not support " + operation);
+  throw UnsupportedOperation("backend '" + name() + "' does not support " + operation);
 }
 
 void Backend::allreduce(Bytes, size_t, DataType, ReduceOp) { unsupported("allreduce"); }
@@ -19,10 +19,7 @@ void Backend::alltoallv(ConstBytes, std::span<const size_t>, Bytes, std::span<co
   unsupported("alltoall");
 }
 void Backend::adasum(Bytes, size_t, DataType) {
-  // Every rank runs the same backend and fails here before any byte moved, so only the tensor
-  // fails (InvalidArgument) and the session goes on.
-  throw InvalidArgument("backend '" + name() +
-                        "' does not support Adasum; use kolo's own transports (no --mpi)");
+  unsupported("Adasum; use kolo's own transports (no --mpi)");
 }
 
 }  // namespace kolo::backends

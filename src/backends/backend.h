@@ -1,7 +1,8 @@
 // backends::Backend: what executes one (possibly fused) collective on contiguous buffers. The kolo
 // backend runs comm/ algorithms over kolo's own transports; MPI (a plugin) and NCCL (dlopen) come
-// later. A backend that lacks an operation fails naming itself and the operation, so the runtime
-// can fall back or the user learns why.
+// later. A backend that lacks an operation fails naming itself and the operation
+// (UnsupportedOperation, before any byte moved): only that tensor fails, on every rank, and the
+// runtime goes on.
 #pragma once
 
 #include <cstddef>
@@ -36,6 +37,7 @@ class Backend {
   virtual void adasum(Bytes data, size_t count, DataType type);
 
  protected:
+  // Throws UnsupportedOperation "backend '<name>' does not support <operation>".
   [[noreturn]] void unsupported(const std::string& operation) const;
 };
 

@@ -4,10 +4,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <optional>
 
+#include "base/env.h"
 #include "base/errors.h"
 
 namespace kolo::backends {
@@ -27,8 +27,8 @@ std::string directory_of(const std::string& file) {
 
 std::vector<std::string> mpi_plugin_candidates() {
   std::vector<std::string> candidates;
-  if (const char* chosen = std::getenv("KOLO_MPI_PLUGIN"); chosen != nullptr && *chosen != 0) {
-    candidates.emplace_back(chosen);
+  if (auto chosen = find_setting(process_env_lookup(), "MPI_PLUGIN")) {
+    candidates.push_back(std::move(chosen->value));
     return candidates;  // an explicit choice is the only one tried
   }
   // The directory of the library this code is in (libkolo.so), as loaded and with links resolved
@@ -97,6 +97,9 @@ bool MpiPlugin::available() {
 }
 
 void MpiPlugin::check(int result, const KoloMpiError& error, const std::string& what) {
+  if (result == KOLO_MPI_UNSUPPORTED) {
+    throw UnsupportedOperation(fmt::format("{}: {}", what, error.text));
+  }
   if (result != 0) throw Error(fmt::format("{}: {}", what, error.text));
 }
 

@@ -33,7 +33,8 @@ class MpiPlugin {
   [[nodiscard]] const std::string& path() const { return path_; }
   [[nodiscard]] const KoloMpiPluginV1& table() const { return *table_; }
 
-  // Throws Error("<what>: <plugin message>") when `result` is a failure.
+  // Throws Error("<what>: <plugin message>") when `result` is a failure; UnsupportedOperation when
+  // the plugin lacks the type or reduction (KOLO_MPI_UNSUPPORTED), which fails only the tensor.
   static void check(int result, const KoloMpiError& error, const std::string& what);
 
  private:

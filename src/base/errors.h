@@ -42,8 +42,12 @@ class ProtocolError : public Error {
   using Error::Error;
 };
 
-// Ranks disagree about a collective (dtype, shape, op, root) or a tensor name.
-class MismatchError : public Error {
+// A backend lacks an operation, or an element type or reduction for it (e.g. the MPI plugin has
+// no reduction for some type). Raised before any byte moved and decided the same way on every rank
+// (they all run the same backend on the same agreed response), so the executor fails only those
+// tensors and the session goes on. (Ranks that disagree about a collective are not an exception:
+// the coordinator answers with an error response that fails the tensor on every rank.)
+class UnsupportedOperation : public Error {
  public:
   using Error::Error;
 };

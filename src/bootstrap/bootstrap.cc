@@ -11,6 +11,7 @@
 #include "base/name_list.h"
 #include "bootstrap/peer_wait.h"
 #include "comm/collective_arena.h"
+#include "rendezvous/peer_version.h"
 #include "rendezvous/tcp_store.h"
 #include "transport/shm/arena_setup.h"
 #include "transport/shm/job_names.h"
@@ -84,6 +85,8 @@ Connected connect_world(const LaunchInfo& launch, const Options& options, uint64
   transport::Socket listener = transport::listen_tcp("", 0);
   const std::string addresses =
       published_addresses(options, launch, hostname, transport::local_port(listener));
+  // Before the host key: a peer that sees our host sees our version too.
+  rendezvous::publish_version(store, key(round, "protocol", launch.rank), options.protocol_version);
   store.set(key(round, "host", launch.rank), hostname);
   store.set(key(round, "addr", launch.rank), addresses);
   logger.debug("listening at {} (host '{}'), waiting for {} peers at {}", addresses, hostname,
@@ -98,6 +101,10 @@ Connected connect_world(const LaunchInfo& launch, const Options& options, uint64
   for (int r = 0; r < launch.size; ++r) {
     hostnames[r] =
         await_peer_key(store, key(round, "host", r), r, options.start_timeout, server.to_string());
+    if (r != launch.rank) {
+      rendezvous::check_peer_version(store, key(round, "protocol", r), launch.rank, r,
+                                     options.protocol_version, "negotiation protocol");
+    }
     mesh.endpoints[r] = parse_addresses(
         await_peer_key(store, key(round, "addr", r), r, options.start_timeout, server.to_string()));
   }

@@ -11,9 +11,7 @@ namespace kolo::bootstrap {
 
 LaunchInfo LaunchInfo::from_env(const EnvLookup& lookup) {
   auto get = [&](const std::string& name) -> std::optional<std::string> {
-    for (const char* prefix : {"KOLO_", "HOROVOD_"}) {
-      if (auto value = lookup(prefix + name); value && !value->empty()) return value;
-    }
+    if (auto found = find_setting(lookup, name)) return std::move(found->value);
     return std::nullopt;
   };
   auto get_int = [&](const std::string& name, int fallback) {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "base/env_lookup.h"
+#include "base/env.h"
 
 namespace kolo::bootstrap {
 

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "base/env_lookup.h"
+#include "base/env.h"
 
 namespace kolo::bootstrap {
 

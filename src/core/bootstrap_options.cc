@@ -1,5 +1,7 @@
 #include "core/bootstrap_options.h"
 
+#include "negotiation/wire.h"
+
 namespace kolo::core {
 
 bootstrap::Options bootstrap_options(const Config& config) {
@@ -9,6 +11,7 @@ bootstrap::Options bootstrap_options(const Config& config) {
   options.shm_disable = config.shm_disable;
   options.shm_ring_bytes = config.shm_ring_bytes;
   options.shm_allreduce_bytes = config.shm_allreduce_bytes;
+  options.protocol_version = negotiation::kWireVersion;
   return options;
 }
 

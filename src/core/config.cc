@@ -5,36 +5,14 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
-#include <set>
 
 #include "base/errors.h"
 #include "base/name_list.h"
 #include "core/thread_affinity.h"
 
-extern char** environ;
-
 namespace kolo::core {
 
 namespace {
-
-// The names (without prefix) of every variable kolo understands. Launch information is here too,
-// so that KOLO_RANK and friends are not reported as unknown, and STAGE_THROUGH_HOST, which
-// kolo.torch reads (staging.py).
-const std::set<std::string>& known_names() {
-  static const std::set<std::string> names = {
-      "CYCLE_TIME",      "FUSION_THRESHOLD",  "CACHE_CAPACITY",      "LOG_LEVEL",
-      "PEER_TIMEOUT",    "START_TIMEOUT",     "SMALL_ALLREDUCE_BYTES", "MAX_CONTROL_MESSAGE",
-      "RANK",            "SIZE",              "HOSTNAME",            "RENDEZVOUS_ADDR",
-      "RENDEZVOUS_PORT", "SECRET",            "LOCAL_RANK",          "LOCAL_SIZE",
-      "CROSS_RANK",      "CROSS_SIZE",        "FAILURE_GRACE_SECONDS", "CONTROLLER",
-      "CPU_OPERATIONS",  "GPU_OPERATIONS",    "TIMELINE",            "LOG_HIDE_TIME", "THREAD_AFFINITY",
-      "SHM_DISABLE",     "SHM_RING_BYTES",    "HIERARCHICAL_ALLREDUCE", "IFACE",
-      "GLOO_IFACE",      "DYNAMIC_PROCESS_SETS", "TIMELINE_MARK_CYCLES", "STALL_CHECK_DISABLE",
-      "STALL_CHECK_TIME_SECONDS", "STALL_SHUTDOWN_TIME_SECONDS", "AUTOTUNE", "AUTOTUNE_LOG",
-      "AUTOTUNE_WARMUP_SAMPLES", "AUTOTUNE_STEPS_PER_SAMPLE", "AUTOTUNE_SAMPLES_PER_TRIAL",
-      "SHM_ALLREDUCE_BYTES", "STAGE_THROUGH_HOST", "LAUNCHER_PID"};
-  return names;
-}
 
 // Looks a setting up as KOLO_<name>, then HOROVOD_<name>; records where it came from.
 class SettingReader {
@@ -42,12 +20,9 @@ class SettingReader {
   SettingReader(const EnvLookup& lookup, Config& config) : lookup_(lookup), config_(config) {}
 
   std::optional<std::pair<std::string, std::string>> find(const std::string& name) {
-    for (const char* prefix : {"KOLO_", "HOROVOD_"}) {
-      std::string variable = prefix + name;
-      if (auto value = lookup_(variable); value && !value->empty()) {
-        config_.sources.emplace_back(name, variable);
-        return std::make_pair(variable, *value);
-      }
+    if (auto found = find_setting(lookup_, name)) {
+      config_.sources.emplace_back(name, found->variable);
+      return std::make_pair(std::move(found->variable), std::move(found->value));
     }
     config_.sources.emplace_back(name, "default");
     return std::nullopt;
@@ -60,8 +35,8 @@ class SettingReader {
     char* end = nullptr;
     double value = std::strtod(text.c_str(), &end);
     if (end == text.c_str() || *end != '\0' || value < min_value) {
-      throw InvalidArgument(variable + "='" + text + "' is not a number >= " +
-                            fmt::format("{}", min_value));
+      throw InvalidArgument(variable + "='" + text +
+                            "' is not a number >= " + fmt::format("{}", min_value));
     }
     return value;
   }
@@ -120,19 +95,11 @@ void read_observability(SettingReader& reader, Config& config) {
 
 }  // namespace
 
-EnvLookup process_environment() {
-  return [](const std::string& name) -> std::optional<std::string> {
-    const char* value = std::getenv(name.c_str());
-    if (value == nullptr) return std::nullopt;
-    return std::string(value);
-  };
-}
-
 Config Config::from_env(const EnvLookup& lookup, const std::vector<std::string>& all_names) {
   Config config;
   SettingReader reader(lookup, config);
-  config.cycle_time = from_units<std::chrono::microseconds>(
-      reader.number("CYCLE_TIME", 1.0, 0.0), 1000.0);
+  config.cycle_time =
+      from_units<std::chrono::microseconds>(reader.number("CYCLE_TIME", 1.0, 0.0), 1000.0);
   config.fusion_threshold =
       static_cast<uint64_t>(reader.number("FUSION_THRESHOLD", 128.0 * 1024 * 1024, 0));
   config.cache_capacity = static_cast<uint32_t>(reader.number("CACHE_CAPACITY", 1024, 0));
@@ -143,8 +110,8 @@ Config Config::from_env(const EnvLookup& lookup, const std::vector<std::string>&
       from_units<std::chrono::milliseconds>(reader.number("START_TIMEOUT", 30.0, 0.001), 1.0);
   config.small_allreduce_bytes =
       static_cast<uint64_t>(reader.number("SMALL_ALLREDUCE_BYTES", 64 * 1024, 0));
-  config.frame_limit = static_cast<uint64_t>(
-      reader.number("MAX_CONTROL_MESSAGE", 256.0 * 1024 * 1024, 4096));
+  config.frame_limit =
+      static_cast<uint64_t>(reader.number("MAX_CONTROL_MESSAGE", 256.0 * 1024 * 1024, 4096));
   config.shm_disable = reader.flag("SHM_DISABLE").value_or(false);
   const double ring_bytes = reader.number("SHM_RING_BYTES", 1024.0 * 1024, 4096);
   config.shm_ring_bytes = static_cast<uint64_t>(ring_bytes);
@@ -169,21 +136,10 @@ Config Config::from_env(const EnvLookup& lookup, const std::vector<std::string>&
   config.log_timestamps = !reader.flag("LOG_HIDE_TIME").value_or(true);
   read_observability(reader, config);
 
-  for (const auto& name : all_names) {
-    if (name.rfind("KOLO_", 0) == 0 && !known_names().contains(name.substr(5))) {
-      config.unknown_variables.push_back(name);
-    }
-  }
+  config.unknown_variables = unknown_kolo_variables(all_names);
   return config;
 }
 
-Config Config::from_process_env() {
-  std::vector<std::string> names;
-  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
-    std::string_view text(*entry);
-    names.emplace_back(text.substr(0, text.find('=')));
-  }
-  return from_env(process_environment(), names);
-}
+Config Config::from_process_env() { return from_env(process_env_lookup(), process_env_names()); }
 
 }  // namespace kolo::core

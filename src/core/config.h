@@ -1,6 +1,7 @@
 // Every knob kolo reads, parsed once at init from the environment: KOLO_<NAME> wins over
 // HOROVOD_<NAME>, which wins over the default, so existing Horovod job scripts keep working.
-// The environment is read through a lookup function so tests can supply their own.
+// The environment is read through base/env.h (the one table of setting names), with a lookup
+// function so tests can supply their own.
 #pragma once
 
 #include <chrono>
@@ -10,13 +11,10 @@
 #include <vector>
 
 #include "backends/backend_choice.h"
-#include "base/env_lookup.h"
+#include "base/env.h"
 #include "base/logger.h"
 
 namespace kolo::core {
-
-// Reads the process environment (getenv).
-EnvLookup process_environment();
 
 struct Config {
   std::chrono::microseconds cycle_time{1000};      // CYCLE_TIME, milliseconds (fractions allowed)
@@ -25,10 +23,10 @@ struct Config {
   LogLevel log_level = LogLevel::warning;          // LOG_LEVEL
   std::chrono::milliseconds peer_timeout{30000};   // PEER_TIMEOUT, seconds (fractions allowed)
   std::chrono::milliseconds start_timeout{30000};  // START_TIMEOUT, seconds
-  uint64_t small_allreduce_bytes = 64ull * 1024;     // SMALL_ALLREDUCE_BYTES: recursive doubling below
-  uint64_t frame_limit = 256ull << 20;             // MAX_CONTROL_MESSAGE, bytes
-  bool shm_disable = false;                        // SHM_DISABLE: same-host peers use TCP too
-  uint64_t shm_ring_bytes = 1ull << 20;            // SHM_RING_BYTES: per direction, power of two
+  uint64_t small_allreduce_bytes = 64ull * 1024;  // SMALL_ALLREDUCE_BYTES: recursive doubling below
+  uint64_t frame_limit = 256ull << 20;            // MAX_CONTROL_MESSAGE, bytes
+  bool shm_disable = false;                       // SHM_DISABLE: same-host peers use TCP too
+  uint64_t shm_ring_bytes = 1ull << 20;           // SHM_RING_BYTES: per direction, power of two
   // SHM_ALLREDUCE_BYTES: allreduce of ranks all on one host goes through the host's shared-memory
   // arena up to this size (bytes); 0 = never (no arena is set up).
   uint64_t shm_allreduce_bytes = 1ull << 40;
@@ -49,16 +47,16 @@ struct Config {
   bool log_timestamps = false;
 
   // Observability (timeline, stall inspector) and autotuning; see README's table.
-  std::string timeline_path;        // TIMELINE: Chrome-trace file rank 0 writes; "" or DYNAMIC: none
-  bool timeline_mark_cycles = false;                     // TIMELINE_MARK_CYCLES
-  bool stall_check = true;                               // !STALL_CHECK_DISABLE
-  std::chrono::milliseconds stall_warning_time{60000};   // STALL_CHECK_TIME_SECONDS
-  std::chrono::milliseconds stall_shutdown_time{0};      // STALL_SHUTDOWN_TIME_SECONDS; 0: never
-  bool autotune = false;                                 // AUTOTUNE
-  std::string autotune_log;                              // AUTOTUNE_LOG: CSV of every trial
-  uint32_t autotune_warmup_samples = 3;                  // AUTOTUNE_WARMUP_SAMPLES
-  uint32_t autotune_steps_per_sample = 10;               // AUTOTUNE_STEPS_PER_SAMPLE
-  uint32_t autotune_samples_per_trial = 3;               // AUTOTUNE_SAMPLES_PER_TRIAL
+  std::string timeline_path;  // TIMELINE: Chrome-trace file rank 0 writes; "" or DYNAMIC: none
+  bool timeline_mark_cycles = false;                    // TIMELINE_MARK_CYCLES
+  bool stall_check = true;                              // !STALL_CHECK_DISABLE
+  std::chrono::milliseconds stall_warning_time{60000};  // STALL_CHECK_TIME_SECONDS
+  std::chrono::milliseconds stall_shutdown_time{0};     // STALL_SHUTDOWN_TIME_SECONDS; 0: never
+  bool autotune = false;                                // AUTOTUNE
+  std::string autotune_log;                             // AUTOTUNE_LOG: CSV of every trial
+  uint32_t autotune_warmup_samples = 3;                 // AUTOTUNE_WARMUP_SAMPLES
+  uint32_t autotune_steps_per_sample = 10;              // AUTOTUNE_STEPS_PER_SAMPLE
+  uint32_t autotune_samples_per_trial = 3;              // AUTOTUNE_SAMPLES_PER_TRIAL
 
   // Where each value came from ("KOLO_CYCLE_TIME", "HOROVOD_CYCLE_TIME" or "default"), for logs.
   std::vector<std::pair<std::string, std::string>> sources;

@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <numeric>
+#include <optional>
 
 #include "base/errors.h"
 #include "fusion/fusion_planner.h"
@@ -40,7 +41,8 @@ ReduceOp to_comm_op(UserReduceOp op) {
       return ReduceOp::max;
     case UserReduceOp::product:
       return ReduceOp::product;
-    case UserReduceOp::adasum: break;  // not an elementwise op: Executor::adasum
+    case UserReduceOp::adasum:
+      break;  // not an elementwise op: Executor::adasum
   }
   throw InvalidArgument(std::string("reduction '") +
                         std::string(negotiation::user_reduce_op_name(op)) +
@@ -56,7 +58,8 @@ void Executor::run(const std::vector<negotiation::Response>& responses,
   };
 
   auto tensor_bytes = [&](const std::string& name) { return entry_for(pending, name).bytes(); };
-  for (const auto& group : fusion::plan_fusion(responses, tensor_bytes, options_.fusion_threshold)) {
+  for (const auto& group :
+       fusion::plan_fusion(responses, tensor_bytes, options_.fusion_threshold)) {
     const negotiation::Response& response = group.response;
     ++stats_.responses;
     if (observer_ != nullptr) {
@@ -70,12 +73,7 @@ void Executor::run(const std::vector<negotiation::Response>& responses,
       }
     } finished{observer_, response.names};
     if (!response.error.empty()) {
-      for (const auto& name : response.names) {
-        auto it = pending.find(name);
-        if (it == pending.end()) continue;
-        handles_.fail(it->second.handle, response.error);
-        pending.erase(it);
-      }
+      fail_all(response.names, response.error, pending);
       continue;
     }
     try {
@@ -83,13 +81,25 @@ void Executor::run(const std::vector<negotiation::Response>& responses,
     } catch (const InvalidArgument& error) {
       // Decided identically on every rank before any byte moved (e.g. an unsupported reduction),
       // so only these tensors fail; the session goes on.
-      for (const auto& name : response.names) {
-        handles_.fail(entry_for(pending, name).handle, error.what());
-        pending.erase(name);
-      }
+      fail_all(response.names, error.what(), pending);
+      continue;
+    } catch (const UnsupportedOperation& error) {
+      // The backend lacks the op (or its type/reduction): same decision on every rank, before any
+      // byte moved, so again only these tensors fail.
+      fail_all(response.names, error.what(), pending);
       continue;
     }
     for (const auto& name : response.names) finish(name);
+  }
+}
+
+void Executor::fail_all(const std::vector<std::string>& names, const std::string& error,
+                        std::map<std::string, TensorEntry>& pending) {
+  for (const auto& name : names) {
+    auto it = pending.find(name);
+    if (it == pending.end()) continue;
+    handles_.fail(it->second.handle, error);
+    pending.erase(it);
   }
 }
 
@@ -144,55 +154,64 @@ void Executor::execute(const fusion::FusedGroup& group,
   }
 }
 
+void Executor::run_scaled(const negotiation::Response& response, const ScaledRun& run,
+                          const std::function<void()>& backend_op) {
+  if (!run.input.empty() && run.input.data() != run.work.data()) {
+    std::memcpy(run.work.data(), run.input.data(), run.input.size());
+  }
+  const size_t element = dtype_size(response.dtype);
+  if (response.prescale != 1.0) {
+    kernels::scale_buffer(run.work.data(), run.work.size() / element, response.dtype,
+                          response.prescale);
+  }
+  std::optional<ObservedPhase> phase;
+  if (run.phase != nullptr) phase.emplace(observer_, response.names, run.phase);
+  backend_op();
+  if (response.reduce_op == UserReduceOp::average) {
+    // A division by the size, not Horovod's multiplication by 1/size (kernels/average.cc).
+    kernels::average_buffer(run.result.data(), run.result.size() / element, response.dtype,
+                            options_.size, response.postscale);
+  } else if (response.postscale != 1.0) {
+    kernels::scale_buffer(run.result.data(), run.result.size() / element, response.dtype,
+                          response.postscale);
+  }
+}
+
 void Executor::allreduce(const fusion::FusedGroup& group, std::vector<TensorEntry*>& entries) {
   const negotiation::Response& response = group.response;
   const ReduceOp op = to_comm_op(response.reduce_op);
-  const bool average = response.reduce_op == UserReduceOp::average;
+  const size_t element = dtype_size(response.dtype);
 
   // One tensor reduces in place in its output; several are packed into the fusion buffer.
-  const size_t element = dtype_size(response.dtype);
-  std::span<std::byte> buffer;
-  size_t count = 0;
-  for (const TensorEntry* entry : entries) count += entry->request.num_elements();
+  ScaledRun run;
+  run.phase = "KOLO_ALLREDUCE";
   if (entries.size() == 1) {
     TensorEntry& entry = *entries.front();
-    buffer = bytes_of(entry.output, entry.bytes());
-    if (entry.output != entry.input && !buffer.empty()) {
-      std::memcpy(entry.output, entry.input, buffer.size());
-    }
+    run.input = {static_cast<const std::byte*>(entry.input), entry.bytes()};
+    run.work = bytes_of(entry.output, entry.bytes());
   } else {
+    // Offsets are 64-byte aligned (as Horovod's), so the packed buffer may hold small gaps; they
+    // are reduced along with the tensors and never copied out.
     const size_t total = group.buffer_bytes;
-    buffer = fusion_buffer_.get(total);
+    run.work = fusion_buffer_.get(total).first(total / element * element);
     ObservedPhase phase(observer_, response.names, "MEMCPY_IN_FUSION_BUFFER");
     for (size_t i = 0; i < entries.size(); ++i) {
       if (entries[i]->bytes() > 0) {
-        std::memcpy(buffer.data() + group.tensors[i].offset, entries[i]->input, entries[i]->bytes());
+        std::memcpy(run.work.data() + group.tensors[i].offset, entries[i]->input,
+                    entries[i]->bytes());
       }
     }
-    // Offsets are 64-byte aligned (as Horovod's), so the packed buffer may hold small gaps; they
-    // are reduced along with the tensors and never copied out.
-    count = total / element;
     ++stats_.fused_groups;
     stats_.fused_tensors += entries.size();
   }
-  if (response.prescale != 1.0) {
-    kernels::scale_buffer(buffer.data(), count, response.dtype, response.prescale);
-  }
-  {
-    ObservedPhase phase(observer_, response.names, "KOLO_ALLREDUCE");
-    backend_.allreduce(buffer.first(count * element), count, response.dtype, op);
-    if (average) {
-      kernels::average_buffer(buffer.data(), count, response.dtype, options_.size,
-                              response.postscale);
-    } else if (response.postscale != 1.0) {
-      kernels::scale_buffer(buffer.data(), count, response.dtype, response.postscale);
-    }
-  }
+  run.result = run.work;
+  run_scaled(response, run,
+             [&] { backend_.allreduce(run.work, run.work.size() / element, response.dtype, op); });
   if (entries.size() > 1) {
     ObservedPhase phase(observer_, response.names, "MEMCPY_OUT_FUSION_BUFFER");
     for (size_t i = 0; i < entries.size(); ++i) {
       if (entries[i]->bytes() > 0) {
-        std::memcpy(entries[i]->output, buffer.data() + group.tensors[i].offset,
+        std::memcpy(entries[i]->output, run.work.data() + group.tensors[i].offset,
                     entries[i]->bytes());
       }
     }

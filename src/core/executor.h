@@ -3,7 +3,9 @@
 // (or fails) the handles. Everything here runs on the background thread.
 #pragma once
 
+#include <functional>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -40,7 +42,8 @@ class Executor {
       : backend_(backend), handles_(handles), options_(options) {}
 
   // `pending` maps tensor name -> entry; executed entries are removed from it and their handles
-  // completed or failed. Transport failures propagate (they are fatal for the session).
+  // completed or failed. An op the backend lacks (UnsupportedOperation) or a bad argument fails
+  // only its tensors; transport failures propagate (they are fatal for the session).
   void run(const std::vector<negotiation::Response>& responses,
            std::map<std::string, TensorEntry>& pending);
 
@@ -51,6 +54,23 @@ class Executor {
 
  private:
   void execute(const fusion::FusedGroup& group, std::map<std::string, TensorEntry>& pending);
+  // Fails the handles of `names` still pending with `error` and drops them.
+  void fail_all(const std::vector<std::string>& names, const std::string& error,
+                std::map<std::string, TensorEntry>& pending);
+  // The one copy / prescale / backend op / postscale path of every reducing op (allreduce,
+  // fused or not, Adasum, reducescatter): `input` is copied into `work` unless it is empty
+  // (already staged) or already there; prescale scales `work`, postscale scales `result` and
+  // Average divides it (`work` itself, or the op's separate output). `phase`, when set, brackets
+  // the backend op and postscale on the timeline.
+  struct ScaledRun {
+    std::span<const std::byte> input;
+    std::span<std::byte> work;
+    std::span<std::byte> result;
+    const char* phase = nullptr;
+  };
+  void run_scaled(const negotiation::Response& response, const ScaledRun& run,
+                  const std::function<void()>& backend_op);
+
   void allreduce(const fusion::FusedGroup& group, std::vector<TensorEntry*>& entries);
   void allgather(const negotiation::Response& response, TensorEntry& entry, size_t index);
   void broadcast(const negotiation::Response& response, TensorEntry& entry);

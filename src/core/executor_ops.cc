@@ -23,10 +23,6 @@ size_t row_elements(const std::vector<int64_t>& shape) {
   return elements;
 }
 
-void copy_input(const TensorEntry& entry, std::byte* to) {
-  if (entry.bytes() > 0 && to != entry.input) std::memcpy(to, entry.input, entry.bytes());
-}
-
 }  // namespace
 
 void Executor::adasum(const negotiation::Response& response, TensorEntry& entry) {
@@ -36,15 +32,15 @@ void Executor::adasum(const negotiation::Response& response, TensorEntry& entry)
                     "float16, bfloat16, float32 or float64",
                     entry.request.name, dtype_name(response.dtype)));
   }
-  const size_t count = static_cast<size_t>(entry.request.num_elements());
-  auto* data = static_cast<std::byte*>(entry.output);
-  copy_input(entry, data);
-  if (response.prescale != 1.0)
-    kernels::scale_buffer(data, count, response.dtype, response.prescale);
-  backend_.adasum({data, entry.bytes()}, count, response.dtype);
-  if (response.postscale != 1.0) {
-    kernels::scale_buffer(data, count, response.dtype, response.postscale);
-  }
+  std::span<std::byte> data{static_cast<std::byte*>(entry.output), entry.bytes()};
+  run_scaled(response,
+             {.input = {static_cast<const std::byte*>(entry.input), entry.bytes()},
+              .work = data,
+              .result = data},
+             [&] {
+               backend_.adasum(data, static_cast<size_t>(entry.request.num_elements()),
+                               response.dtype);
+             });
 }
 
 void Executor::reducescatter(const negotiation::Response& response, TensorEntry& entry) {
@@ -58,25 +54,18 @@ void Executor::reducescatter(const negotiation::Response& response, TensorEntry&
         static_cast<size_t>(negotiation::reducescatter_rows(shape[0], options_.size, r)) * row;
   }
   const size_t mine = counts[static_cast<size_t>(options_.rank)];
-  const size_t count = static_cast<size_t>(entry.request.num_elements());
 
   // The ring clobbers its input, so it runs on a copy in the fusion buffer.
-  std::span<std::byte> work = fusion_buffer_.get(entry.bytes());
-  copy_input(entry, work.data());
-  if (response.prescale != 1.0) {
-    kernels::scale_buffer(work.data(), count, response.dtype, response.prescale);
-  }
+  std::span<std::byte> work = fusion_buffer_.get(entry.bytes()).first(entry.bytes());
   std::vector<int64_t> out_shape = shape;
   out_shape[0] = negotiation::reducescatter_rows(shape[0], options_.size, options_.rank);
   OwnedBuffer out = make_owned_buffer(mine * element, std::move(out_shape), response.dtype);
-  backend_.reducescatter(work.first(entry.bytes()), counts, response.dtype, op,
-                         {out.data.get(), out.bytes});
-  if (response.reduce_op == UserReduceOp::average) {
-    kernels::average_buffer(out.data.get(), mine, response.dtype, options_.size,
-                            response.postscale);
-  } else if (response.postscale != 1.0) {
-    kernels::scale_buffer(out.data.get(), mine, response.dtype, response.postscale);
-  }
+  std::span<std::byte> result{out.data.get(), out.bytes};
+  run_scaled(response,
+             {.input = {static_cast<const std::byte*>(entry.input), entry.bytes()},
+              .work = work,
+              .result = result},
+             [&] { backend_.reducescatter(work, counts, response.dtype, op, result); });
   entry.allocated_output = std::move(out);
 }
 

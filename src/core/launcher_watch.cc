@@ -66,8 +66,9 @@ void end_group_with(pid_t launcher) {
 }  // namespace
 
 void end_with_launcher(const EnvLookup& lookup) {
-  const auto text = lookup("KOLO_LAUNCHER_PID");
-  if (!text) return;
+  const auto found = find_setting(lookup, "LAUNCHER_PID");
+  if (!found) return;
+  const std::string* text = &found->value;
   char* end = nullptr;
   const long launcher = std::strtol(text->c_str(), &end, 10);
   if (end == text->c_str() || *end != '\0' || launcher <= 1) return;

@@ -21,8 +21,8 @@ void Runtime::init() {
   std::lock_guard lock(mutex_);
   if (session_) return;
   config_ = Config::from_process_env();
-  end_with_launcher(process_environment());
-  bootstrap::LaunchInfo launch = bootstrap::LaunchInfo::from_env(process_environment());
+  end_with_launcher(process_env_lookup());
+  bootstrap::LaunchInfo launch = bootstrap::LaunchInfo::from_env(process_env_lookup());
   logger_.set_level(config_.log_level);
   logger_.set_timestamps(config_.log_timestamps);
   logger_.set_prefix(fmt::format("[kolo rank {}/{}]", launch.rank, launch.size));
@@ -34,9 +34,10 @@ void Runtime::init() {
   session_ = std::make_unique<Session>(config_, launch, rounds_++, handles_, logger_);
   if (launch.launcher_local_rank >= 0 &&
       launch.launcher_local_rank != session_->world().local_rank) {
-    logger_.warn("the launcher's local rank {} differs from kolo's {} (ranks of one host are "
-                 "numbered by rank order)",
-                 launch.launcher_local_rank, session_->world().local_rank);
+    logger_.warn(
+        "the launcher's local rank {} differs from kolo's {} (ranks of one host are "
+        "numbered by rank order)",
+        launch.launcher_local_rank, session_->world().local_rank);
   }
   logger_.debug("initialized: local rank {}/{}, cross rank {}/{}", session_->world().local_rank,
                 session_->world().local_size, session_->world().cross_rank,

@@ -3,7 +3,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <numeric>
 #include <utility>
 
 #include "backends/backend_choice.h"
@@ -12,7 +11,6 @@
 #include "core/bootstrap_options.h"
 #include "core/local_checks.h"
 #include "core/thread_affinity.h"
-#include "rendezvous/keys.h"
 
 namespace kolo::core {
 
@@ -46,12 +44,12 @@ Session::Session(const Config& config, const bootstrap::LaunchInfo& launch, uint
     }
     return backends::make_backend(config_.cpu_operations, set_comm, allreduce_options, world_.size);
   };
-  std::vector<int> everyone(static_cast<size_t>(world_.size));
-  std::iota(everyone.begin(), everyone.end(), 0);
-  set_ranks_.emplace(kGlobalProcessSet, everyone);
+  failure_report_ =
+      std::make_unique<FailureReport>(store_.get(), round_, world_.rank, world_.size, logger_);
+  registry_ = std::make_unique<ProcessSetRegistry>(world_.size);
   sets_.emplace(kGlobalProcessSet,
-                std::make_unique<ProcessSet>(kGlobalProcessSet, everyone, *comm_, config_,
-                                             make_backend_, handles_, logger_));
+                std::make_unique<ProcessSet>(kGlobalProcessSet, registry_->ranks(kGlobalProcessSet),
+                                             *comm_, config_, make_backend_, handles_, logger_));
   ProcessSet& global = *sets_.at(kGlobalProcessSet);
   observability_ = std::make_unique<Observability>(config_, world_.rank, global.controller(),
                                                    global.executor(), logger_);
@@ -81,19 +79,19 @@ HandleId Session::enqueue(TensorEntry entry) {
       throw Error(fmt::format("tensor '{}' not submitted: {}", name, *failure_));
     }
     if (shutdown_requested_) throw Error("kolo is shutting down: no new operations are accepted");
-    auto set = set_ranks_.find(set_id);
-    if (set == set_ranks_.end()) {
+    const std::optional<std::vector<int>> set_ranks = registry_->find(set_id);
+    if (!set_ranks) {
       throw InvalidArgument(fmt::format(
           "rank {}: tensor '{}' names process set {}, which is not registered (never added with "
           "hvd.add_process_set(), or removed)",
           world_.rank, name, set_id));
     }
-    auto member = std::find(set->second.begin(), set->second.end(), world_.rank);
-    if (member == set->second.end()) {
+    auto member = std::find(set_ranks->begin(), set_ranks->end(), world_.rank);
+    if (member == set_ranks->end()) {
       throw InvalidArgument(fmt::format(
           "rank {} is not a member of process set {} (ranks {}): tensor '{}' cannot be submitted "
           "on it from this rank",
-          world_.rank, set_id, set->second, name));
+          world_.rank, set_id, *set_ranks, name));
     }
     if (names_in_flight_.contains({set_id, name})) {
       throw InvalidArgument(fmt::format(
@@ -101,8 +99,8 @@ HandleId Session::enqueue(TensorEntry entry) {
           "name (wait for the earlier one first)",
           world_.rank, name));
     }
-    entry.request.rank = static_cast<int32_t>(member - set->second.begin());
-    LocalProblem problem = find_local_problem(entry.request, set->second, world_.rank);
+    entry.request.rank = static_cast<int32_t>(member - set_ranks->begin());
+    LocalProblem problem = find_local_problem(entry.request, *set_ranks, world_.rank);
     if (!problem.message.empty()) {
       // Sent anyway, marked invalid and without data or handle: the coordinator fails the name
       // on every rank, so the ranks that called correctly get an error too instead of a hang.
@@ -208,8 +206,8 @@ void Session::run_loop() {
         "submitted since cannot complete",
         world_.rank, shutdown_by_.size() == 1 ? "" : "s", fmt::join(shutdown_by_, ", ")));
   } catch (const PeerError& error) {
-    std::string message =
-        fmt::format("kolo rank {}/{}: {}", world_.rank, world_.size, with_root_cause(error));
+    std::string message = fmt::format("kolo rank {}/{}: {}", world_.rank, world_.size,
+                                      failure_report_->with_root_cause(error));
     logger_.error("{}", message);
     comm_->abort();
     failed_in_shutdown_ = shutdown_requested_.load();
@@ -298,83 +296,6 @@ void Session::watch_for_deadlock(uint64_t responses_before) {
     logger_.error("{}", message);
     global.cancel(tensor.name, message);
   }
-}
-
-std::string Session::with_root_cause(const PeerError& error) const {
-  // The peer named in `error` may only be a messenger: a rank that dies takes its neighbours down
-  // one by one, and a rank that hangs leaves a chain of ranks each waiting on the next. The
-  // rendezvous store tells the rest of the story.
-  std::string message = error.what();
-  if (!store_) return message;
-  if (error.kind() == PeerError::Kind::silent && error.peer_rank() >= 0) {
-    return message + trace_wait_chain(error.peer_rank());
-  }
-  // A peer that closed its links after timing out itself (a rank frozen in shutdown makes its
-  // neighbours give up one by one) published whom it waited on: that chain names the frozen rank,
-  // which the launcher cannot know yet (the first rank to exit is only a messenger).
-  if (error.peer_rank() >= 0 && published_a_wait(error.peer_rank())) {
-    return message + trace_wait_chain(error.peer_rank());
-  }
-  try {
-    const std::string first =
-        store_->get(std::string(rendezvous::kFailureKey), std::chrono::seconds(2));
-    message += "; the launcher reports the first failure: " + first;
-  } catch (const Error&) {
-    // No launcher report (not started by kolorun, or the peer is alive but silent).
-  }
-  return message;
-}
-
-std::string Session::stuck_key(int rank) const {
-  return fmt::format("kolo/round{}/stuck/{}", round_, rank);
-}
-
-bool Session::published_a_wait(int rank) const {
-  try {
-    (void)store_->get(stuck_key(rank), std::chrono::milliseconds(200));
-    return true;
-  } catch (const Error&) {
-    return false;  // it timed out on nobody (or the store is gone): the launcher's report it is
-  }
-}
-
-std::string Session::trace_wait_chain(int awaited) const {
-  // Every rank that times out publishes whom it waited on, then follows the chain from its own
-  // awaited peer: the first rank that published nothing is the one that stopped responding.
-  auto key = [&](int rank) { return stuck_key(rank); };
-  std::vector<int> chain = {awaited};
-  // The others time out at about the same moment as this rank: one second for the whole chain
-  // (not per hop), so a longer chain does not push the error past the peer timeout + 2 s.
-  const auto deadline = Clock::now() + std::chrono::seconds(1);
-  try {
-    store_->set(key(world_.rank), std::to_string(awaited));
-    while (static_cast<int>(chain.size()) <= world_.size) {
-      const auto left =
-          std::max(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()),
-                   std::chrono::milliseconds(20));
-      const int next = std::stoi(store_->get(key(chain.back()), left));
-      if (next == world_.rank || std::find(chain.begin(), chain.end(), next) != chain.end()) {
-        return fmt::format(
-            "; ranks {} wait on each other in a cycle (collectives submitted in "
-            "different orders?)",
-            fmt::join(chain, ", "));
-      }
-      chain.push_back(next);
-    }
-  } catch (const TimeoutError&) {
-    // chain.back() published nothing: it is the rank that stopped responding.
-  } catch (const Error& error) {
-    logger_.debug("could not trace the wait chain: {}", error.what());
-    return "";
-  }
-  if (chain.size() == 1) {
-    return fmt::format("; rank {} is alive but not responding (hung, stopped, or overloaded)",
-                       awaited);
-  }
-  return fmt::format(
-      "; rank {} was itself waiting (chain {}): rank {} is the one not responding "
-      "(hung, stopped, or overloaded)",
-      awaited, fmt::join(chain, " -> "), chain.back());
 }
 
 void Session::leave_together() {

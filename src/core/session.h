@@ -9,7 +9,9 @@
 // Adding or removing a set is negotiated on the global set, so it takes effect in the same cycle
 // on every rank and the new set's id is the same everywhere.
 // A transport failure is fatal for the session: every pending and later op fails with the
-// message naming the peer, and the links are closed so the other ranks notice too.
+// message naming the peer and the root cause (core/failure_report.h), and the links are closed so
+// the other ranks notice too. Which sets exist is core/process_set_registry.h; the control
+// requests that change it are in session_control.cc.
 #pragma once
 
 #include <atomic>
@@ -31,9 +33,11 @@
 #include "core/config.h"
 #include "core/deadlock_watch.h"
 #include "core/executor.h"
+#include "core/failure_report.h"
 #include "core/handle_table.h"
 #include "core/observability.h"
 #include "core/process_set.h"
+#include "core/process_set_registry.h"
 #include "core/tensor_queue.h"
 #include "negotiation/controller.h"
 #include "rendezvous/store.h"
@@ -93,9 +97,10 @@ class Session {
 
  private:
   void run_loop();
-  // Queues a process-set/join request on the global set, named `kolo.<kind>.<call number>`.
+  // Queues a process-set/join request on the global set, named `kolo.<kind>.<call number>`,
+  // with its arguments (negotiation::Request::args).
   HandleId enqueue_control(negotiation::OpType op, std::string_view kind,
-                           std::vector<int64_t> payload, int32_t flag);
+                           std::vector<int64_t> args);
   std::map<int32_t, std::vector<negotiation::Request>> take_new_entries();
   negotiation::ResponseList run_cycle(ProcessSet& set, std::vector<negotiation::Request> fresh,
                                       bool shutting_down);
@@ -109,12 +114,6 @@ class Session {
   // waiting, with nothing completing, for the peer timeout (core/deadlock_watch.h).
   void watch_for_deadlock(uint64_t responses_before);
   void leave_together();
-  std::string with_root_cause(const PeerError& error) const;
-  std::string trace_wait_chain(int awaited) const;
-  // The store key where a rank that timed out publishes whom it waited on.
-  std::string stuck_key(int rank) const;
-  // Whether `rank` published whom it waited on (it timed out on a peer before it left).
-  bool published_a_wait(int rank) const;
   // Fails every pending and queued handle with `message`; returns how many.
   size_t fail_everything(const std::string& message);
   // Keeps `message` for shutdown() to raise when the failure reached no handle.
@@ -131,16 +130,16 @@ class Session {
   BackendFactory make_backend_;
   TensorQueue queue_;
 
+  std::unique_ptr<FailureReport> failure_report_;
+  std::unique_ptr<ProcessSetRegistry> registry_;  // every registered set, member or not
   // Owned by the background thread: the sets this rank belongs to, by id (ascending).
   std::map<int32_t, std::unique_ptr<ProcessSet>> sets_;
-  int32_t next_set_id_ = 1;  // advances identically on every rank (agreed responses only)
   // Timeline, stall inspector and autotune watch the global set's controller and executor;
   // declared after sets_ so they go first.
   std::unique_ptr<Observability> observability_;
   DeadlockWatch deadlock_watch_;  // loop thread
 
-  mutable std::mutex mutex_;                       // guards everything below up to stats_
-  std::map<int32_t, std::vector<int>> set_ranks_;  // every registered set, member or not
+  mutable std::mutex mutex_;  // guards everything below up to stats_
   std::set<std::pair<int32_t, std::string>> names_in_flight_;  // (process set, name)
   uint64_t control_calls_ = 0;  // names add/remove/join requests identically on every rank
   std::optional<std::string> failure_;

@@ -12,7 +12,7 @@
 namespace kolo::core {
 
 HandleId Session::enqueue_control(negotiation::OpType op, std::string_view kind,
-                                  std::vector<int64_t> payload, int32_t flag) {
+                                  std::vector<int64_t> args) {
   TensorEntry entry;
   {
     // Every rank makes the same calls in the same order, so the names agree.
@@ -21,8 +21,7 @@ HandleId Session::enqueue_control(negotiation::OpType op, std::string_view kind,
   }
   entry.request.op = op;
   entry.request.dtype = DataType::int64;
-  entry.request.shape = std::move(payload);
-  entry.request.root = flag;
+  entry.request.args = std::move(args);
   entry.request.process_set = kGlobalProcessSet;
   // No data: the executor never sees these (apply_control answers them).
   return enqueue(std::move(entry));
@@ -35,12 +34,13 @@ HandleId Session::request_add_process_set(std::vector<int> ranks) {
     throw InvalidArgument(fmt::format("process set ranks {} list a rank twice", ranks));
   }
   if (ranks.front() < 0 || ranks.back() >= world_.size) {
-    throw InvalidArgument(fmt::format("process set ranks {} are not all in 0..{} (the job has {} "
-                                      "ranks)",
-                                      ranks, world_.size - 1, world_.size));
+    throw InvalidArgument(
+        fmt::format("process set ranks {} are not all in 0..{} (the job has {} "
+                    "ranks)",
+                    ranks, world_.size - 1, world_.size));
   }
   return enqueue_control(negotiation::OpType::process_set_add, "add_process_set",
-                         {ranks.begin(), ranks.end()}, 0);
+                         {ranks.begin(), ranks.end()});
 }
 
 HandleId Session::request_remove_process_set(int32_t id) {
@@ -51,31 +51,16 @@ HandleId Session::request_remove_process_set(int32_t id) {
       if (set_id == id) busy = 1;
     }
   }
-  // `busy` goes along in the request's root: the coordinator refuses the removal on every rank
+  // `busy` goes along as the second argument: the coordinator refuses the removal on every rank
   // when any member still has operations pending on the set.
-  return enqueue_control(negotiation::OpType::process_set_remove, "remove_process_set", {id},
-                         busy);
+  return enqueue_control(negotiation::OpType::process_set_remove, "remove_process_set", {id, busy});
 }
 
-HandleId Session::request_join() {
-  return enqueue_control(negotiation::OpType::join, "join", {}, 0);
-}
+HandleId Session::request_join() { return enqueue_control(negotiation::OpType::join, "join", {}); }
 
-std::vector<int> Session::process_set_ranks(int32_t id) const {
-  std::lock_guard lock(mutex_);
-  auto it = set_ranks_.find(id);
-  if (it == set_ranks_.end()) {
-    throw InvalidArgument(fmt::format("process set {} is not registered", id));
-  }
-  return it->second;
-}
+std::vector<int> Session::process_set_ranks(int32_t id) const { return registry_->ranks(id); }
 
-std::vector<int32_t> Session::process_set_ids() const {
-  std::lock_guard lock(mutex_);
-  std::vector<int32_t> ids;
-  for (const auto& [id, ranks] : set_ranks_) ids.push_back(id);
-  return ids;
-}
+std::vector<int32_t> Session::process_set_ids() const { return registry_->ids(); }
 
 void Session::apply_control(ProcessSet& set, const negotiation::Response& response) {
   using negotiation::OpType;
@@ -90,10 +75,14 @@ void Session::apply_control(ProcessSet& set, const negotiation::Response& respon
     }
     int64_t result = 0;
     try {
-      if (response.op == OpType::join) result = response.root;
-      if (response.op == OpType::process_set_add) result = add_set(response.shape);
+      if (response.args.empty() && response.op != OpType::process_set_add) {
+        throw InvalidArgument(fmt::format("the agreed {} '{}' carries no arguments",
+                                          negotiation::op_type_name(response.op), name));
+      }
+      if (response.op == OpType::join) result = response.args[0];
+      if (response.op == OpType::process_set_add) result = add_set(response.args);
       if (response.op == OpType::process_set_remove) {
-        result = remove_set(static_cast<int32_t>(response.shape.at(0)));
+        result = remove_set(static_cast<int32_t>(response.args[0]));
       }
     } catch (const InvalidArgument& error) {
       // Decided from agreed state, so every rank fails the same way.
@@ -112,18 +101,7 @@ void Session::apply_control(ProcessSet& set, const negotiation::Response& respon
 
 int64_t Session::add_set(const std::vector<int64_t>& payload) {
   const std::vector<int> ranks(payload.begin(), payload.end());
-  int32_t id = 0;
-  {
-    std::lock_guard lock(mutex_);
-    for (const auto& [existing, members] : set_ranks_) {
-      if (members == ranks) {
-        throw InvalidArgument(
-            fmt::format("process set with ranks {} already exists (id {})", ranks, existing));
-      }
-    }
-    id = next_set_id_++;
-    set_ranks_.emplace(id, ranks);
-  }
+  const int32_t id = registry_->add(ranks);
   if (std::binary_search(ranks.begin(), ranks.end(), world_.rank)) {
     sets_.emplace(id, std::make_unique<ProcessSet>(id, ranks, *comm_, config_, make_backend_,
                                                    handles_, logger_));
@@ -133,10 +111,7 @@ int64_t Session::add_set(const std::vector<int64_t>& payload) {
 }
 
 int64_t Session::remove_set(int32_t id) {
-  {
-    std::lock_guard lock(mutex_);
-    if (id == kGlobalProcessSet || set_ranks_.erase(id) == 0) return 0;
-  }
+  if (!registry_->remove(id)) return 0;
   auto it = sets_.find(id);
   if (it == sets_.end()) return 1;  // not a member: nothing to tear down here
   for (auto& [name, entry] : it->second->pending()) {

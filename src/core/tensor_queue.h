@@ -5,6 +5,7 @@
 #include <mutex>
 #include <vector>
 
+#include "base/unique_fd.h"
 #include "core/tensor_entry.h"
 
 namespace kolo::core {
@@ -22,12 +23,12 @@ class TensorQueue {
   // Wakes the background thread without adding work (shutdown).
   void wake();
   // Readable while work or a wake-up is waiting; for poll(2).
-  [[nodiscard]] int wake_fd() const { return wake_fd_; }
+  [[nodiscard]] int wake_fd() const { return wake_fd_.fd(); }
 
  private:
   std::mutex mutex_;
   std::vector<TensorEntry> entries_;
-  int wake_fd_ = -1;
+  UniqueFd wake_fd_;
 };
 
 }  // namespace kolo::core

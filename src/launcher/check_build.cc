@@ -72,9 +72,9 @@ BuildFacts probe_build(const std::string& python) {
   const Deadline deadline{std::chrono::seconds(kProbeTimeoutSeconds)};
   char buffer[4096];
   while (!deadline.expired()) {
-    pollfd fd{process.stdout_read.get(), POLLIN, 0};
+    pollfd fd{process.stdout_read.fd(), POLLIN, 0};
     if (::poll(&fd, 1, deadline.remaining_ms(1000)) <= 0) continue;
-    ssize_t n = ::read(process.stdout_read.get(), buffer, sizeof(buffer));
+    ssize_t n = ::read(process.stdout_read.fd(), buffer, sizeof(buffer));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     out.append(buffer, static_cast<size_t>(n));

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string_view>
 
+#include "base/env.h"
 #include "base/errors.h"
 #include "base/logger.h"
 #include "launcher/config_file.h"
@@ -232,10 +233,13 @@ bool takes_value(CLI::App& app, const std::string& token) {
   return option != nullptr && option->get_items_expected_max() > 0;
 }
 
-// A number of seconds from the environment; throws InvalidArgument naming the variable.
-std::optional<double> seconds_from_env(const EnvLookup& env, const std::string& name) {
-  auto text = env(name);
-  if (!text || text->empty()) return std::nullopt;
+// A number of seconds from the setting `name` (KOLO_<name>, else HOROVOD_<name>); throws
+// InvalidArgument naming the variable.
+std::optional<double> seconds_from_env(const EnvLookup& env, std::string_view setting) {
+  auto found = find_setting(env, setting);
+  if (!found) return std::nullopt;
+  const std::string& name = found->variable;
+  const std::string* text = &found->value;
   char* end = nullptr;
   double value = std::strtod(text->c_str(), &end);
   if (end != text->c_str() + text->size() || !std::isfinite(value) || value < 0) {
@@ -325,8 +329,7 @@ LaunchOptions finish(const RawOptions& raw, std::vector<std::string> rest, const
 
   // Flag, then KOLO_* (kolo's own name wins, as everywhere), then the Horovod variable, then 30.
   auto start = raw.start_timeout;
-  if (!start) start = seconds_from_env(env, "KOLO_START_TIMEOUT");
-  if (!start) start = seconds_from_env(env, "HOROVOD_START_TIMEOUT");
+  if (!start) start = seconds_from_env(env, "START_TIMEOUT");
   options.start_timeout_seconds = start.value_or(30.0);
   if (!(options.start_timeout_seconds > 0) || !std::isfinite(options.start_timeout_seconds)) {
     throw InvalidArgument(
@@ -334,7 +337,7 @@ LaunchOptions finish(const RawOptions& raw, std::vector<std::string> rest, const
                     options.start_timeout_seconds));
   }
   auto grace = raw.failure_grace;
-  if (!grace) grace = seconds_from_env(env, "KOLO_FAILURE_GRACE_SECONDS");
+  if (!grace) grace = seconds_from_env(env, "FAILURE_GRACE_SECONDS");
   options.failure_grace_seconds = grace.value_or(5.0);
   if (!(options.failure_grace_seconds >= 0) || !std::isfinite(options.failure_grace_seconds)) {
     throw InvalidArgument(

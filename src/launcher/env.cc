@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <string_view>
 
 extern char** environ;
@@ -20,21 +19,6 @@ Environment current_environment() {
     environment.emplace(std::string(text.substr(0, equals)), std::string(text.substr(equals + 1)));
   }
   return environment;
-}
-
-EnvLookup process_env_lookup() {
-  return [](const std::string& name) -> std::optional<std::string> {
-    if (const char* value = std::getenv(name.c_str()); value != nullptr) return std::string(value);
-    return std::nullopt;
-  };
-}
-
-EnvLookup lookup_in(const Environment& environment) {
-  return [&environment](const std::string& name) -> std::optional<std::string> {
-    auto found = environment.find(name);
-    if (found == environment.end()) return std::nullopt;
-    return found->second;
-  };
 }
 
 std::string format_seconds(double seconds) { return fmt::format("{}", seconds); }

@@ -4,24 +4,22 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "base/env.h"
 #include "launcher/hosts.h"
 
 namespace kolo::launcher {
 
 using Environment = std::map<std::string, std::string>;
-using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;
 
-// The launcher's own environment (environ) as a map, and a lookup into the process environment.
+// The launcher's own environment (environ) as a map. Lookups into it or into the process
+// environment, and the settings' names, are base/env.h's.
 Environment current_environment();
-EnvLookup process_env_lookup();
-EnvLookup lookup_in(const Environment& environment);
 
 // What every rank of one job shares.
 struct JobSettings {

@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
   if (!args.empty() && args.front() == kRemoteAgentFlag) {
     return run_remote_agent(std::vector<std::string>(args.begin() + 1, args.end()));
   }
-  const ParseResult parsed = parse_command_line(args, process_env_lookup());
+  const ParseResult parsed = parse_command_line(args, kolo::process_env_lookup());
   if (!parsed.options) {
     std::fputs(parsed.message.c_str(), parsed.exit_code == 0 ? stdout : stderr);
     return parsed.exit_code;

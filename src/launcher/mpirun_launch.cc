@@ -7,17 +7,15 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/env.h"
 #include "base/errors.h"
 #include "launcher/mpirun_command.h"
 
 namespace kolo::launcher {
 
-void exec_mpirun(const LaunchOptions& options, const Environment& inherited,
-                 const Logger& logger) {
+void exec_mpirun(const LaunchOptions& options, const Environment& inherited, const Logger& logger) {
   MpirunContext context;
-  if (auto it = inherited.find("KOLO_MPIRUN"); it != inherited.end() && !it->second.empty()) {
-    context.mpirun = it->second;
-  }
+  if (auto chosen = find_setting(lookup_in(inherited), "MPIRUN")) context.mpirun = chosen->value;
   context.running_as_root = ::geteuid() == 0;
   const Environment environment = mpirun_environment(options, inherited);
   const std::vector<std::string> argv = mpirun_command(options, environment, context);
@@ -35,9 +33,10 @@ void exec_mpirun(const LaunchOptions& options, const Environment& inherited,
   // execvpe searches the PATH of kolorun's own environment, which `environment` extends.
   ::execvpe(context.mpirun.c_str(), argv_pointers.data(), envp_pointers.data());
   const int error = errno;
-  throw Error(fmt::format("kolorun --mpi: cannot run {} ({}); install Open MPI (Debian: "
-                          "apt-get install openmpi-bin) or set KOLO_MPIRUN to its mpirun",
-                          context.mpirun, std::strerror(error)));
+  throw Error(
+      fmt::format("kolorun --mpi: cannot run {} ({}); install Open MPI (Debian: "
+                  "apt-get install openmpi-bin) or set KOLO_MPIRUN to its mpirun",
+                  context.mpirun, std::strerror(error)));
 }
 
 }  // namespace kolo::launcher

@@ -98,8 +98,8 @@ void OutputMultiplexer::add_rank(int rank, UniqueFd stdout_read, UniqueFd stderr
     err_log = create_log_file(dir + "/stderr");
   }
   for (UniqueFd* pipe : {&stdout_read, &stderr_read}) {
-    int flags = ::fcntl(pipe->get(), F_GETFL);
-    if (flags < 0 || ::fcntl(pipe->get(), F_SETFL, flags | O_NONBLOCK) != 0) {
+    int flags = ::fcntl(pipe->fd(), F_GETFL);
+    if (flags < 0 || ::fcntl(pipe->fd(), F_SETFL, flags | O_NONBLOCK) != 0) {
       throw SystemError("fcntl(O_NONBLOCK)", errno, fmt::format("output pipe of rank {}", rank));
     }
   }
@@ -111,14 +111,14 @@ void OutputMultiplexer::add_rank(int rank, UniqueFd stdout_read, UniqueFd stderr
 
 void OutputMultiplexer::append_pollfds(std::vector<pollfd>& fds) const {
   for (const auto& channel : channels_) {
-    if (channel.pipe.valid()) fds.push_back(pollfd{channel.pipe.get(), POLLIN, 0});
+    if (channel.pipe.valid()) fds.push_back(pollfd{channel.pipe.fd(), POLLIN, 0});
   }
 }
 
 void OutputMultiplexer::handle(const pollfd& ready) {
   if (ready.revents == 0) return;
   for (auto& channel : channels_) {
-    if (channel.pipe.valid() && channel.pipe.get() == ready.fd) {
+    if (channel.pipe.valid() && channel.pipe.fd() == ready.fd) {
       if (!read_available(channel)) close_channel(channel);
       return;
     }
@@ -166,7 +166,7 @@ void OutputMultiplexer::close_all() {
 bool OutputMultiplexer::read_available(Channel& channel) {
   char buffer[16384];
   while (true) {
-    ssize_t n = ::read(channel.pipe.get(), buffer, sizeof(buffer));
+    ssize_t n = ::read(channel.pipe.fd(), buffer, sizeof(buffer));
     if (n > 0) {
       channel.splitter.feed(std::string_view(buffer, static_cast<size_t>(n)),
                             [&](std::string_view line) { write_line(channel, line); });
@@ -187,7 +187,7 @@ void OutputMultiplexer::write_line(const Channel& channel, std::string_view line
   // A closed stdout (kolorun | head) must not stop the job: keep draining, drop what cannot go.
   const int target = channel.kind == StreamKind::out ? options_.stdout_fd : options_.stderr_fd;
   (void)write_fully(target, text.data(), text.size());
-  if (channel.log_file.valid()) (void)write_fully(channel.log_file.get(), line.data(), line.size());
+  if (channel.log_file.valid()) (void)write_fully(channel.log_file.fd(), line.data(), line.size());
 }
 
 void OutputMultiplexer::close_channel(Channel& channel) {

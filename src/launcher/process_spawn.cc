@@ -64,9 +64,9 @@ SpawnedProcess start_process(const ProcessSpec& spec) {
           "posix_spawn_file_actions_addopen", who);
   }
   if (spec.pipe_output) {
-    check(::posix_spawn_file_actions_adddup2(&setup.actions_, out->write.get(), 1),
+    check(::posix_spawn_file_actions_adddup2(&setup.actions_, out->write.fd(), 1),
           "posix_spawn_file_actions_adddup2", who);
-    check(::posix_spawn_file_actions_adddup2(&setup.actions_, err->write.get(), 2),
+    check(::posix_spawn_file_actions_adddup2(&setup.actions_, err->write.fd(), 2),
           "posix_spawn_file_actions_adddup2", who);
   }
   // Descriptors the launcher inherited without close-on-exec must not reach the child (a rank

@@ -41,7 +41,7 @@ struct Probe {
 void read_some(UniqueFd& fd, std::string& into) {
   char buffer[4096];
   while (fd.valid()) {
-    ssize_t n = ::read(fd.get(), buffer, sizeof(buffer));
+    ssize_t n = ::read(fd.fd(), buffer, sizeof(buffer));
     if (n > 0) {
       if (into.size() < 65536) into.append(buffer, static_cast<size_t>(n));
       continue;
@@ -53,8 +53,8 @@ void read_some(UniqueFd& fd, std::string& into) {
 }
 
 void make_nonblocking(const UniqueFd& fd) {
-  int flags = ::fcntl(fd.get(), F_GETFL);
-  if (flags >= 0) ::fcntl(fd.get(), F_SETFL, flags | O_NONBLOCK);
+  int flags = ::fcntl(fd.fd(), F_GETFL);
+  if (flags >= 0) ::fcntl(fd.fd(), F_SETFL, flags | O_NONBLOCK);
 }
 
 }  // namespace
@@ -115,7 +115,7 @@ void check_remote_hosts(const std::vector<std::string>& hosts, const RemoteCheck
         }
       }
       for (UniqueFd* fd : {&probe.process.stdout_read, &probe.process.stderr_read}) {
-        if (fd->valid()) fds.push_back(pollfd{fd->get(), POLLIN, 0});
+        if (fd->valid()) fds.push_back(pollfd{fd->fd(), POLLIN, 0});
       }
       pending = pending || !probe.exit_code || probe.process.stdout_read.valid() ||
                 probe.process.stderr_read.valid();

@@ -42,7 +42,7 @@ std::vector<int> SignalWatcher::read_pending() {
   std::vector<int> signals;
   signalfd_siginfo info{};
   while (true) {
-    ssize_t n = ::read(fd_.get(), &info, sizeof(info));
+    ssize_t n = ::read(fd_.fd(), &info, sizeof(info));
     if (n == static_cast<ssize_t>(sizeof(info))) {
       signals.push_back(static_cast<int>(info.ssi_signo));
       continue;

@@ -21,7 +21,7 @@ class SignalWatcher {
   SignalWatcher(const SignalWatcher&) = delete;
   SignalWatcher& operator=(const SignalWatcher&) = delete;
 
-  [[nodiscard]] int fd() const { return fd_.get(); }
+  [[nodiscard]] int fd() const { return fd_.fd(); }
   // The signals that arrived since the last call (without waiting), in arrival order.
   std::vector<int> read_pending();
 

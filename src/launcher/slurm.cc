@@ -129,7 +129,7 @@ std::vector<int> expand_slurm_tasks_per_node(std::string_view text) {
   return counts;
 }
 
-std::optional<SlurmAllocation> slurm_allocation(const SlurmEnvLookup& env,
+std::optional<SlurmAllocation> slurm_allocation(const EnvLookup& env,
                                                 std::optional<int> slots_per_host) {
   auto get = [&env](const char* name) -> std::optional<std::string> {
     auto value = env(name);

@@ -1,7 +1,7 @@
 // Reading a Slurm allocation from the environment Slurm gives every job step, so that
 // `kolorun python train.py` inside `salloc`/`sbatch` runs on the allocation's nodes without -H.
-// Pure functions over strings (standard library only), so code outside the launcher (ranks started
-// by `srun` without kolorun) can reuse them.
+// Pure functions over strings (standard library and base/ only), so code outside the launcher
+// (ranks started by `srun` without kolorun) can reuse them.
 #pragma once
 
 #include <cstddef>
@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "base/env.h"
 
 namespace kolo::launcher {
 
@@ -39,13 +41,11 @@ struct SlurmAllocation {
   std::optional<int> ntasks;     // SLURM_NTASKS (SLURM_NPROCS), when set
 };
 
-using SlurmEnvLookup = std::function<std::optional<std::string>(const std::string& name)>;
-
 // The allocation described by SLURM_JOB_NODELIST (else SLURM_NODELIST), or nullopt outside Slurm.
 // Tasks per node are `slots_per_host` (kolorun's --slots-per-host) when given, else
 // SLURM_TASKS_PER_NODE, else SLURM_NTASKS_PER_NODE, else 1. Throws kolo::InvalidArgument naming the
 // variable when one is malformed or the counts do not match the nodes.
-std::optional<SlurmAllocation> slurm_allocation(const SlurmEnvLookup& env,
+std::optional<SlurmAllocation> slurm_allocation(const EnvLookup& env,
                                                 std::optional<int> slots_per_host);
 
 }  // namespace kolo::launcher

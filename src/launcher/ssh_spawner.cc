@@ -22,13 +22,13 @@ SpawnedProcess SshSpawner::spawn(const SpawnRequest& request) {
   // environment travels through stdin.
   SpawnedProcess process = start_process(ProcessSpec{
       ssh_argv(ssh_, request.slot.host, remote_agent_command(kolorun_, cwd_, request.argv)),
-      current_environment(), who, input.read.get(), true});
+      current_environment(), who, input.read.fd(), true});
   input.read.reset();
   const std::string block =
       encode_agent_environment(remote_rank_environment(request.env, env_options_));
   // If ssh already failed, this write fails (EPIPE; SIGPIPE is ignored): ssh's exit status and
   // its stderr then tell the user what went wrong, through the normal failure report.
-  (void)write_fully(input.write.get(), block.data(), block.size());
+  (void)write_fully(input.write.fd(), block.data(), block.size());
   process.control = std::move(input.write);
   return process;
 }

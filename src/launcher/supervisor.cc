@@ -190,7 +190,7 @@ bool Supervisor::signal_rank(RankProcess& rank, int signal) {
       rank.hard_stopped = true;
     } else {
       const std::string request = agent_signal_request(signal);
-      if (write_fully(rank.control.get(), request.data(), request.size())) return true;
+      if (write_fully(rank.control.fd(), request.data(), request.size())) return true;
     }
   }
   // The whole group: the rank's own children (a shell's command, data loader workers) too.

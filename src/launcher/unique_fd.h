@@ -1,41 +1,14 @@
-// An owned file descriptor (move-only), and a pipe made of two of them. The launcher juggles many
-// descriptors (two pipes per rank, log files, the signal fd); owning them as values means an
-// exception on any path closes what was opened instead of leaking it into later ranks.
+// A pipe made of two owned descriptors (base/unique_fd.h), and writing a whole buffer to one. The
+// launcher juggles many descriptors: two pipes per rank, log files, the signal fd.
 #pragma once
 
-#include <unistd.h>
+#include <cstddef>
 
-#include <utility>
+#include "base/unique_fd.h"
 
 namespace kolo::launcher {
 
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  ~UniqueFd() { reset(); }
-  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept {
-    if (this != &other) {
-      reset();
-      fd_ = std::exchange(other.fd_, -1);
-    }
-    return *this;
-  }
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-
-  [[nodiscard]] int get() const { return fd_; }
-  [[nodiscard]] bool valid() const { return fd_ >= 0; }
-  void reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-  [[nodiscard]] int release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_ = -1;
-};
+using kolo::UniqueFd;
 
 struct Pipe {
   UniqueFd read;

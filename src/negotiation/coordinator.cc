@@ -182,19 +182,19 @@ Response Coordinator::complete(const std::string& name, Entry& entry) {
   if (by_rank[0].op == OpType::process_set_remove) {
     std::vector<int> busy;
     for (const Request& r : by_rank) {
-      if (r.root != 0) busy.push_back(r.rank);
+      if (r.args.size() > 1 && r.args[1] != 0) busy.push_back(r.rank);
     }
     if (!busy.empty()) {
       return make_error_response(
           by_rank[0], fmt::format("process set {} cannot be removed: {} still {} operations "
                                   "pending on it (synchronize them first)",
-                                  by_rank[0].shape.empty() ? -1 : by_rank[0].shape[0],
+                                  by_rank[0].args.empty() ? -1 : by_rank[0].args[0],
                                   describe_ranks(busy), busy.size() == 1 ? "has" : "have"));
     }
   }
   Response response = make_response(by_rank);
   if (response.op == OpType::join) {
-    response.root = last_joined_;
+    response.args = {last_joined_};
     joined_.assign(static_cast<size_t>(size_), false);
     joined_count_ = 0;
     last_joined_ = -1;
@@ -230,9 +230,10 @@ ResponseList Coordinator::take_responses() {
   // Members ready on every rank whose group never became whole cannot run either.
   for (auto& [id, group] : groups_) {
     for (Response& member : group.members) {
-      member.error = fmt::format("{} shut down while tensor '{}' waited for the rest of its group "
-                                 "({} of {} members ready)",
-                                 who, member.names.at(0), group.members.size(), group.expected);
+      member.error = fmt::format(
+          "{} shut down while tensor '{}' waited for the rest of its group "
+          "({} of {} members ready)",
+          who, member.names.at(0), group.members.size(), group.expected);
       out.responses.push_back(std::move(member));
     }
   }

@@ -23,7 +23,7 @@ enum class OpType : uint8_t {
   reducescatter = 5,
   join = 6,
   // Collective over all ranks of the global set: registers (add) or drops (remove) a process set.
-  // The request's shape carries the ranks (add) or [id] (remove); see core/process_sets.h.
+  // Its arguments travel in `args` (see Request::args); core/session_control.cc applies them.
   process_set_add = 7,
   process_set_remove = 8,
 };
@@ -42,7 +42,7 @@ struct Request {
   UserReduceOp reduce_op = UserReduceOp::sum;
   DataType dtype = DataType::float32;
   std::vector<int64_t> shape;
-  int32_t root = 0;  // broadcast
+  int32_t root = 0;  // broadcast only
   double prescale = 1.0;
   double postscale = 1.0;
   int32_t process_set = 0;
@@ -54,6 +54,12 @@ struct Request {
   // coordinator releases a group only once every member is ready on every rank.
   int32_t group_id = 0;
   int32_t group_size = 0;
+  // The arguments of a control operation (empty for collectives):
+  //   process_set_add: the set's ranks, ascending;
+  //   process_set_remove: {set id, busy}, busy = 1 when this rank still has operations pending
+  //   on the set (the coordinator then refuses the removal on every rank);
+  //   join: none.
+  std::vector<int64_t> args;
   // Non-empty: this rank's caller got the arguments wrong (found before sending: splits that do
   // not fit the tensor, a reduction reducescatter lacks, ...) and was told so at once; the
   // request still goes to the coordinator, which fails the name on every rank with this message,
@@ -86,9 +92,12 @@ struct Response {
   // Non-empty: the op failed on every rank with this message (mismatch, shutdown, ...).
   std::string error;
   // The tensor's shape as submitted (allreduce, barrier: what a joined rank, which never submitted
-  // the tensor, needs to take part with zeros); process_set_add: the set's ranks;
-  // process_set_remove: [set id].
+  // the tensor, needs to take part with zeros).
   std::vector<int64_t> shape;
+  // The agreed arguments of a control operation (empty for collectives):
+  //   process_set_add: the set's ranks; process_set_remove: {set id};
+  //   join: {the rank that joined last} (what hvd.join() returns).
+  std::vector<int64_t> args;
   // alltoall: rows rank r sends rank d for names[i] at splits[(i * size + r) * size + d].
   std::vector<int64_t> splits;
   // Grouped ops: the group's id (0: not grouped); the response names every member.
@@ -108,7 +117,7 @@ struct TunedParameters {
 
 struct ResponseList {
   std::vector<Response> responses;
-  bool shutdown = false;  // every rank stops its background loop after this cycle
+  bool shutdown = false;                // every rank stops its background loop after this cycle
   std::vector<int32_t> shutdown_ranks;  // with shutdown: the ranks that announced it
   std::optional<TunedParameters> parameters;  // autotune: switch to these after this cycle
   bool operator==(const ResponseList&) const = default;

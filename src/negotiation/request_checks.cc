@@ -86,7 +86,8 @@ std::string find_mismatch(const std::vector<Request>& by_rank) {
       {"op", [](const Request& r) { return std::string(op_type_name(r.op)); }},
       {"process set", [](const Request& r) { return std::to_string(r.process_set); }},
       {"device", [](const Request& r) { return std::string(device_name(r.device)); }},
-      {"group", [](const Request& r) {
+      {"group",
+       [](const Request& r) {
          return r.group_id == 0 ? std::string("no group")
                                 : fmt::format("group {} of {}", r.group_id, r.group_size);
        }},
@@ -99,10 +100,13 @@ std::string find_mismatch(const std::vector<Request>& by_rank) {
     checks.push_back({"shape", [](const Request& r) { return shape_text(r.shape); }});
   }
   if (op == OpType::process_set_add) {
-    checks.push_back({"process set ranks", [](const Request& r) { return shape_text(r.shape); }});
+    checks.push_back({"process set ranks", [](const Request& r) { return shape_text(r.args); }});
   }
   if (op == OpType::process_set_remove) {
-    checks.push_back({"process set id", [](const Request& r) { return shape_text(r.shape); }});
+    // args[1] is each rank's own busy flag, which may differ; only the id must agree.
+    checks.push_back({"process set id", [](const Request& r) {
+                        return r.args.empty() ? std::string("none") : std::to_string(r.args[0]);
+                      }});
   }
   if (varies_first_dim(op)) {
     checks.push_back(
@@ -159,17 +163,18 @@ std::string alltoall_splits_problem(const Request& request, int size) {
         request.name, request.rank, rows, size);
   }
   if (request.splits.size() != static_cast<size_t>(size)) {
-    return fmt::format("Invalid splits for alltoall of tensor '{}' on rank {}: {} has {} entries, "
-                       "expected one per rank ({})",
-                       request.name, request.rank, shape_text(request.splits),
-                       request.splits.size(), size);
+    return fmt::format(
+        "Invalid splits for alltoall of tensor '{}' on rank {}: {} has {} entries, "
+        "expected one per rank ({})",
+        request.name, request.rank, shape_text(request.splits), request.splits.size(), size);
   }
   int64_t total = 0;
   for (int64_t split : request.splits) total += split;
   if (total != rows) {
-    return fmt::format("Invalid splits for alltoall of tensor '{}' on rank {}: {} sums to {}, but "
-                       "the tensor's first dimension is {}",
-                       request.name, request.rank, shape_text(request.splits), total, rows);
+    return fmt::format(
+        "Invalid splits for alltoall of tensor '{}' on rank {}: {} sums to {}, but "
+        "the tensor's first dimension is {}",
+        request.name, request.rank, shape_text(request.splits), total, rows);
   }
   return {};
 }
@@ -205,9 +210,10 @@ Response make_response(const std::vector<Request>& by_rank) {
   Response response = response_for(first);
   response.prescale = first.prescale;
   response.postscale = first.postscale;
-  if (first.op == OpType::allreduce || first.op == OpType::barrier ||
-      first.op == OpType::process_set_add || first.op == OpType::process_set_remove) {
-    response.shape = first.shape;
+  if (first.op == OpType::allreduce || first.op == OpType::barrier) response.shape = first.shape;
+  if (first.op == OpType::process_set_add) response.args = first.args;
+  if (first.op == OpType::process_set_remove && !first.args.empty()) {
+    response.args = {first.args[0]};
   }
   if (first.op == OpType::allgather) {
     for (const Request& r : by_rank) response.first_dims.push_back(r.shape.at(0));

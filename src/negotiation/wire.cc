@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "base/byte_codec.h"
 #include "base/errors.h"
-#include "negotiation/wire_format.h"
 
 namespace kolo::negotiation {
 
@@ -20,16 +20,17 @@ constexpr uint8_t kUserReduceOpLimit = static_cast<uint8_t>(UserReduceOp::adasum
 constexpr uint8_t kDeviceKindLimit = static_cast<uint8_t>(DeviceKind::cuda) + 1;
 
 // Smallest encodings, used to refuse forged counts before allocating.
-constexpr size_t kMinRequestBytes = 4 + 4 + 1 + 1 + 1 + 4 + 4 + 8 + 8 + 4 + 1 + 4 + 4 + 4 + 4;
-constexpr size_t kMinResponseBytes = 1 + 4 + 1 + 1 + 4 + 8 + 8 + 4 + 1 + 4 + 4 + 4 + 4 + 4;
+constexpr size_t kMinRequestBytes =
+    4 + 4 + 1 + 1 + 1 + 4 + 4 + 8 + 8 + 4 + 1 + 4 + 4 + 4 + 4 + 4 + 4;
+constexpr size_t kMinResponseBytes = 1 + 4 + 1 + 1 + 4 + 8 + 8 + 4 + 1 + 4 + 4 + 4 + 4 + 4 + 4;
 constexpr size_t kStringHeaderBytes = 4;
 
-void write_header(wire::Writer& out, uint8_t kind) {
+void write_header(ByteWriter& out, uint8_t kind) {
   out.u8(kind);
   out.u8(kWireVersion);
 }
 
-void read_header(wire::Reader& in, uint8_t kind) {
+void read_header(ByteReader& in, uint8_t kind) {
   uint8_t got = in.u8();
   if (got != kind)
     in.fail(fmt::format("message kind byte is 0x{:02x}, expected 0x{:02x}", got, kind));
@@ -39,7 +40,7 @@ void read_header(wire::Reader& in, uint8_t kind) {
   }
 }
 
-DataType read_dtype(wire::Reader& in, std::string_view field) {
+DataType read_dtype(ByteReader& in, std::string_view field) {
   uint8_t value = in.u8();
   try {
     return dtype_from_wire(value);
@@ -50,8 +51,8 @@ DataType read_dtype(wire::Reader& in, std::string_view field) {
 
 // What the coordinator and the executor compute from a list of sizes: the element count of a
 // shape, the total of splits or first dimensions. Both must fit in int64 (signed overflow is
-// undefined behaviour), which any real tensor does by far. A process set's rank list travels in
-// the shape field and is combined with nothing.
+// undefined behaviour), which any real tensor does by far. A control operation's shape is not a
+// tensor's (older peers sent a process set's rank list there), so it is combined with nothing.
 enum class Combined { product, sum, nothing };
 
 Combined shape_combined(OpType op) {
@@ -59,7 +60,19 @@ Combined shape_combined(OpType op) {
   return rank_list ? Combined::nothing : Combined::product;
 }
 
-std::vector<int64_t> read_non_negative_i64s(wire::Reader& in, std::string_view field,
+// Control arguments (rank lists, a set id, a flag): any values, checked by their consumer.
+std::vector<int64_t> read_i64s(ByteReader& in, std::string_view field) {
+  std::vector<int64_t> values(in.count(8, field));
+  for (auto& value : values) value = in.i64();
+  return values;
+}
+
+void write_i64s(ByteWriter& out, const std::vector<int64_t>& values) {
+  out.count(values.size());
+  for (int64_t value : values) out.i64(value);
+}
+
+std::vector<int64_t> read_non_negative_i64s(ByteReader& in, std::string_view field,
                                             Combined combined) {
   size_t n = in.count(8, field);
   std::vector<int64_t> values(n);
@@ -78,7 +91,7 @@ std::vector<int64_t> read_non_negative_i64s(wire::Reader& in, std::string_view f
   return values;
 }
 
-void write_request(wire::Writer& out, const Request& r) {
+void write_request(ByteWriter& out, const Request& r) {
   out.i32(r.rank);
   out.string(r.name);
   out.u8(static_cast<uint8_t>(r.op));
@@ -96,10 +109,11 @@ void write_request(wire::Writer& out, const Request& r) {
   for (int64_t rows : r.splits) out.i64(rows);
   out.i32(r.group_id);
   out.i32(r.group_size);
+  write_i64s(out, r.args);
   out.string(r.invalid);
 }
 
-Request read_request(wire::Reader& in) {
+Request read_request(ByteReader& in) {
   Request r;
   r.rank = in.i32();
   r.name = in.string("request name");
@@ -117,11 +131,12 @@ Request read_request(wire::Reader& in) {
   r.splits = read_non_negative_i64s(in, "splits of '" + r.name + "'", Combined::sum);
   r.group_id = in.i32();
   r.group_size = in.i32();
+  r.args = read_i64s(in, "arguments of '" + r.name + "'");
   r.invalid = in.string("invalid-argument message of '" + r.name + "'");
   return r;
 }
 
-void write_response(wire::Writer& out, const Response& r) {
+void write_response(ByteWriter& out, const Response& r) {
   out.u8(static_cast<uint8_t>(r.op));
   out.count(r.names.size());
   for (const auto& name : r.names) out.string(name);
@@ -140,9 +155,10 @@ void write_response(wire::Writer& out, const Response& r) {
   out.count(r.splits.size());
   for (int64_t rows : r.splits) out.i64(rows);
   out.i32(r.group_id);
+  write_i64s(out, r.args);
 }
 
-Response read_response(wire::Reader& in) {
+Response read_response(ByteReader& in) {
   Response r;
   r.op = static_cast<OpType>(in.enum_value(kOpTypeLimit, "response op type"));
   r.names.resize(in.count(kStringHeaderBytes, "response name count"));
@@ -160,13 +176,14 @@ Response read_response(wire::Reader& in) {
   r.shape = read_non_negative_i64s(in, who + " shape", shape_combined(r.op));
   r.splits = read_non_negative_i64s(in, who + " splits", Combined::sum);
   r.group_id = in.i32();
+  r.args = read_i64s(in, who + " arguments");
   return r;
 }
 
 }  // namespace
 
 std::vector<std::byte> encode(const RequestList& list) {
-  wire::Writer out;
+  ByteWriter out;
   write_header(out, kRequestListKind);
   out.boolean(list.shutdown);
   out.count(list.requests.size());
@@ -175,7 +192,7 @@ std::vector<std::byte> encode(const RequestList& list) {
 }
 
 std::vector<std::byte> encode(const ResponseList& list) {
-  wire::Writer out;
+  ByteWriter out;
   write_header(out, kResponseListKind);
   out.boolean(list.shutdown);
   out.count(list.shutdown_ranks.size());
@@ -193,7 +210,7 @@ std::vector<std::byte> encode(const ResponseList& list) {
 }
 
 RequestList decode_request_list(std::span<const std::byte> bytes, int from_rank) {
-  wire::Reader in(bytes, fmt::format("malformed request list from rank {}", from_rank));
+  ByteReader in(bytes, fmt::format("malformed request list from rank {}", from_rank));
   read_header(in, kRequestListKind);
   RequestList list;
   list.shutdown = in.boolean("shutdown flag");
@@ -204,7 +221,7 @@ RequestList decode_request_list(std::span<const std::byte> bytes, int from_rank)
 }
 
 ResponseList decode_response_list(std::span<const std::byte> bytes, int from_rank) {
-  wire::Reader in(bytes, fmt::format("malformed response list from rank {}", from_rank));
+  ByteReader in(bytes, fmt::format("malformed response list from rank {}", from_rank));
   read_header(in, kResponseListKind);
   ResponseList list;
   list.shutdown = in.boolean("shutdown flag");

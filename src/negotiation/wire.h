@@ -14,7 +14,10 @@
 
 namespace kolo::negotiation {
 
-inline constexpr uint8_t kWireVersion = 2;
+// 3: join and process-set requests carry their arguments in `args` (no longer in root/shape).
+// Every rank checks its peers' version at bootstrap (core/bootstrap.cc), so a mixed job fails
+// there naming both versions instead of at its first collective.
+inline constexpr uint8_t kWireVersion = 3;
 
 [[nodiscard]] std::vector<std::byte> encode(const RequestList& list);
 [[nodiscard]] std::vector<std::byte> encode(const ResponseList& list);

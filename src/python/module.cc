@@ -137,7 +137,7 @@ NB_MODULE(_core, m) {
   using namespace kolo::python;
   m.doc() = "kolo's C++ runtime (framework-free; arrays cross through DLPack)";
   // From the import on, a rank whose kolorun is killed ends too (before init() as well).
-  kolo::core::end_with_launcher(kolo::core::process_environment());
+  kolo::core::end_with_launcher(kolo::process_env_lookup());
 
   // Horovod's classes: a failure between ranks (mismatch, dead peer, shutdown) is a
   // HorovodInternalError, a RuntimeError; a bad argument found before anything is sent is a

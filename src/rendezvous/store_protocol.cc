@@ -5,88 +5,25 @@
 
 #include <cstring>
 
+#include "base/byte_codec.h"
 #include "base/errors.h"
 
 namespace kolo::rendezvous::wire {
 
 namespace {
 
-class Writer {
- public:
-  void u8(uint8_t value) { out_.push_back(static_cast<char>(value)); }
-  void u32(uint32_t value) { little_endian(value, 4); }
-  void u64(uint64_t value) { little_endian(value, 8); }
-  void short_string(std::string_view text) {
-    u32(static_cast<uint32_t>(text.size()));
-    out_.append(text);
-  }
-  void long_string(std::string_view text) {
-    u64(text.size());
-    out_.append(text);
-  }
-  std::string take() { return std::move(out_); }
-
- private:
-  void little_endian(uint64_t value, size_t bytes) {
-    for (size_t i = 0; i < bytes; ++i) out_.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
-  }
-  std::string out_;
-};
-
-class Reader {
- public:
-  explicit Reader(std::string_view in) : in_(in) {}
-  uint8_t u8() { return static_cast<uint8_t>(take(1)[0]); }
-  uint32_t u32() { return static_cast<uint32_t>(little_endian(4)); }
-  uint64_t u64() { return little_endian(8); }
-  std::string short_string(size_t limit, const char* what) { return string_of(u32(), limit, what); }
-  std::string long_string(size_t limit, const char* what) { return string_of(u64(), limit, what); }
-  void expect_end() const {
-    if (!in_.empty()) throw ProtocolError(fmt::format("{} trailing bytes in message", in_.size()));
-  }
-
- private:
-  std::string string_of(uint64_t length, size_t limit, const char* what) {
-    // Checked before allocating: the length came from the peer.
-    if (length > limit) {
-      throw ProtocolError(
-          fmt::format("{} of {} bytes is over the limit of {}", what, length, limit));
-    }
-    return std::string(take(static_cast<size_t>(length)));
-  }
-  uint64_t little_endian(size_t bytes) {
-    const std::string_view raw = take(bytes);
-    uint64_t value = 0;
-    for (size_t i = 0; i < bytes; ++i) {
-      value |= static_cast<uint64_t>(static_cast<uint8_t>(raw[i])) << (8 * i);
-    }
-    return value;
-  }
-  std::string_view take(size_t bytes) {
-    if (bytes > in_.size()) {
-      throw ProtocolError(fmt::format("message truncated ({} bytes wanted, {} left)", bytes,
-                                      in_.size()));
-    }
-    const std::string_view part = in_.substr(0, bytes);
-    in_.remove_prefix(bytes);
-    return part;
-  }
-  std::string_view in_;
-};
-
-void write_keys(Writer& out, const std::vector<std::string>& keys) {
+void write_keys(ByteWriter& out, const std::vector<std::string>& keys) {
   out.u32(static_cast<uint32_t>(keys.size()));
-  for (const auto& key : keys) out.short_string(key);
+  for (const auto& key : keys) out.string(key);
 }
 
-std::vector<std::string> read_keys(Reader& in) {
+std::vector<std::string> read_keys(ByteReader& in) {
   const uint32_t count = in.u32();
-  if (count > kMaxWaitKeys) {
-    throw ProtocolError(fmt::format("{} keys is over the limit of {}", count, kMaxWaitKeys));
-  }
+  if (count > kMaxWaitKeys)
+    in.fail(fmt::format("{} keys is over the limit of {}", count, kMaxWaitKeys));
   std::vector<std::string> keys;
   keys.reserve(count);
-  for (uint32_t i = 0; i < count; ++i) keys.push_back(in.short_string(kMaxKeySize, "key"));
+  for (uint32_t i = 0; i < count; ++i) keys.push_back(in.string("key", kMaxKeySize));
   return keys;
 }
 
@@ -104,26 +41,27 @@ void check_limits(const Request& request) {
     }
   }
   if (request.value.size() > kMaxValueSize) {
-    throw InvalidArgument(fmt::format("rendezvous: value for key '{}' is {} bytes, over the limit "
-                                      "of {}", request.keys.empty() ? "" : request.keys.front(),
-                                      request.value.size(), kMaxValueSize));
+    throw InvalidArgument(fmt::format(
+        "rendezvous: value for key '{}' is {} bytes, over the limit "
+        "of {}",
+        request.keys.empty() ? "" : request.keys.front(), request.value.size(), kMaxValueSize));
   }
 }
 
 std::string encode(const Request& request) {
-  Writer out;
+  ByteWriter out;
   out.u8(static_cast<uint8_t>(request.op));
   switch (request.op) {
     case Op::set:
-      out.short_string(request.keys.at(0));
+      out.string(request.keys.at(0));
       out.long_string(request.value);
       break;
     case Op::get:
-      out.short_string(request.keys.at(0));
+      out.string(request.keys.at(0));
       out.u64(request.timeout_ms);
       break;
     case Op::add:
-      out.short_string(request.keys.at(0));
+      out.string(request.keys.at(0));
       out.u64(static_cast<uint64_t>(request.delta));
       break;
     case Op::wait:
@@ -131,27 +69,27 @@ std::string encode(const Request& request) {
       out.u64(request.timeout_ms);
       break;
   }
-  return out.take();
+  return out.take_string();
 }
 
 Request decode_request(std::string_view payload) {
-  Reader in(payload);
+  ByteReader in(payload, "malformed rendezvous request");
   Request request;
   const uint8_t op = in.u8();
   switch (op) {
     case static_cast<uint8_t>(Op::set):
       request.op = Op::set;
-      request.keys.push_back(in.short_string(kMaxKeySize, "key"));
-      request.value = in.long_string(kMaxValueSize, "value");
+      request.keys.push_back(in.string("key", kMaxKeySize));
+      request.value = in.long_string("value", kMaxValueSize);
       break;
     case static_cast<uint8_t>(Op::get):
       request.op = Op::get;
-      request.keys.push_back(in.short_string(kMaxKeySize, "key"));
+      request.keys.push_back(in.string("key", kMaxKeySize));
       request.timeout_ms = in.u64();
       break;
     case static_cast<uint8_t>(Op::add):
       request.op = Op::add;
-      request.keys.push_back(in.short_string(kMaxKeySize, "key"));
+      request.keys.push_back(in.string("key", kMaxKeySize));
       request.delta = static_cast<int64_t>(in.u64());
       break;
     case static_cast<uint8_t>(Op::wait):
@@ -160,34 +98,45 @@ Request decode_request(std::string_view payload) {
       request.timeout_ms = in.u64();
       break;
     default:
-      throw ProtocolError(fmt::format("unknown request type {}", op));
+      in.fail(fmt::format("unknown request type {}", op));
   }
   in.expect_end();
   return request;
 }
 
 std::string encode(const Reply& reply) {
-  Writer out;
+  ByteWriter out;
   out.u8(static_cast<uint8_t>(reply.kind));
   switch (reply.kind) {
-    case ReplyKind::ok: break;
-    case ReplyKind::value: out.long_string(reply.text); break;
-    case ReplyKind::number: out.u64(static_cast<uint64_t>(reply.number)); break;
-    case ReplyKind::timeout: write_keys(out, reply.missing_keys); break;
-    case ReplyKind::error: out.short_string(reply.text); break;
+    case ReplyKind::ok:
+      break;
+    case ReplyKind::value:
+      out.long_string(reply.text);
+      break;
+    case ReplyKind::number:
+      out.u64(static_cast<uint64_t>(reply.number));
+      break;
+    case ReplyKind::timeout:
+      write_keys(out, reply.missing_keys);
+      break;
+    case ReplyKind::error:
+      out.string(reply.text);
+      break;
   }
-  return out.take();
+  return out.take_string();
 }
 
 Reply decode_reply(std::string_view payload) {
-  Reader in(payload);
+  ByteReader in(payload, "malformed rendezvous reply");
   Reply reply;
   const uint8_t kind = in.u8();
   switch (kind) {
-    case static_cast<uint8_t>(ReplyKind::ok): reply.kind = ReplyKind::ok; break;
+    case static_cast<uint8_t>(ReplyKind::ok):
+      reply.kind = ReplyKind::ok;
+      break;
     case static_cast<uint8_t>(ReplyKind::value):
       reply.kind = ReplyKind::value;
-      reply.text = in.long_string(kMaxValueSize, "value");
+      reply.text = in.long_string("value", kMaxValueSize);
       break;
     case static_cast<uint8_t>(ReplyKind::number):
       reply.kind = ReplyKind::number;
@@ -199,10 +148,10 @@ Reply decode_reply(std::string_view payload) {
       break;
     case static_cast<uint8_t>(ReplyKind::error):
       reply.kind = ReplyKind::error;
-      reply.text = in.short_string(kMaxKeySize * 4, "error message");
+      reply.text = in.string("error message", kMaxKeySize * 4);
       break;
     default:
-      throw ProtocolError(fmt::format("unknown reply type {}", kind));
+      in.fail(fmt::format("unknown reply type {}", kind));
   }
   in.expect_end();
   return reply;
@@ -213,10 +162,14 @@ std::string describe(const Request& request) {
   for (const auto& key : request.keys) quoted.push_back("'" + key + "'");
   const std::string keys = fmt::format("{}", fmt::join(quoted, ", "));
   switch (request.op) {
-    case Op::set: return "set " + keys;
-    case Op::get: return "get " + keys;
-    case Op::add: return "add to " + keys;
-    case Op::wait: return "wait for " + keys;
+    case Op::set:
+      return "set " + keys;
+    case Op::get:
+      return "get " + keys;
+    case Op::add:
+      return "add to " + keys;
+    case Op::wait:
+      return "wait for " + keys;
   }
   return "request";
 }

@@ -100,18 +100,17 @@ int barrier(KoloMpiComm* comm, KoloMpiError* error) {
   return code == MPI_SUCCESS ? 0 : fail(error, "MPI_Barrier", code);
 }
 
-int allreduce(KoloMpiComm* comm, void* data, size_t count, int dtype, int op,
-              KoloMpiError* error) {
+int allreduce(KoloMpiComm* comm, void* data, size_t count, int dtype, int op, KoloMpiError* error) {
   if (after_finalize(error)) return 1;
   auto operands = operands_for(dtype, op, error);
-  if (!operands) return 1;
+  if (!operands) return KOLO_MPI_UNSUPPORTED;
   int element_bytes = 0;
   MPI_Type_size(operands->type, &element_bytes);
   auto* cursor = static_cast<char*>(data);
   while (count > 0) {
     const int chunk = static_cast<int>(count < INT_MAX ? count : INT_MAX);
-    if (int code = MPI_Allreduce(MPI_IN_PLACE, cursor, chunk, operands->type, operands->op,
-                                 resolve(comm));
+    if (int code =
+            MPI_Allreduce(MPI_IN_PLACE, cursor, chunk, operands->type, operands->op, resolve(comm));
         code != MPI_SUCCESS) {
       return fail(error, "MPI_Allreduce", code);
     }
@@ -139,7 +138,7 @@ int reducescatter(KoloMpiComm* comm, const void* data, const size_t* counts, int
                   void* out, KoloMpiError* error) {
   if (after_finalize(error)) return 1;
   auto operands = operands_for(dtype, op, error);
-  if (!operands) return 1;
+  if (!operands) return KOLO_MPI_UNSUPPORTED;
   MPI_Comm mpi_comm = resolve(comm);
   const int size = comm_size(mpi_comm);
   std::vector<int> receive_counts(size);
@@ -147,13 +146,14 @@ int reducescatter(KoloMpiComm* comm, const void* data, const size_t* counts, int
   for (int r = 0; r < size; ++r) {
     total += counts[r];
     if (counts[r] > INT_MAX || total > INT_MAX) {
-      return fail_text(error, "the MPI backend reduce-scatters at most 2^31-1 elements (MPI int "
-                              "counts)");
+      return fail_text(error,
+                       "the MPI backend reduce-scatters at most 2^31-1 elements (MPI int "
+                       "counts)");
     }
     receive_counts[r] = static_cast<int>(counts[r]);
   }
-  const int code = MPI_Reduce_scatter(data, out, receive_counts.data(), operands->type,
-                                      operands->op, mpi_comm);
+  const int code =
+      MPI_Reduce_scatter(data, out, receive_counts.data(), operands->type, operands->op, mpi_comm);
   return code == MPI_SUCCESS ? 0 : fail(error, "MPI_Reduce_scatter", code);
 }
 

@@ -3,7 +3,10 @@
 // must exchange the rendezvous address over MPI. Only C types cross the boundary, so the plugin
 // and libkolo may come from different builds as long as the version below matches.
 //
-// Every function returns 0 on success; otherwise it writes a NUL-terminated message into `error`.
+// Every function returns 0 on success; otherwise it writes a NUL-terminated message into `error`
+// and returns KOLO_MPI_UNSUPPORTED when it refused before any communication because it lacks the
+// element type or reduction (the same answer on every rank, so libkolo fails only that tensor),
+// or another non-zero value for any other failure.
 // Element types and reductions are the numeric values of kolo::DataType and ReduceOp (wire
 // values, append-only). A `KoloMpiComm` is an opaque communicator of the plugin's; null means
 // MPI_COMM_WORLD.
@@ -18,6 +21,8 @@ extern "C" {
 
 #define KOLO_MPI_PLUGIN_ABI_VERSION 1
 #define KOLO_MPI_PLUGIN_ENTRY "kolo_mpi_plugin_v1"
+// Older plugins return 1 here too; libkolo then treats the failure as fatal, as it used to.
+#define KOLO_MPI_UNSUPPORTED 2
 
 typedef struct KoloMpiError {
   char text[512];
@@ -47,8 +52,8 @@ typedef struct KoloMpiPluginV1 {
   int (*allgatherv)(KoloMpiComm* comm, const void* mine, void* out, const size_t* bytes_per_rank,
                     KoloMpiError* error);
   // Rank r receives op over block r of `data` (counts[r] elements) into `out`.
-  int (*reducescatter)(KoloMpiComm* comm, const void* data, const size_t* counts, int dtype,
-                       int op, void* out, KoloMpiError* error);
+  int (*reducescatter)(KoloMpiComm* comm, const void* data, const size_t* counts, int dtype, int op,
+                       void* out, KoloMpiError* error);
   int (*alltoallv)(KoloMpiComm* comm, const void* in, const size_t* send_bytes, void* out,
                    const size_t* recv_bytes, KoloMpiError* error);
 } KoloMpiPluginV1;

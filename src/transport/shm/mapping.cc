@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "base/errors.h"
+#include "base/unique_fd.h"
 
 namespace kolo::transport::shm {
 
@@ -28,49 +29,36 @@ std::byte* map(int fd, size_t size, const std::string& name) {
 }  // namespace
 
 std::optional<Mapping> Mapping::create(const std::string& name, size_t size, std::string& why) {
-  const int fd = ::shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) throw SystemError("shm_open", errno, name);
+  const UniqueFd fd(::shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+  if (!fd.valid()) throw SystemError("shm_open", errno, name);
   // Reserving every page now turns "no room in /dev/shm" into an error here instead of a SIGBUS
   // on first touch (Docker's default /dev/shm is 64 MB).
-  const int err = ::posix_fallocate(fd, 0, static_cast<off_t>(size));
+  const int err = ::posix_fallocate(fd.fd(), 0, static_cast<off_t>(size));
   if (err != 0) {
-    ::close(fd);
     ::shm_unlink(name.c_str());
     const auto free_bytes = dev_shm_free_bytes();
     why = fmt::format("cannot reserve {} bytes in /dev/shm ({}; {} bytes free)", size,
                       std::strerror(err), free_bytes ? fmt::format("{}", *free_bytes) : "?");
     return std::nullopt;
   }
-  std::byte* base = nullptr;
   try {
-    base = map(fd, size, name);
+    // The mapping outlives the descriptor, which closes on return.
+    return Mapping(map(fd.fd(), size, name), size);
   } catch (...) {
-    ::close(fd);
     ::shm_unlink(name.c_str());
     throw;
   }
-  ::close(fd);
-  return Mapping(base, size);
 }
 
 Mapping Mapping::open(const std::string& name, size_t size) {
-  const int fd = ::shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0600);
-  if (fd < 0) throw SystemError("shm_open", errno, name);
+  const UniqueFd fd(::shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0600));
+  if (!fd.valid()) throw SystemError("shm_open", errno, name);
   struct stat info {};
-  if (::fstat(fd, &info) != 0 || static_cast<size_t>(info.st_size) != size) {
-    ::close(fd);
-    throw ProtocolError(fmt::format("shared-memory object {} has {} bytes, expected {}", name,
-                                    info.st_size, size));
+  if (::fstat(fd.fd(), &info) != 0 || static_cast<size_t>(info.st_size) != size) {
+    throw ProtocolError(
+        fmt::format("shared-memory object {} has {} bytes, expected {}", name, info.st_size, size));
   }
-  std::byte* base = nullptr;
-  try {
-    base = map(fd, size, name);
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  ::close(fd);
-  return Mapping(base, size);
+  return Mapping(map(fd.fd(), size, name), size);
 }
 
 void Mapping::unlink(const std::string& name) { ::shm_unlink(name.c_str()); }

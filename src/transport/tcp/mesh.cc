@@ -11,6 +11,7 @@
 #include <stop_token>
 #include <thread>
 
+#include "base/byte_codec.h"
 #include "base/errors.h"
 #include "transport/tcp/socket_link.h"
 
@@ -21,7 +22,7 @@ namespace {
 // Hello: rank (u32) || size (u32) || round (u64) || target rank (u32), little-endian; answered by
 // one HelloStatus byte.
 constexpr size_t kHelloSize = 20;
-using HelloBytes = std::array<uint8_t, kHelloSize>;
+using HelloBytes = std::array<std::byte, kHelloSize>;
 
 enum class HelloStatus : uint8_t {
   accepted = 0,
@@ -57,21 +58,22 @@ struct Hello {
   uint32_t target = 0;  // the rank the connecting side means to reach
 };
 
+// rank (u32) || size (u32) || round (u64) || target (u32), little-endian.
 HelloBytes encode(const Hello& hello) {
   HelloBytes bytes{};
-  for (size_t i = 0; i < 4; ++i) bytes[i] = static_cast<uint8_t>(hello.rank >> (8 * i));
-  for (size_t i = 0; i < 4; ++i) bytes[4 + i] = static_cast<uint8_t>(hello.size >> (8 * i));
-  for (size_t i = 0; i < 8; ++i) bytes[8 + i] = static_cast<uint8_t>(hello.round >> (8 * i));
-  for (size_t i = 0; i < 4; ++i) bytes[16 + i] = static_cast<uint8_t>(hello.target >> (8 * i));
+  store_little_endian(bytes.data(), hello.rank, 4);
+  store_little_endian(bytes.data() + 4, hello.size, 4);
+  store_little_endian(bytes.data() + 8, hello.round, 8);
+  store_little_endian(bytes.data() + 16, hello.target, 4);
   return bytes;
 }
 
 Hello decode(const HelloBytes& bytes) {
   Hello hello;
-  for (size_t i = 0; i < 4; ++i) hello.rank |= static_cast<uint32_t>(bytes[i]) << (8 * i);
-  for (size_t i = 0; i < 4; ++i) hello.size |= static_cast<uint32_t>(bytes[4 + i]) << (8 * i);
-  for (size_t i = 0; i < 8; ++i) hello.round |= static_cast<uint64_t>(bytes[8 + i]) << (8 * i);
-  for (size_t i = 0; i < 4; ++i) hello.target |= static_cast<uint32_t>(bytes[16 + i]) << (8 * i);
+  hello.rank = static_cast<uint32_t>(load_little_endian(bytes.data(), 4));
+  hello.size = static_cast<uint32_t>(load_little_endian(bytes.data() + 4, 4));
+  hello.round = load_little_endian(bytes.data() + 8, 8);
+  hello.target = static_cast<uint32_t>(load_little_endian(bytes.data() + 16, 4));
   return hello;
 }
 

@@ -18,14 +18,6 @@
 
 namespace kolo::transport {
 
-void Socket::reset() {
-  if (fd_ >= 0) {
-    // close(2) may report EINTR, but the descriptor is released either way on Linux: never retry.
-    ::close(fd_);
-    fd_ = -1;
-  }
-}
-
 Endpoint Endpoint::parse(const std::string& text) {
   auto bad = [&](const std::string& why) {
     return InvalidArgument("bad endpoint '" + text + "': " + why +

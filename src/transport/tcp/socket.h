@@ -1,39 +1,17 @@
-// An owned socket file descriptor (move-only) and the few socket calls kolo needs, each failing
-// with a SystemError that names the call, errno and the address involved.
+// The few socket calls kolo needs on owned descriptors (base/unique_fd.h), each failing with a
+// SystemError that names the call, errno and the address involved.
 #pragma once
 
 #include <cstdint>
 #include <string>
-#include <utility>
 
 #include "base/clock.h"
+#include "base/unique_fd.h"
 
 namespace kolo::transport {
 
-class Socket {
- public:
-  Socket() = default;
-  explicit Socket(int fd) : fd_(fd) {}
-  ~Socket() { reset(); }
-  Socket(Socket&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  Socket& operator=(Socket&& other) noexcept {
-    if (this != &other) {
-      reset();
-      fd_ = std::exchange(other.fd_, -1);
-    }
-    return *this;
-  }
-  Socket(const Socket&) = delete;
-  Socket& operator=(const Socket&) = delete;
-
-  [[nodiscard]] int fd() const { return fd_; }
-  [[nodiscard]] bool valid() const { return fd_ >= 0; }
-  void reset();
-  int release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_ = -1;
-};
+// A socket is an owned descriptor like any other.
+using Socket = UniqueFd;
 
 struct Endpoint {
   std::string host;  // numeric address or resolvable name

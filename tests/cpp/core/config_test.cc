@@ -73,6 +73,16 @@ TEST(Config, UnknownKoloVariablesAreReported) {
   EXPECT_EQ(config.unknown_variables[0], "KOLO_FUSION_TRESHOLD");
 }
 
+// Every documented KOLO_* name is one setting table's row (base/env.cc), read by the launcher or
+// the MPI plugin loader as much as by the config: none of them is reported as unknown.
+TEST(Config, SettingsOfTheLauncherAndTheMpiPluginAreNotUnknown) {
+  Config config =
+      Config::from_env(env_of({}), {"KOLO_MPI_PLUGIN", "KOLO_MPIRUN", "KOLO_FAILURE_GRACE_SECONDS",
+                                    "KOLO_STAGE_THROUGH_HOST", "KOLO_GLOO_RENDEZVOUS_ADDR",
+                                    "KOLO_LAUNCHER_PID", "KOLO_FAULT_BOUNDS", "KOLO_MPI_PLUGINS"});
+  EXPECT_EQ(config.unknown_variables, std::vector<std::string>{"KOLO_MPI_PLUGINS"});
+}
+
 TEST(LaunchInfo, ReadsKoloThenHorovodNames) {
   LaunchInfo info = LaunchInfo::from_env(env_of({{"HOROVOD_RANK", "2"}, {"HOROVOD_SIZE", "4"},
                                                   {"KOLO_RENDEZVOUS_ADDR", "127.0.0.1"},

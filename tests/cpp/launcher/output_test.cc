@@ -86,7 +86,7 @@ class Capture {
 };
 
 void write_to(const UniqueFd& fd, const std::string& text) {
-  ASSERT_TRUE(write_fully(fd.get(), text.data(), text.size()));
+  ASSERT_TRUE(write_fully(fd.fd(), text.data(), text.size()));
 }
 
 void pump_until_closed(OutputMultiplexer& mux) {

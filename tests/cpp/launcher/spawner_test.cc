@@ -22,7 +22,7 @@ std::string read_all(const UniqueFd& fd) {
   std::string text;
   char buffer[4096];
   ssize_t n;
-  while ((n = ::read(fd.get(), buffer, sizeof(buffer))) > 0) text.append(buffer, n);
+  while ((n = ::read(fd.fd(), buffer, sizeof(buffer))) > 0) text.append(buffer, n);
   return text;
 }
 
@@ -71,7 +71,7 @@ TEST(LocalSpawner, GroupSignalReachesTheRanksChildren) {
       spawner.spawn(request({"sh", "-c", "sleep 30 & echo $!; wait"}));
   std::string first_line;
   char c;
-  while (::read(process.stdout_read.get(), &c, 1) == 1 && c != '\n') first_line += c;
+  while (::read(process.stdout_read.fd(), &c, 1) == 1 && c != '\n') first_line += c;
   const pid_t child = std::stoi(first_line);
   ASSERT_EQ(::kill(-process.pid, SIGTERM), 0);
   int status = 0;

@@ -213,7 +213,9 @@ INSTANTIATE_TEST_SUITE_P(
                      "Mismatched number of dimensions for tensor 't': rank 0 submitted 2, rank 1 "
                      "submitted 1"},
         MismatchCase{"allgather trailing dims", 3,
-                     [](int r) { return with_op(r, OpType::allgather, {r + 1, r == 2 ? 5 : 3}); },
+                     [](int r) {
+                       return with_op(r, OpType::allgather, {r + 1, r == 2 ? 5 : 3});
+                     },
                      "Mismatched shape (all dimensions but the first) for tensor 't': rank 0 and "
                      "rank 1 submitted [*, 3], rank 2 submitted [*, 5]"},
         MismatchCase{"allgather scalar", 2, [](int r) { return with_op(r, OpType::allgather, {}); },
@@ -396,7 +398,7 @@ TEST(CoordinatorJoinTest, JoiningCompletesWhatTheOthersAlreadySentThenJoinLast) 
   ResponseList out = coordinator.take_responses();
   ASSERT_EQ(names_of(out), (std::vector<std::string>{"b", "join.0"}));
   EXPECT_EQ(out.responses[1].op, OpType::join);
-  EXPECT_EQ(out.responses[1].root, 1) << "rank 1 joined last";
+  EXPECT_EQ(out.responses[1].args, std::vector<int64_t>{1}) << "rank 1 joined last";
   EXPECT_FALSE(coordinator.any_joined()) << "the joined state resets after the join completed";
   // Next round: nobody is joined, so a name waits for every rank again.
   coordinator.add(list_of({allreduce(0, "c")}), 0);
@@ -450,8 +452,7 @@ TEST(CoordinatorProcessSetTest, RemovalRefusedWhenAMemberIsBusy) {
     r.name = "kolo.remove_process_set.0";
     r.op = OpType::process_set_remove;
     r.dtype = DataType::int64;
-    r.shape = {4};
-    r.root = busy;
+    r.args = {4, busy};
     return r;
   };
   Response refused = run_one(3, [&](int r) { return remove(r, r == 2 ? 1 : 0); });
@@ -460,11 +461,11 @@ TEST(CoordinatorProcessSetTest, RemovalRefusedWhenAMemberIsBusy) {
             "(synchronize them first)");
   Response done = run_one(3, [&](int r) { return remove(r, 0); });
   EXPECT_TRUE(done.error.empty()) << done.error;
-  EXPECT_EQ(done.shape, (std::vector<int64_t>{4}));
+  EXPECT_EQ(done.args, (std::vector<int64_t>{4}));
   Response mismatch = run_one(2, [&](int r) {
     Request add = remove(r, 0);
     add.op = OpType::process_set_add;
-    add.shape = r == 0 ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{1};
+    add.args = r == 0 ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{1};
     return add;
   });
   EXPECT_NE(mismatch.error.find("Mismatched process set ranks"), std::string::npos)

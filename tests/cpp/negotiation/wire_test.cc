@@ -279,5 +279,40 @@ TEST(WireTest, LargestSizesAndLongRankListsRoundTrip) {
   EXPECT_EQ(decode_request_list(encode(list), 0), list);
 }
 
+// Control operations carry their own argument list (version 3): a remove's id and busy flag, a
+// join's last rank (negative values included), each in both directions.
+TEST(WireTest, ControlArgumentsRoundTrip) {
+  Request remove = sample_request(1, "kolo.remove_process_set.0");
+  remove.op = OpType::process_set_remove;
+  remove.args = {4, 1};
+  Request join = sample_request(1, "kolo.join.1");
+  join.op = OpType::join;
+  const RequestList requests{{remove, join}, false};
+  EXPECT_EQ(decode_request_list(encode(requests), 1), requests);
+  Response joined = sample_response();
+  joined.op = OpType::join;
+  joined.args = {-1};
+  Response added = sample_response();
+  added.op = OpType::process_set_add;
+  added.args = {0, 2, 5};
+  ResponseList responses;
+  responses.responses = {joined, added};
+  EXPECT_EQ(decode_response_list(encode(responses), 0), responses);
+}
+
+// A frame of another version is refused naming both versions.
+TEST(WireTest, AnotherVersionIsRefusedNamingBoth) {
+  std::vector<std::byte> bytes = encode(RequestList{});
+  bytes.at(1) = std::byte{2};
+  try {
+    (void)decode_request_list(bytes, 3);
+    FAIL() << "version 2 should be refused";
+  } catch (const ProtocolError& error) {
+    EXPECT_NE(std::string(error.what()).find("protocol version 2, this build speaks 3"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
 }  // namespace
 }  // namespace kolo::negotiation

@@ -84,6 +84,19 @@ def check_allgather_broadcast_barrier(rank: int, size: int) -> None:
         hvd.barrier()
 
 
+def check_missing_op_fails_only_that_tensor(rank: int, size: int) -> None:
+    """The MPI backend has no Adasum: that tensor fails on every rank, naming the backend and the
+    op, and the runtime goes on."""
+    try:
+        hvd.allreduce(torch.ones(4), op=hvd.Adasum, name="adasum.on.mpi")
+    except RuntimeError as error:
+        assert "backend 'mpi'" in str(error) and "Adasum" in str(error), str(error)
+    else:
+        raise AssertionError("Adasum on the MPI backend should fail")
+    got = kolo.allreduce(np.full(2, rank + 1.0), op=kolo.Sum, name="after.missing.op")
+    assert np.all(got == size * (size + 1) / 2), got
+
+
 def main() -> None:
     expected_size, backend = int(sys.argv[1]), sys.argv[2]
     hvd.init()
@@ -98,6 +111,8 @@ def main() -> None:
     assert hvd.mpi_threads_supported() is (backend == "mpi")  # Open MPI 4.1 gives MULTIPLE
     check_allreduce(rank, size)
     check_allgather_broadcast_barrier(rank, size)
+    if backend == "mpi":
+        check_missing_op_fails_only_that_tensor(rank, size)
     # init() again after shutdown(): a fresh rendezvous over MPI; MPI itself stays initialized.
     # With 3 ranks, a process set of ranks 0 and 1 beside the global set (with MPI chosen, it
     # runs on kolo's transports while the global set stays on MPI).

@@ -292,6 +292,9 @@ class HorovodBasics:
     def rocm_built(self):
         return _torch_basics().rocm_built()
 
+    def sycl_built(self):
+        return _torch_basics().sycl_built()
+
 
 __all__ = [
     "EXTENSIONS", "HorovodBasics", "HorovodVersionMismatchError", "HostsUpdatedInterrupt",

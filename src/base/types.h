@@ -30,7 +30,7 @@ bool is_floating(DataType type);
 // Throws InvalidArgument for a value outside the enum (e.g. from a corrupt message).
 DataType dtype_from_wire(uint8_t value);
 
-// Average is not here: it is Sum followed by a postscale of 1/size, done by the caller.
+// Average is not here: it is Sum followed by average_buffer (reduce.h), done by the caller.
 enum class ReduceOp : uint8_t {
   sum = 0,
   min = 1,

@@ -154,12 +154,6 @@ void Executor::execute(const fusion::FusedGroup& group,
   }
 }
 
-double Executor::postscale_of(const negotiation::Response& response) const {
-  double postscale = response.postscale;
-  if (response.reduce_op == UserReduceOp::average) postscale /= options_.size;
-  return postscale;
-}
-
 void Executor::run_scaled(const negotiation::Response& response, const ScaledRun& run,
                           const std::function<void()>& backend_op) {
   if (!run.input.empty() && run.input.data() != run.work.data()) {
@@ -173,9 +167,13 @@ void Executor::run_scaled(const negotiation::Response& response, const ScaledRun
   std::optional<ObservedPhase> phase;
   if (run.phase != nullptr) phase.emplace(observer_, response.names, run.phase);
   backend_op();
-  if (const double postscale = postscale_of(response); postscale != 1.0) {
+  if (response.reduce_op == UserReduceOp::average) {
+    // A division by the size, not Horovod's multiplication by 1/size (kernels/average.cc).
+    kernels::average_buffer(run.result.data(), run.result.size() / element, response.dtype,
+                            options_.size, response.postscale);
+  } else if (response.postscale != 1.0) {
     kernels::scale_buffer(run.result.data(), run.result.size() / element, response.dtype,
-                          postscale);
+                          response.postscale);
   }
 }
 

@@ -59,8 +59,8 @@ class Executor {
                 std::map<std::string, TensorEntry>& pending);
   // The one copy / prescale / backend op / postscale path of every reducing op (allreduce,
   // fused or not, Adasum, reducescatter): `input` is copied into `work` unless it is empty
-  // (already staged) or already there; prescale scales `work`, postscale (averaging included)
-  // scales `result` (`work` itself, or the op's separate output). `phase`, when set, brackets
+  // (already staged) or already there; prescale scales `work`, postscale scales `result` and
+  // Average divides it (`work` itself, or the op's separate output). `phase`, when set, brackets
   // the backend op and postscale on the timeline.
   struct ScaledRun {
     std::span<const std::byte> input;
@@ -70,7 +70,6 @@ class Executor {
   };
   void run_scaled(const negotiation::Response& response, const ScaledRun& run,
                   const std::function<void()>& backend_op);
-  [[nodiscard]] double postscale_of(const negotiation::Response& response) const;
 
   void allreduce(const fusion::FusedGroup& group, std::vector<TensorEntry*>& entries);
   void allgather(const negotiation::Response& response, TensorEntry& entry, size_t index);

@@ -1,7 +1,8 @@
 // A rank started by kolorun on its own host ends when kolorun ends, even when kolorun is killed
 // with SIGKILL and cannot stop it: the kernel sends the rank SIGTERM when its parent dies
-// (PR_SET_PDEATHSIG). Remote ranks need none of this: kolorun's agent on their host stops them
-// when the ssh session ends.
+// (PR_SET_PDEATHSIG); a rank below a wrapper (`kolorun sh -c '...'`) watches kolorun itself and
+// ends its process group. Remote ranks need none of this: kolorun's agent on their host stops
+// them when the ssh session ends.
 #pragma once
 
 #include "core/config.h"
@@ -9,8 +10,10 @@
 namespace kolo::core {
 
 // kolorun puts its pid in KOLO_LAUNCHER_PID. When this process is kolorun's direct child, arms
-// the parent-death signal; if kolorun is already gone, terminates now. Idempotent; no-op when not
-// started by a local kolorun (a shell wrapper in between, mpirun, a remote host).
+// the parent-death signal; if kolorun is already gone, terminates now. When it is further down a
+// rank's process group (a wrapper in between), starts a thread that sends the group SIGTERM
+// once kolorun ends. Idempotent; no-op when not started by a local kolorun (mpirun, a remote
+// host).
 void end_with_launcher(const EnvLookup& lookup);
 
 }  // namespace kolo::core

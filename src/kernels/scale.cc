@@ -1,4 +1,4 @@
-// scale_buffer: prescale/postscale (Average is Sum then 1/size), with Horovod's CPU arithmetic so
+// scale_buffer: prescale/postscale (Average divides: average.cc), with Horovod's CPU arithmetic so
 // results match it bit for bit: float32, float16 and bfloat16 are multiplied in float (the factor
 // rounded to float first), float64 in double; integers in double, then
 // truncated toward zero as a C++ conversion does. Unlike Horovod, integers saturate (an

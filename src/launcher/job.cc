@@ -21,6 +21,7 @@
 #include "launcher/spawner.h"
 #include "launcher/ssh_command.h"
 #include "launcher/ssh_spawner.h"
+#include "launcher/stopped_rank_watch.h"
 #include "launcher/supervisor.h"
 #include "rendezvous/keys.h"
 #include "rendezvous/tcp_store.h"
@@ -179,6 +180,8 @@ int run_job(const LaunchOptions& options, const Environment& inherited, const Lo
     }
   };
   Supervisor supervisor(std::move(ranks), policy, output, signals, logger, publish_failure);
+  supervisor.watch_for_stopped_ranks(stopped_rank_allowance(
+      build_rank_environment(base_env, job, plan.front()), options.failure_grace_seconds));
   const int status = supervisor.run();
   // Ranks unlink their shared-memory objects as soon as the peers mapped them; one killed inside
   // that window leaves its object behind, which only the launcher can still remove (local ranks).

@@ -45,6 +45,7 @@ int Supervisor::run() {
   std::vector<pollfd> fds;
   while (true) {
     reap_exited();
+    end_stopped_ranks();
     apply(policy_.due(Clock::now()));
     if (policy_.finished()) break;
 
@@ -78,6 +79,27 @@ void Supervisor::reap_exited() {
     pid_t pid = ::waitpid(rank.pid, &status, WNOHANG);
     if (pid == rank.pid) on_exit(rank, ExitStatus::from_wait_status(status));
     if (pid < 0 && errno == ECHILD) on_exit(rank, ExitStatus::exited_with(0));  // reaped elsewhere
+  }
+}
+
+void Supervisor::end_stopped_ranks() {
+  if (!stopped_watch_) return;
+  const auto ended = std::count_if(ranks_.begin(), ranks_.end(),
+                                   [](const RankProcess& r) { return r.status.has_value(); });
+  const auto now = Clock::now();
+  // While the job runs, a rank stopped now may be continued.
+  if (ended == 0 || !stopped_watch_->time_to_look(now)) return;
+  const std::set<pid_t> stopped = stopped_process_groups();
+  for (auto& rank : ranks_) {
+    // Remote ranks: their agent ends them when this kolorun ends; local ones are checked here.
+    if (rank.status || rank.agent_report) continue;
+    if (!stopped_watch_->overdue(rank.slot.rank, stopped.count(rank.pid) != 0, now)) continue;
+    logger_.error(
+        "rank {} (host {}) has been stopped (SIGSTOP) for more than {} s while {} other rank(s) "
+        "had ended, and cannot finish; killing it",
+        rank.slot.rank, rank.slot.host,
+        format_seconds(std::chrono::duration<double>(stopped_watch_->allowance()).count()), ended);
+    signal_group(rank.pid, SIGKILL);  // reaped as killed by SIGKILL: a failure, exit 137
   }
 }
 

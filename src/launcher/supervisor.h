@@ -18,6 +18,7 @@
 #include "launcher/hosts.h"
 #include "launcher/output.h"
 #include "launcher/signals.h"
+#include "launcher/stopped_rank_watch.h"
 
 namespace kolo::launcher {
 
@@ -42,9 +43,13 @@ class Supervisor {
              SignalWatcher& signals, const Logger& logger, FailureNotice notice = {});
 
   int run();
+  // Once some rank has ended, end a local rank left stopped for longer than `allowance`
+  // (stopped_rank_watch.h); off unless called.
+  void watch_for_stopped_ranks(Duration allowance) { stopped_watch_.emplace(allowance); }
 
  private:
   void reap_exited();
+  void end_stopped_ranks();
   void on_exit(RankProcess& rank, ExitStatus status);
   void handle_signals();
   void apply(FailurePolicy::Action action);
@@ -64,6 +69,7 @@ class Supervisor {
   SignalWatcher& signals_;
   const Logger& logger_;
   FailureNotice notice_;
+  std::optional<StoppedRankWatch> stopped_watch_;
 };
 
 }  // namespace kolo::launcher

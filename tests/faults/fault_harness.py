@@ -5,7 +5,6 @@ conftest.py prints every case's times as one table at the end of the session."""
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -14,12 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from rank_output import rank_lines  # tests/support (conftest.py puts it on sys.path)
 
 WORKER = Path(__file__).parent / "workers" / "fault_worker.py"
 PEER_TIMEOUT = 3.0  # KOLO_PEER_TIMEOUT and KOLO_START_TIMEOUT of every case
 GRACE = 2.0  # kolorun --failure-grace-seconds of every case
 DETECTION_SLACK = 2.0  # the issue's bound: survivors detect within the timeout + 2 s
-_LINE = re.compile(r"^\[(\d+)\]<(stdout|stderr)>:(.*)$")
 
 
 def kolorun() -> str:
@@ -48,12 +47,7 @@ class Job:
     exited_at: float
 
     def lines(self, rank: int, stream: str = "stdout") -> list[str]:
-        found = []
-        for line in self.output.splitlines():
-            match = _LINE.match(line)
-            if match and int(match.group(1)) == rank and match.group(2) == stream:
-                found.append(match.group(3))
-        return found
+        return rank_lines(self.output, rank, stream)
 
     def shm_leftovers(self) -> list[str]:
         """This job's objects still in /dev/shm (the workers print their job's name prefix)."""

@@ -69,12 +69,53 @@ def test_rank_fault(phase, sig, transport):
 
 
 @pytest.mark.parametrize("transport", sorted(TRANSPORTS))
-def test_launcher_killed_leaves_no_orphan_rank(transport):
-    job = run_job(["-np", "3", sys.executable, str(WORKER), str(VICTIM), "forever", "KILL"],
-                  env=TRANSPORTS[transport], fault_after_ready=lambda proc, _: proc.kill())
-    pids = [int(line.split()[2]) for rank in range(3) for line in job.lines(rank)
+def test_rank_stopped_after_the_shutdown_agreement_is_ended_by_kolorun(transport):
+    # The others exit 0, so no failure starts the grace period: kolorun itself sees the rank
+    # stopped ('T') for longer than the peer timeout + the grace, names it and kills it.
+    job = run_job(["-np", "3", sys.executable, str(WORKER), str(VICTIM), "aftershutdown", "STOP"],
+                  env=TRANSPORTS[transport])
+    fault = job.fault_time(VICTIM)
+    row = Measured(f"{transport} SIGSTOP after shutdown agreement", returncode=job.returncode,
+                   exit_after=job.exited_at - fault)
+    record(row)
+    assert job.returncode == 128 + signal.SIGKILL, job.output
+    for rank in SURVIVORS:
+        assert f"rank {rank} OK" in job.lines(rank), job.output
+    assert "rank 1 (host localhost) has been stopped (SIGSTOP)" in job.output, job.output
+    # Detection needs the stop to last the allowance, then kolorun polls at least once a second.
+    within_bound(row.exit_after, PEER_TIMEOUT + GRACE + 2.0, (row, job.output))
+    assert not job.shm_leftovers(), "shared-memory objects left in /dev/shm"
+
+
+def ready_pids(job) -> list[int]:
+    return [int(line.split()[2]) for rank in range(3) for line in job.lines(rank)
             if line.startswith("READY ")]
-    assert len(pids) == 3, job.output
+
+
+def parent_pid(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as stat:
+        return int(stat.read().rsplit(")", 1)[1].split()[1])
+
+
+@pytest.mark.parametrize("wrapper", ["direct", "sh -c"])
+@pytest.mark.parametrize("transport", sorted(TRANSPORTS))
+def test_launcher_killed_leaves_no_orphan_rank(transport, wrapper):
+    command = [sys.executable, str(WORKER), str(VICTIM), "forever", "KILL"]
+    if wrapper == "sh -c":
+        # A shell that runs python and then more (so it cannot exec python in its place): the
+        # rank is kolorun's grandchild, out of reach of the parent-death signal.
+        command = ["sh", "-c", " ".join(command) + "; exit $?"]
+    wrappers: list[int] = []
+
+    def kill_kolorun(proc, job_so_far) -> None:
+        if wrapper == "sh -c":
+            wrappers.extend(parent_pid(pid) for pid in ready_pids(job_so_far))
+        proc.kill()
+
+    job = run_job(["-np", "3", *command], env=TRANSPORTS[transport],
+                  fault_after_ready=kill_kolorun)
+    pids = ready_pids(job) + wrappers
+    assert len(pids) == (6 if wrapper == "sh -c" else 3), job.output
     deadline = job.fault_at + 5.0  # "a few seconds"
     while pids_alive(pids) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -82,9 +123,10 @@ def test_launcher_killed_leaves_no_orphan_rank(transport):
     left = pids_alive(pids)
     for pid in left:  # never leave them behind, even when the test fails
         os.kill(pid, signal.SIGKILL)
-    record(Measured(f"{transport} kolorun SIGKILL (ranks gone)", exit_after=gone_after,
+    name = "kolorun SIGKILL" + (", sh -c" if wrapper == "sh -c" else "")
+    record(Measured(f"{transport} {name} (ranks gone)", exit_after=gone_after,
                     returncode=job.returncode))
-    assert not left, f"ranks {left} outlived kolorun by more than 5 s"
+    assert not left, f"processes {left} outlived kolorun by more than 5 s"
     assert job.returncode == -signal.SIGKILL
     assert not job.shm_leftovers(), "shared-memory objects left in /dev/shm"
 
@@ -96,6 +138,20 @@ def test_a_peer_with_the_wrong_secret_is_refused_and_the_job_goes_on():
     intruder = next(line for line in job.lines(0) if line.startswith("INTRUDER "))
     assert "rc=0" not in intruder and "authentication" in intruder, intruder
     assert "does not know the job secret" in job.output, job.output  # kolorun's warning
+    for rank in range(3):
+        assert f"rank {rank} OK" in job.lines(rank), job.output
+
+
+def test_a_peer_with_the_wrong_secret_is_refused_by_a_ranks_mesh_listener():
+    # Found without the secret (/proc/net/tcp), greeted, refused after its forged proof: the rank
+    # closed without a byte back (its own proof, or the status byte a hello read after the proof
+    # would get) and said why; the job formed its mesh and ran as if nothing happened.
+    job = run_job(["-np", "3", sys.executable, str(WORKER), str(VICTIM), "meshintruder", "KILL"],
+                  env=TRANSPORTS["tcp"])
+    assert job.returncode == 0, job.output
+    intruder = next(line for line in job.lines(0) if line.startswith("MESHINTRUDER "))
+    assert intruder == "MESHINTRUDER greeting=KOLOAUv1 closed", (intruder, job.output)
+    assert "rank 0: refused mesh connection from 127.0.0.1:" in job.output, job.output
     for rank in range(3):
         assert f"rank {rank} OK" in job.lines(rank), job.output
 

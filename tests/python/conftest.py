@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -13,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+from rank_output import rank_lines  # noqa: E402  (tests/support, shared with tests/faults)
+
 WORKERS = Path(__file__).parent / "workers"
-_PREFIX = re.compile(r"^\[(\d+)\]<(stdout|stderr)>:(.*)$")
 
 
 @dataclass
@@ -23,12 +24,7 @@ class JobResult:
     output: str
 
     def lines_of(self, rank: int, stream: str = "stdout") -> list[str]:
-        found = []
-        for line in self.output.splitlines():
-            match = _PREFIX.match(line)
-            if match and int(match.group(1)) == rank and match.group(2) == stream:
-                found.append(match.group(3))
-        return found
+        return rank_lines(self.output, rank, stream)
 
     def assert_ok(self, size: int) -> None:
         assert self.returncode == 0, f"job failed ({self.returncode}):\n{self.output}"

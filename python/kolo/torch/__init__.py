@@ -26,7 +26,7 @@ from kolo.torch.mpi_ops import (
     grouped_allreduce_, grouped_allreduce_async, grouped_allreduce_async_, init, is_homogeneous,
     is_initialized, join, local_rank, local_size, mpi_built, mpi_enabled, mpi_threads_supported,
     nccl_built, poll, rank, remove_process_set, rocm_built, shutdown, size, start_timeline,
-    sparse_allreduce_async, stop_timeline, synchronize)
+    sparse_allreduce_async, stop_timeline, sycl_built, synchronize)
 from kolo.torch.optimizer import DistributedOptimizer
 from kolo.torch.sync_batch_norm import SyncBatchNorm
 from kolo.torch import elastic  # noqa: E402  (hvd.elastic: needs the modules above)
@@ -41,7 +41,8 @@ __all__ = [
     "grouped_allreduce_", "grouped_allreduce_async", "grouped_allreduce_async_", "init",
     "is_homogeneous", "is_initialized", "join", "local_rank", "local_size", "mpi_built",
     "mpi_enabled", "mpi_threads_supported", "nccl_built", "poll", "rank", "remove_process_set",
-    "rocm_built", "shutdown", "size", "start_timeline", "stop_timeline", "synchronize",
+    "rocm_built", "shutdown", "size", "start_timeline", "stop_timeline", "sycl_built",
+    "synchronize",
     "DistributedOptimizer", "alltoall", "alltoall_async", "grouped_allgather",
     "grouped_allgather_async", "grouped_reducescatter", "grouped_reducescatter_async",
     "reducescatter", "reducescatter_async", "SyncBatchNorm", "sparse_allreduce_async", "elastic",

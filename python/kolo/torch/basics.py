@@ -155,6 +155,11 @@ def ccl_built() -> bool:
     return False
 
 
+def sycl_built() -> bool:
+    """False: no SYCL (Intel GPU) code in this build (Horovod's Intel GPU builds answer True)."""
+    return False
+
+
 def start_timeline(file_path: str, mark_cycles: bool = False) -> None:
     """Starts writing a Chrome-trace timeline to file_path (replacing one being written).
 

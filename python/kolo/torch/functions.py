@@ -7,6 +7,8 @@ from typing import Any, Optional
 
 import torch
 
+import kolo
+
 from kolo.torch.mpi_ops import (
     allgather, broadcast_, broadcast_async_, rank, size, synchronize)
 from kolo.torch.optimizer import step_locally
@@ -54,10 +56,10 @@ def broadcast_object(obj: Any, root_rank: int = 0, name: Optional[str] = None,
                      process_set=global_process_set) -> Any:
     """root_rank's `obj` (pickled, broadcast, unpickled) on every rank.
 
-    Unlike Horovod, an unnamed call is named by kolo's per-kind counter rather than by the
-    object's type, so ``broadcast_object(x if rank == 0 else None)`` works instead of stalling
-    on names that differ between ranks."""
-    check_process_set(process_set)
+    Unlike Horovod, an unnamed call is named by a counter of broadcast_object calls rather than
+    by the object's type, so ``broadcast_object(x if rank == 0 else None)`` works instead of
+    stalling on names that differ between ranks."""
+    name = kolo._name("broadcast_object", name, check_process_set(process_set))
     if rank() == root_rank:
         buffer = io.BytesIO()
         _pickle.dump(obj, buffer)
@@ -76,8 +78,14 @@ def broadcast_object(obj: Any, root_rank: int = 0, name: Optional[str] = None,
 
 def allgather_object(obj: Any, name: Optional[str] = None,
                      process_set=global_process_set) -> list:
-    """Every rank's `obj` (of the process set), as a list in rank order."""
-    members = size() if check_process_set(process_set) == 0 else process_set.size()
+    """Every rank's `obj` (of the process set), as a list in rank order.
+
+    An unnamed call is named by a counter of allgather_object calls alone (Horovod: by the
+    object's type), so a plain allgather that only some ranks made (one refused while a rank had
+    joined) cannot shift the names the ranks agree on."""
+    set_id = check_process_set(process_set)
+    members = size() if set_id == 0 else process_set.size()
+    name = kolo._name("allgather_object", name, set_id)
     buffer = io.BytesIO()
     _pickle.dump(obj, buffer)
     payload = torch.frombuffer(bytearray(buffer.getvalue()), dtype=torch.uint8)

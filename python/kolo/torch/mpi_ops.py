@@ -29,7 +29,7 @@ from kolo.torch.basics import (  # noqa: F401  (re-exported: scripts import them
     ddl_built, gloo_built, gloo_enabled, handle_average_backwards_compatibility, init,
     is_homogeneous, is_initialized, local_rank, local_size, mpi_built, mpi_enabled,
     mpi_threads_supported, nccl_built, rank, rocm_built, shutdown, size, start_timeline,
-    stop_timeline)
+    stop_timeline, sycl_built)
 from kolo.torch.compression import Compression
 from kolo.torch.handles import make_group, poll, submit, synchronize  # noqa: F401
 from kolo.torch.process_sets import (  # noqa: F401

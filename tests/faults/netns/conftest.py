@@ -12,6 +12,7 @@ from pathlib import Path
 MULTIHOST = Path(__file__).resolve().parents[2] / "multihost"
 sys.path.insert(0, str(MULTIHOST))  # its conftest imports `cluster`
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # fault_harness
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "support"))  # rank_output
 _spec = importlib.util.spec_from_file_location("multihost_fixtures", MULTIHOST / "conftest.py")
 _fixtures = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_fixtures)

@@ -5,11 +5,14 @@ other ranks keep working and report how and when the job's failure reached them.
 
 PHASE: bootstrap (before init), negotiation (others wait on a tensor the victim never submits),
 allreduce (inside a 64 MiB allreduce), arena (inside small shared-memory arena allreduces),
-shutdown (the others are in shutdown), forever (no fault: loop until killed from outside),
+shutdown (the others are in shutdown), aftershutdown (every rank completed shutdown(); the victim
+freezes before it exits, the others exit 0), forever (no fault: loop until killed from outside),
 intruder (rank 0 starts a kolo process with the wrong job secret against the job's rendezvous
-server while the job runs; nobody is harmed), slowstore:SECONDS[:PROMPT] (every rank reaches
-the rendezvous server through a proxy that holds each reply that long, but for the first PROMPT
-reads of each connection: 2 lets the authentication through at once).
+server while the job runs; nobody is harmed), meshintruder (a thread in rank 0 connects to rank 0's
+own mesh listener during init() with a forged handshake proof; nobody is harmed),
+slowstore:SECONDS[:PROMPT] (every rank reaches the rendezvous server through a proxy that holds
+each reply that long, but for the first PROMPT reads of each connection: 2 lets the authentication
+through at once).
 SIGNAL: KILL or STOP (ignored by intruder and slowstore).
 
 Lines for the test (CLOCK_MONOTONIC is one clock for every process of the machine, network
@@ -116,6 +119,55 @@ def intrude() -> str:
     return f"rc={proc.returncode} {' '.join(proc.stdout.split())[-300:]}"
 
 
+def listening_ports(pid: int) -> list[int]:
+    """The TCP ports process `pid` listens on: its socket inodes (/proc/PID/fd) matched against
+    the LISTEN rows (state 0A) of /proc/net/tcp and tcp6. Nothing of the job's secret needed."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:["):-1])
+    ports = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as rows:
+            next(rows)
+            for row in rows:
+                fields = row.split()
+                if fields[3] == "0A" and fields[9] in inodes:
+                    ports.append(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def mesh_intrude(deadline: float) -> str:
+    """Connects to this rank's mesh listener while init() waits for its peers, reads the
+    greeting, sends a forged proof and then bytes that a rank reading on would take for a hello
+    (and answer with a status byte), and says how the rank ended the connection: "closed" (no
+    byte back: neither its proof nor a hello reply), "reset", or "answered N" (N bytes back)."""
+    ports: list[int] = []
+    while not ports and time.monotonic() < deadline:
+        ports = listening_ports(os.getpid())
+        time.sleep(0.01)
+    if not ports:
+        return "no-listener"
+    with socket.create_connection(("127.0.0.1", ports[0]), timeout=30) as conn:
+        greeting = b""
+        while len(greeting) < 40:  # magic (8) + the server's nonce (32)
+            chunk = conn.recv(40 - len(greeting))
+            if not chunk:
+                return f"no-greeting {greeting!r}"
+            greeting += chunk
+        try:
+            conn.sendall(os.urandom(64) + b"\x01" * 64)  # forged proof, then a would-be hello
+            answer = conn.recv(4096)
+        except (ConnectionResetError, BrokenPipeError):
+            return f"greeting={greeting[:8].decode()} reset"
+        return f"greeting={greeting[:8].decode()} " + (
+            "closed" if not answer else f"answered {len(answer)}")
+
+
 def finish_healthy_job(rank: int, name: str) -> None:
     """Twenty checked allreduces and a clean shutdown: the job was not harmed."""
     data = np.ones(1000, np.float32)
@@ -144,6 +196,23 @@ def main() -> None:
             detected(error)
         say(f"INIT {time.monotonic() - start:.2f}")
         finish_healthy_job(me, "after.slow.start")
+        return
+
+    if phase == "meshintruder":
+        # Rank 0's mesh listener exists while its init() waits for the others: the others come
+        # 2 s late, and an intruder thread in rank 0's process knocks on the listener first.
+        outcome = {}
+        if me == 0:
+            intruder = threading.Thread(target=lambda: outcome.update(
+                what=mesh_intrude(time.monotonic() + 30)), daemon=True)
+            intruder.start()
+        else:
+            time.sleep(2.0)
+        kolo.init()
+        if me == 0:
+            intruder.join(timeout=30)
+            say(f"MESHINTRUDER {outcome.get('what', 'still running')}")
+        finish_healthy_job(me, "after.mesh.intruder")
         return
 
     if phase == "bootstrap":
@@ -182,6 +251,15 @@ def main() -> None:
         if rank == victim:
             inject_later(sig, 0.3)
         run_until_error(lambda i: kolo.allreduce_(small, op=kolo.Sum, name="small"))
+    elif phase == "aftershutdown":
+        # The shutdown agreement completes on every rank; then the victim freezes before it can
+        # exit, while the others exit 0: nothing fails, only kolorun can notice.
+        kolo.shutdown()
+        if rank == victim:
+            inject(sig)
+            os._exit(5)  # only reached if continued
+        say(f"rank {rank} OK")
+        return
     elif phase == "shutdown":
         if rank == victim:
             inject(sig)

@@ -1,7 +1,8 @@
 """Behaviours Horovod's own test_torch.py pins down, checked with kolo's own expectations: scale
-factors on integer and float16 tensors (Horovod's CPU arithmetic, bit for bit), reducescatter
-gradients, sparse allreduce (direct and through DistributedOptimizer), broadcast_optimizer_state
-with a parameter that has no gradient, and the object helpers on a process set.
+factors on integer and float16 tensors (Horovod's CPU arithmetic, bit for bit), Average as a
+division by the size, reducescatter gradients, sparse allreduce (direct and through
+DistributedOptimizer), broadcast_optimizer_state with a parameter that has no gradient, and the
+object helpers on a process set.
 
 With KOLO_STAGE_THROUGH_HOST=1 (the test runs it both ways) every call also crosses staging.py.
 """
@@ -65,6 +66,35 @@ def check_scale_factors(rank: int, size: int) -> None:
     ints = torch.full((5,), 3 * (rank + 1), dtype=torch.int64)
     assert torch.equal(hvd.allreduce(ints, op=hvd.Average),
                        torch.full((5,), 3 * (size + 1) // 2, dtype=torch.int64))
+
+
+def check_average_divides(rank: int, size: int) -> None:
+    # Average is the sum divided by the size, rounded once in the tensor's type (float16 and
+    # bfloat16 in float32), integers truncated: what Horovod's test_horovod_join_allreduce expects
+    # of `sum / size`. Horovod's CPU code multiplies by a rounded 1 / size, an ulp off for a third
+    # of these values at 3 ranks. Rank 0 contributes zeros, as a joined rank does.
+    t = torch.arange(-99, 99)  # 198 values: whole rows for reducescatter on 2 and 3 ranks
+    rows = slice(rank * (198 // size), (rank + 1) * (198 // size))
+    for dtype in (torch.int32, torch.int64, torch.float16, torch.bfloat16, torch.float32,
+                  torch.float64):
+        values = t.to(dtype)
+        total = (t * (size - 1)).to(dtype)  # exact in every type here
+        want = total / size if dtype.is_floating_point else total.div(size, rounding_mode="trunc")
+        mine = torch.zeros_like(values) if rank == 0 else values
+        got = hvd.allreduce(mine, op=hvd.Average, name=f"average.{dtype}")
+        assert got.dtype == dtype and torch.equal(got, want), (dtype, got, want)
+        got = hvd.grouped_allreduce([mine, mine], op=hvd.Average, name=f"g.average.{dtype}")
+        assert all(torch.equal(g, want) for g in got), (dtype, got, want)
+        got = hvd.reducescatter(mine, op=hvd.Average, name=f"rs.average.{dtype}")
+        assert torch.equal(got, want[rows]), (dtype, got, want[rows])
+    # The same through join, as Horovod's test: the joined rank's zeros, divided by the job size.
+    values = t.to(torch.float32)
+    if rank == 0:
+        hvd.join()
+    else:
+        got = hvd.allreduce(values, op=hvd.Average, name="average.joined")
+        hvd.join()
+        assert torch.equal(got, values * (size - 1) / size), got
 
 
 def check_reducescatter_gradients(rank: int, size: int) -> None:
@@ -198,6 +228,7 @@ def main() -> None:
     hvd.init()
     rank, size = hvd.rank(), hvd.size()
     check_scale_factors(rank, size)
+    check_average_divides(rank, size)
     check_reducescatter_gradients(rank, size)
     check_sparse(rank, size)
     check_sparse_optimizer(rank, size)

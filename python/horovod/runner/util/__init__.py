@@ -1,0 +1,1 @@
+"""``horovod.runner.util`` on kolo: the helpers Horovod's own test utilities import."""

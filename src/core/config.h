@@ -48,7 +48,11 @@ struct Config {
 
   // Observability (timeline, stall inspector) and autotuning; see README's table.
   std::string timeline_path;  // TIMELINE: Chrome-trace file rank 0 writes; "" or DYNAMIC: none
-  bool timeline_mark_cycles = false;                    // TIMELINE_MARK_CYCLES
+  bool timeline_mark_cycles = false;  // TIMELINE_MARK_CYCLES
+  // Not settings: set by Runtime for an elastic round after the job's first, whose rank 0
+  // continues the timeline file instead of truncating it, times counted from `timeline_zero`.
+  bool timeline_continue = false;
+  std::optional<std::chrono::steady_clock::time_point> timeline_zero;
   bool stall_check = true;                              // !STALL_CHECK_DISABLE
   std::chrono::milliseconds stall_warning_time{60000};  // STALL_CHECK_TIME_SECONDS
   std::chrono::milliseconds stall_shutdown_time{0};     // STALL_SHUTDOWN_TIME_SECONDS; 0: never

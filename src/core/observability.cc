@@ -15,8 +15,9 @@ Observability::Observability(const Config& config, int rank, negotiation::Contro
   tuning_.current.cycle_time_ms = static_cast<double>(config.cycle_time.count()) / 1000.0;
   tuning_.current.fusion_threshold = config.fusion_threshold;
   tuning_.current.cache_enabled = config.cache_capacity > 0;
-  if (!config.timeline_path.empty()) {
-    start_timeline(config.timeline_path, config.timeline_mark_cycles);
+  if (!config.timeline_path.empty() && rank_ == kCoordinator) {
+    install_timeline(std::make_shared<Timeline>(config.timeline_path, config.timeline_mark_cycles,
+                                                config.timeline_continue, config.timeline_zero));
   }
   if (rank_ != kCoordinator) return;
   if (config.stall_check) {
@@ -59,7 +60,12 @@ std::chrono::milliseconds Observability::resend_cached_after(const Config& confi
 
 void Observability::start_timeline(const std::string& path, bool mark_cycles) {
   if (rank_ != kCoordinator) return;
-  auto timeline = std::make_shared<Timeline>(path, mark_cycles);
+  install_timeline(std::make_shared<Timeline>(path, mark_cycles));
+}
+
+// Rank 0 only: makes `timeline` the one being written and closes the one before.
+void Observability::install_timeline(std::shared_ptr<Timeline> timeline) {
+  const std::string path = timeline->path();
   std::shared_ptr<Timeline> previous;
   {
     std::lock_guard lock(mutex_);

@@ -64,6 +64,7 @@ class Observability {
   [[nodiscard]] TuningState tuning_state() const;
 
  private:
+  void install_timeline(std::shared_ptr<Timeline> timeline);
   void inspect_stalls();
   void apply(const negotiation::TunedParameters& parameters);
 

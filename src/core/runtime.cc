@@ -65,6 +65,10 @@ void Runtime::init(const InitOptions& options) {
     launch.rank = seat.rank;
     launch.size = seat.size;
     round = static_cast<uint64_t>(seat.round);
+    // One timeline for the whole elastic job: later rounds continue the file, on one clock.
+    if (!timeline_zero_) timeline_zero_ = Clock::now();
+    config_.timeline_continue = seat.round > 1;
+    config_.timeline_zero = timeline_zero_;
     launch.failure_key = rendezvous::elastic_failure_key(seat.round);
     launch.abandon_check =
         superseded_check(std::make_unique<rendezvous::TcpStore>(

@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "base/clock.h"
 #include "base/logger.h"
 #include "core/config.h"
 #include "core/handle_table.h"
@@ -83,6 +84,8 @@ class Runtime {
   // session: declared before it).
   std::unique_ptr<rendezvous::TcpStoreServer> mpi_store_server_;
   std::unique_ptr<Session> session_;
+  // Elastic: when this process first joined a round; the timeline's zero in every round.
+  std::optional<Clock::time_point> timeline_zero_;
   uint64_t rounds_ = 0;  // init() calls so far; names rendezvous keys of each round
   // Elastic: a store client kept across sessions (for the launcher's keys), the round of the
   // current session and the last round this process was given a place in.

@@ -40,8 +40,9 @@ std::string json_string(std::string_view text) {
   return out;
 }
 
-Timeline::Timeline(const std::string& path, bool mark_cycles)
-    : writer_(path), mark_cycles_(mark_cycles), start_(Clock::now()) {}
+Timeline::Timeline(const std::string& path, bool mark_cycles, bool continuing,
+                   std::optional<Clock::time_point> zero)
+    : writer_(path, continuing), mark_cycles_(mark_cycles), start_(zero.value_or(Clock::now())) {}
 
 long long Timeline::now_us() const {
   return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start_).count();

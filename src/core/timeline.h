@@ -13,6 +13,7 @@
 // All methods but close() are called on the background thread only.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -28,7 +29,10 @@ namespace kolo::core {
 class Timeline final : public ExecutionObserver {
  public:
   // Throws kolo::Error when the file cannot be created.
-  Timeline(const std::string& path, bool mark_cycles);
+  // `continuing`: an elastic round after the first continues the job's file (see
+  // TimelineWriter) with times counted from `zero`, the process's first round.
+  Timeline(const std::string& path, bool mark_cycles, bool continuing = false,
+           std::optional<Clock::time_point> zero = std::nullopt);
   // Completes the file; later events are dropped. Any thread.
   void close() { writer_.close(); }
   [[nodiscard]] const std::string& path() const { return writer_.path(); }

@@ -13,16 +13,39 @@ namespace {
 // Written after each batch and overwritten by the next one.
 constexpr char kClosing[] = "\n]\n";
 constexpr long kClosingBytes = sizeof(kClosing) - 1;
+
+// Opens a file a TimelineWriter left (it ends with kClosing) for continuing; nullptr for a
+// missing file or one that does not end so. `wrote_event` tells whether it holds events.
+std::FILE* open_to_continue(const std::string& path, bool& wrote_event) {
+  std::FILE* file = std::fopen(path.c_str(), "r+");
+  if (file == nullptr) return nullptr;
+  char tail[kClosingBytes] = {};
+  const bool ours = std::fseek(file, 0, SEEK_END) == 0 && std::ftell(file) > kClosingBytes &&
+                    std::fseek(file, -kClosingBytes, SEEK_END) == 0 &&
+                    std::fread(tail, 1, kClosingBytes, file) == kClosingBytes &&
+                    std::memcmp(tail, kClosing, kClosingBytes) == 0;
+  if (!ours) {
+    std::fclose(file);
+    return nullptr;
+  }
+  std::fseek(file, 0, SEEK_END);
+  wrote_event = std::ftell(file) > 1 + kClosingBytes;  // more than "[" and the closing
+  return file;
+}
 }  // namespace
 
-TimelineWriter::TimelineWriter(const std::string& path) : path_(path) {
-  file_ = std::fopen(path.c_str(), "w");
+TimelineWriter::TimelineWriter(const std::string& path, bool continue_file) : path_(path) {
+  if (continue_file) file_ = open_to_continue(path, wrote_event_);
   if (file_ == nullptr) {
-    throw Error(fmt::format("cannot write the timeline file '{}': {}", path, std::strerror(errno)));
+    file_ = std::fopen(path.c_str(), "w");
+    if (file_ == nullptr) {
+      throw Error(
+          fmt::format("cannot write the timeline file '{}': {}", path, std::strerror(errno)));
+    }
+    std::fputs("[", file_);
+    std::fputs(kClosing, file_);
+    std::fflush(file_);
   }
-  std::fputs("[", file_);
-  std::fputs(kClosing, file_);
-  std::fflush(file_);
   thread_ = std::thread([this] { run(); });
 }
 

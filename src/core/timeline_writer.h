@@ -15,8 +15,10 @@ namespace kolo::core {
 
 class TimelineWriter {
  public:
-  // Creates (truncates) `path`; throws kolo::Error naming the path when it cannot.
-  explicit TimelineWriter(const std::string& path);
+  // Creates (truncates) `path`; throws kolo::Error naming the path when it cannot. With
+  // `continue_file`, a file this writer made before (an earlier elastic round's) is continued
+  // instead, so the job keeps one timeline across resets; anything else there is truncated.
+  explicit TimelineWriter(const std::string& path, bool continue_file = false);
   ~TimelineWriter();
   TimelineWriter(const TimelineWriter&) = delete;
   TimelineWriter& operator=(const TimelineWriter&) = delete;

@@ -72,6 +72,56 @@ TEST(TimelineWriter, FileIsACompleteArrayAfterEveryBatchAndAtClose) {
   std::filesystem::remove(path);
 }
 
+TEST(TimelineWriter, ContinuingKeepsAnEarlierRoundsEventsInOneArray) {
+  const std::string path = temp_path("continue");
+  {
+    TimelineWriter first(path);
+    first.push(R"({"name":"round1","ph":"i","ts":1,"pid":0,"tid":0})");
+  }
+  {
+    TimelineWriter second(path, /*continue_file=*/true);
+    second.push(R"({"name":"round2","ph":"i","ts":2,"pid":0,"tid":0})");
+  }
+  const auto events = events_of(read(path));
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_NE(events[0].find("round1"), std::string::npos);
+  EXPECT_NE(events[1].find("round2"), std::string::npos);
+  {
+    TimelineWriter fresh(path);  // not continuing: truncated as before
+  }
+  EXPECT_TRUE(events_of(read(path)).empty());
+  std::filesystem::remove(path);
+}
+
+TEST(TimelineWriter, ContinuingAnEmptyArrayOrAForeignFileStartsCleanly) {
+  const std::string path = temp_path("continue_foreign");
+  {
+    TimelineWriter empty(path);  // "[" and the closing only
+  }
+  {
+    TimelineWriter second(path, /*continue_file=*/true);
+    second.push(R"({"name":"only","ph":"i","ts":2,"pid":0,"tid":0})");
+  }
+  EXPECT_EQ(events_of(read(path)).size(), 1u);  // no stray comma before the first event
+  {
+    std::ofstream foreign(path);
+    foreign << "not a timeline";
+  }
+  {
+    TimelineWriter again(path, /*continue_file=*/true);
+    again.push(R"({"name":"new","ph":"i","ts":3,"pid":0,"tid":0})");
+  }
+  const auto events = events_of(read(path));
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_NE(events[0].find("new"), std::string::npos);
+  std::filesystem::remove(path);
+  {
+    TimelineWriter missing(path, /*continue_file=*/true);  // no file yet: created
+  }
+  EXPECT_EQ(read(path), "[\n]\n");
+  std::filesystem::remove(path);
+}
+
 TEST(TimelineWriter, UnwritablePathIsAnErrorNamingIt) {
   try {
     TimelineWriter writer("/nonexistent-dir/t.json");

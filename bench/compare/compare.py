@@ -2,6 +2,8 @@
 """kolo vs torch.distributed (gloo) vs OpenMPI allreduce on this machine, in one command.
 
     python3 bench/compare/compare.py --np 2 --rounds 5 -b 8 -e 64M -f 8
+    python3 bench/compare/compare.py --sizes 8,256K,64M \
+        --baseline-kolorun OLD/kolorun --baseline-kolo-bench OLD/kolo-bench   # before/after
 
 Ranks are pinned one per core for all three when np <= cores (mpirun's default binding; kolorun
 and the gloo script get `taskset`), or none when oversubscribed or with --no-bind.
@@ -10,6 +12,9 @@ under kolorun, a gloo script (one process per rank, rendezvous on loopback), and
 from a small C program built here with mpicc (Debian's openmpi-bin; shared-memory btl "vader").
 The table shows each size's median over rounds: latency (us), busbw (GB/s, nccl-tests'
 definition 2(n-1)/n * bytes / time) and the kolo/gloo and kolo/MPI busbw ratios.
+With --baseline-kolorun/--baseline-kolo-bench a second kolo build (e.g. an older commit's) runs as
+one more peer, "base", interleaved the same way: a before/after comparison of a change.
+--sizes runs exactly the sizes listed (each its own short run) instead of -b/-e/-f's range.
 """
 from __future__ import annotations
 
@@ -67,12 +72,14 @@ def pinned(args: argparse.Namespace) -> bool:
     return args.bind and args.np <= (os.cpu_count() or 1)
 
 
-def run_kolo(args: argparse.Namespace, sizes: list[str]) -> dict[int, float]:
-    bench = [args.kolo_bench, "-t", "allreduce", "-b", sizes[0], "-e", sizes[1], "-f", sizes[2],
+def run_kolo(args: argparse.Namespace, sizes: list[str], kolorun: str | None = None,
+             kolo_bench: str | None = None) -> dict[int, float]:
+    bench = [kolo_bench or args.kolo_bench, "-t", "allreduce",
+             "-b", sizes[0], "-e", sizes[1], "-f", sizes[2],
              "-n", str(args.iters), "-w", str(args.warmup), "-d", "float", "-o", "sum"]
     if pinned(args):  # kolorun does not bind: pin each rank to the core numbered like its rank
         bench = ["bash", "-c", 'exec taskset -c "$KOLO_RANK" "$@"', "kolo-bench", *bench]
-    return table_rows(run([args.kolorun, "-np", str(args.np), *bench]))
+    return table_rows(run([kolorun or args.kolorun, "-np", str(args.np), *bench]))
 
 
 def run_gloo(args: argparse.Namespace, sizes: list[str]) -> dict[int, float]:
@@ -128,20 +135,41 @@ def main() -> None:
                         help="do not pin ranks to cores (default: pin all three alike when "
                              "np <= cores)")
     parser.add_argument("--skip", default="", help="comma list of peers to leave out: gloo,mpi")
+    parser.add_argument("--sizes", default="",
+                        help="comma list of exact sizes (e.g. 8,256K,64M) instead of -b/-e/-f")
+    parser.add_argument("--baseline-kolorun", default="",
+                        help="kolorun of a second kolo build, run as the peer 'base'")
+    parser.add_argument("--baseline-kolo-bench", default="",
+                        help="kolo-bench of that second build")
     args = parser.parse_args()
-    sizes = [str(parse_size(args.b)), str(parse_size(args.e)), args.f]
+    if bool(args.baseline_kolorun) != bool(args.baseline_kolo_bench):
+        parser.error("--baseline-kolorun and --baseline-kolo-bench go together")
+    if args.sizes:
+        ranges = [[str(parse_size(s))] * 2 + ["2"] for s in args.sizes.split(",")]
+    else:
+        ranges = [[str(parse_size(args.b)), str(parse_size(args.e)), args.f]]
     skip = set(filter(None, args.skip.split(",")))
 
-    results: dict[str, list[dict[int, float]]] = {"kolo": [], "gloo": [], "mpi": []}
+    def each_range(measure) -> dict[int, float]:
+        rows: dict[int, float] = {}
+        for sizes in ranges:
+            rows.update(measure(sizes))
+        return rows
+
+    peers = ["kolo", "gloo", "mpi"] + (["base"] if args.baseline_kolorun else [])
+    results: dict[str, list[dict[int, float]]] = {peer: [] for peer in peers}
     with tempfile.TemporaryDirectory() as scratch:
         mpi_binary = build_mpi(Path(scratch)) if "mpi" not in skip else None
         for round_ in range(args.rounds):
             print(f"# round {round_ + 1}/{args.rounds}", file=sys.stderr, flush=True)
-            results["kolo"].append(run_kolo(args, sizes))
+            results["kolo"].append(each_range(lambda sizes: run_kolo(args, sizes)))
+            if "base" in results:
+                results["base"].append(each_range(lambda sizes: run_kolo(
+                    args, sizes, args.baseline_kolorun, args.baseline_kolo_bench)))
             if "gloo" not in skip:
-                results["gloo"].append(run_gloo(args, sizes))
+                results["gloo"].append(each_range(lambda sizes: run_gloo(args, sizes)))
             if mpi_binary is not None:
-                results["mpi"].append(run_mpi(args, mpi_binary, sizes))
+                results["mpi"].append(each_range(lambda sizes: run_mpi(args, mpi_binary, sizes)))
 
     def median_us(peer: str, size: int) -> float | None:
         values = [r[size] for r in results[peer] if size in r]
@@ -159,17 +187,18 @@ def main() -> None:
           f"({args.iters} iterations, {args.warmup} warm-up each), ranks "
           f"{'pinned one per core' if pinned(args) else 'not pinned'}; load average before: "
           f"{os.getloadavg()[0]:.2f}")
-    print(f"#{'size':>11} {'kolo us':>10} {'gloo us':>10} {'mpi us':>10} {'kolo GB/s':>10} "
-          f"{'gloo GB/s':>10} {'mpi GB/s':>10} {'kolo/gloo':>10} {'kolo/mpi':>9}")
+    others = [peer for peer in peers if peer != "kolo"]
+    print(f"#{'size':>11} " + " ".join(f"{peer + ' us':>10}" for peer in peers) + " "
+          + " ".join(f"{peer + ' GB/s':>10}" for peer in peers) + " "
+          + " ".join(f"{'kolo/' + peer:>10}" for peer in others))
     for size in sorted(results["kolo"][0]):
         us = {peer: median_us(peer, size) for peer in results}
         bw = {peer: busbw(size, us[peer]) for peer in results}
         ratio = {peer: (bw["kolo"] / bw[peer]) if bw["kolo"] and bw[peer] else None
-                 for peer in ("gloo", "mpi")}
-        print(f" {size:>11} {text(us['kolo'], '10.1f')} {text(us['gloo'], '10.1f')} "
-              f"{text(us['mpi'], '10.1f')} {text(bw['kolo'], '10.3f')} {text(bw['gloo'], '10.3f')} "
-              f"{text(bw['mpi'], '10.3f')} {text(ratio['gloo'], '10.2f')} "
-              f"{text(ratio['mpi'], '9.2f')}")
+                 for peer in others}
+        print(f" {size:>11} " + " ".join(text(us[peer], "10.1f") for peer in peers) + " "
+              + " ".join(text(bw[peer], "10.3f") for peer in peers) + " "
+              + " ".join(text(ratio[peer], "10.2f") for peer in others))
 
 
 if __name__ == "__main__":

@@ -115,7 +115,9 @@ std::string run_discovery_script(const std::string& script, Duration timeout) {
   }
   const ExitStatus outcome = ExitStatus::from_wait_status(status);
   if (!outcome.success()) {
-    const std::string_view last = trim(err.substr(err.rfind('\n', err.size() - 2) + 1));
+    // Keep the substring alive: trim() returns a view into its argument.
+    const std::string last_line = err.substr(err.rfind('\n', err.size() - 2) + 1);
+    const std::string_view last = trim(last_line);
     throw Error(fmt::format("{} {}{}", spec.who, outcome.describe(),
                             last.empty() ? "" : fmt::format(": {}", last)));
   }

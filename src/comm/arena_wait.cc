@@ -89,4 +89,26 @@ void wait_for_members(Communicator& comm, CollectiveArena& collective, SharedAre
   }
 }
 
+CollectiveArena& required_arena(Communicator& comm, const char* collective) {
+  CollectiveArena* const arena = comm.arena();
+  if (arena == nullptr) {
+    throw InvalidArgument(fmt::format(
+        "rank {}: {} needs every rank of the group on this host's shared-memory arena (none was "
+        "set up, or the group is not exactly the host's ranks)",
+        comm.rank(), collective));
+  }
+  return *arena;
+}
+
+void finish_step_writes(Communicator& comm, CollectiveArena& arena, uint64_t step) {
+  arena.host.arena->post(arena.host.slot, SharedArena::Flag::ready, step + 1);
+  wait_for_members(comm, arena, SharedArena::Flag::ready, step + 1);
+}
+
+bool arena_serves(const Communicator& comm, size_t bytes, size_t oversubscribed_limit) {
+  const CollectiveArena* const arena = comm.arena();
+  return arena != nullptr && bytes <= arena->max_bytes &&
+         (!comm.oversubscribed() || bytes < oversubscribed_limit);
+}
+
 }  // namespace kolo::comm::detail

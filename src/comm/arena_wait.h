@@ -5,6 +5,7 @@
 // dead or stuck rank becomes a PeerError naming it instead of a hang.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "comm/collective_arena.h"
@@ -15,5 +16,26 @@ namespace kolo::comm::detail {
 // Returns once every member other than this rank posted `which` >= target.
 void wait_for_members(Communicator& comm, CollectiveArena& arena,
                       transport::SharedArena::Flag which, uint64_t target);
+
+// The arena of a collective that must go through it, or InvalidArgument naming `collective`
+// when the group has none (Communicator::arena()).
+CollectiveArena& required_arena(Communicator& comm, const char* collective);
+
+// One step of the one-barrier protocol that every arena collective follows (allreduce's sliced
+// steps add a second barrier): the caller has written this step's data into its slot half
+// `step % 2`; posts `ready` = step + 1 and waits for everyone's. After it returns, every slot's
+// half holds the step's data until everyone posted `ready` for step + 2, which a rank does only
+// once it finished reading this step: so a rank writes half h at step s + 2 only after it saw
+// everyone's `ready` for step s + 1, whatever collective ran step s + 1.
+void finish_step_writes(Communicator& comm, CollectiveArena& arena, uint64_t step);
+
+// Whether automatic choice sends a collective of `bytes` through the arena: the group must be
+// exactly the host's ranks; with more ranks than CPUs only messages below `oversubscribed_limit`
+// (every arena step is a barrier of all ranks and one of them is always descheduled, while the
+// links' buffers let ranks run ahead).
+bool arena_serves(const Communicator& comm, size_t bytes, size_t oversubscribed_limit);
+// The oversubscribed limit of allgather, broadcast and reducescatter (allreduce's is its
+// small_message_bytes option, by default the same).
+inline constexpr size_t kOversubscribedArenaBytes = size_t{64} * 1024;
 
 }  // namespace kolo::comm::detail

@@ -1,10 +1,12 @@
-// Binomial-tree broadcast from any root. Ranks are renumbered relative to the root; a rank
-// receives from the rank that differs in its lowest set bit and forwards to the ranks below it
-// in the tree. Large buffers are cut into segments so a rank forwards segment k to its children
-// while segment k+1 is still arriving from its parent (pipelining the tree's depth).
+// broadcast: the host's shared-memory arena when the group is exactly one host's ranks (see
+// detail::arena_serves), else a binomial tree from any root. Ranks are renumbered relative to the
+// root; a rank receives from the rank that differs in its lowest set bit and forwards to the ranks
+// below it in the tree. Large buffers are cut into segments so a rank forwards segment k to its
+// children while segment k+1 is still arriving from its parent (pipelining the tree's depth).
 #include <algorithm>
 #include <vector>
 
+#include "comm/arena_wait.h"
 #include "comm/collective_checks.h"
 #include "comm/collectives.h"
 
@@ -15,6 +17,13 @@ constexpr size_t kSegmentBytes = 512 * 1024;
 }  // namespace
 
 void broadcast(Communicator& comm, Bytes data, int root) {
+  if (detail::arena_serves(comm, data.size(), detail::kOversubscribedArenaBytes)) {
+    return broadcast_shared_memory(comm, data, root);
+  }
+  broadcast_tree(comm, data, root);
+}
+
+void broadcast_tree(Communicator& comm, Bytes data, int root) {
   detail::check_root(comm, "broadcast", root);
   const int n = comm.size();
   if (n == 1 || data.empty()) return;

@@ -26,7 +26,9 @@ Ranks are pinned one per core for all peers when np <= cores (mpirun's default b
 and the gloo script get `taskset`), or none when oversubscribed or with --no-bind. Each round
 runs the peers in turn (interleaved, so a noisy neighbour hurts all alike); the table shows each
 size's median over rounds: latency (us), busbw (GB/s) and the kolo/peer busbw ratios; "<goal"
-marks where kolo/mpi is below the goal (1.2 at np <= cores, 1.0 oversubscribed). Sizes above
+marks where kolo/mpi is below the goal (1.2 at np <= cores, 1.0 oversubscribed). Sizes up to
+64 KiB run --small-iters iterations (default 1000: a run of sub-microsecond operations must be long
+enough that the ranks' skew at the start does not count), sizes to 1 MiB -n (100), and sizes above
 1 MiB run --large-iters iterations (default 5, one warm-up) so that 256 MiB stays affordable.
 --plot FILE writes a PNG of busbw vs size per peer, one panel per collective (needs matplotlib:
 `pip install matplotlib`; without it the plot is skipped with a message).
@@ -50,6 +52,7 @@ HERE = Path(__file__).resolve().parent
 COLLECTIVES = ["allreduce", "allgather", "broadcast", "reducescatter", "alltoall"]
 SIZE_MEANING = {"allreduce": "buffer", "allgather": "gathered output", "broadcast": "buffer",
                 "reducescatter": "input", "alltoall": "one rank's send buffer"}
+SMALL_BYTES = 64 << 10  # up to this, --small-iters iterations
 LARGE_BYTES = 1 << 20  # above this, --large-iters iterations
 
 # (collective, bytes) -> (time us, wrong elements)
@@ -116,13 +119,17 @@ class Range:
         self.sizes = [str(first), str(last), str(factor)]
         self.iters, self.warmup = iters, warmup
 
-    def tail(self) -> list[str]:
-        return [*self.sizes, str(self.iters), str(self.warmup)]
+    def tail(self, most: int | None = None) -> list[str]:
+        iters = min(self.iters, most) if most else self.iters
+        return [*self.sizes, str(iters), str(min(self.warmup, iters))]
 
 
 def ranges_of(args: argparse.Namespace) -> list[Range]:
-    """Small sizes with -n iterations, sizes above LARGE_BYTES with --large-iters, as launches."""
+    """The launches: sizes up to SMALL_BYTES with --small-iters iterations, up to LARGE_BYTES
+    with -n, above with --large-iters."""
     def iters(size: int) -> tuple[int, int]:
+        if size <= SMALL_BYTES:
+            return args.small_iters, max(args.warmup, args.small_iters // 10)
         return (args.iters, args.warmup) if size <= LARGE_BYTES else (args.large_iters, 1)
 
     if args.sizes:
@@ -134,9 +141,10 @@ def ranges_of(args: argparse.Namespace) -> list[Range]:
     while size <= last:
         series.append(size)
         size = last + 1 if size == last else min(size * factor, last)
-    small = [s for s in series if s <= LARGE_BYTES]
-    large = [s for s in series if s > LARGE_BYTES]
-    return [Range(part[0], part[-1], factor, *iters(part[-1])) for part in (small, large) if part]
+    parts = [[s for s in series if s <= SMALL_BYTES],
+             [s for s in series if SMALL_BYTES < s <= LARGE_BYTES],
+             [s for s in series if s > LARGE_BYTES]]
+    return [Range(part[0], part[-1], factor, *iters(part[-1])) for part in parts if part]
 
 
 def run_kolo(args: argparse.Namespace, part: Range, kolorun: str | None = None,
@@ -155,8 +163,9 @@ def run_gloo(args: argparse.Namespace, part: Range) -> Rows:
     for rank in range(args.np):
         env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(args.np), MASTER_ADDR="127.0.0.1",
                    MASTER_PORT=str(port), OMP_NUM_THREADS="1")
+        # gloo takes hundreds of microseconds even for 8 bytes: -n iterations at most suffice.
         command = [sys.executable, str(HERE / "gloo_collectives.py"), ",".join(args.collectives),
-                   *part.tail()]
+                   *part.tail(args.iters)]
         if pinned(args):
             command = ["taskset", "-c", str(rank), *command]
         procs.append(subprocess.Popen(command, env=env,
@@ -234,6 +243,9 @@ def main() -> None:
     parser.add_argument("-f", default="8")
     parser.add_argument("-n", "--iters", type=int, default=100)
     parser.add_argument("-w", "--warmup", type=int, default=10)
+    parser.add_argument("--small-iters", type=int, default=1000,
+                        help=f"iterations up to {SMALL_BYTES >> 10} KiB (a tenth as warm-up; gloo: "
+                             "-n at most)")
     parser.add_argument("--large-iters", type=int, default=5,
                         help=f"iterations for sizes above {LARGE_BYTES >> 20} MiB (one warm-up)")
     parser.add_argument("--kolorun", default=shutil.which("kolorun") or "kolorun")
@@ -297,9 +309,11 @@ def main() -> None:
 
     goal = 1.2 if pinned(args) else 1.0
     others = [peer for peer in peers if peer != "kolo"]
-    print(f"# float32, np {args.np}, medians of {args.rounds} interleaved rounds ({args.iters} "
-          f"iterations, {args.warmup} warm-up each; above {LARGE_BYTES >> 20} MiB "
-          f"{args.large_iters} and 1), ranks "
+    print(f"# float32, np {args.np}, medians of {args.rounds} interleaved rounds (iterations "
+          f"and warm-up: up to {SMALL_BYTES >> 10} KiB {args.small_iters} and "
+          f"{max(args.warmup, args.small_iters // 10)} (gloo {args.iters}), to "
+          f"{LARGE_BYTES >> 20} MiB {args.iters} and {args.warmup}, above {args.large_iters} and 1)"
+          f", ranks "
           f"{'pinned one per core' if pinned(args) else 'not pinned'}; load average (1 min) "
           f"{load_before[0]:.2f} before, {load_after[0]:.2f} after")
     sizes: dict[str, list[int]] = {}

@@ -39,6 +39,7 @@ void allgatherv_shared_memory(Communicator& comm, ConstBytes mine, Bytes out,
       const size_t block = bytes_per_rank[static_cast<size_t>(r)];
       return done < block ? std::min(chunk, block - done) : 0;
     };
+    detail::before_writing(comm, collective, step);
     if (const size_t bytes = piece(self); bytes > 0) {
       std::memcpy(arena.slot(self, half), mine.data() + done, bytes);
     }

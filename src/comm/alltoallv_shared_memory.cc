@@ -55,6 +55,7 @@ void alltoallv_shared_memory(Communicator& comm, ConstBytes in, std::span<const 
   for (size_t done = 0; done == 0 || done < largest; done += region) {
     const uint64_t step = collective.steps++;
     const int half = static_cast<int>(step % 2);
+    detail::before_writing(comm, collective, step);
     std::byte* const slot = arena.slot(self, half);
     if (done == 0) std::memcpy(slot, &largest, sizeof(largest));
     for (int d = 0; d < n; ++d) {

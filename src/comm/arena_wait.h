@@ -13,20 +13,24 @@
 
 namespace kolo::comm::detail {
 
-// Returns once every member other than this rank posted `which` >= target.
+// Returns once every member other than this rank (only >= 0: that member alone) posted `which`
+// >= target.
 void wait_for_members(Communicator& comm, CollectiveArena& arena,
-                      transport::SharedArena::Flag which, uint64_t target);
+                      transport::SharedArena::Flag which, uint64_t target, int only = -1);
 
 // The arena of a collective that must go through it, or InvalidArgument naming `collective`
 // when the group has none (Communicator::arena()).
 CollectiveArena& required_arena(Communicator& comm, const char* collective);
 
-// One step of the one-barrier protocol that every arena collective follows (allreduce's sliced
-// steps add a second barrier): the caller has written this step's data into its slot half
-// `step % 2`; posts `ready` = step + 1 and waits for everyone's. After it returns, every slot's
-// half holds the step's data until everyone posted `ready` for step + 2, which a rank does only
-// once it finished reading this step: so a rank writes half h at step s + 2 only after it saw
-// everyone's `ready` for step s + 1, whatever collective ran step s + 1.
+// The step protocol of every arena collective. In step s a rank writes its data into its slot half
+// s % 2 and then posts `ready` = s + 1; it posts that only once it finished reading every earlier
+// step. So `ready` >= s from everyone means nobody still reads step s - 2, and the half is free:
+// before_writing(s) waits for that (at once after a barrier step, which already saw it; a
+// broadcast's receivers post without waiting, so the next writer may have to). A reader reads
+// step s from a slot only after its owner posted s + 1.
+void before_writing(Communicator& comm, CollectiveArena& arena, uint64_t step);
+// The barrier step (allreduce's sliced steps add a second one, on `reduced`): after writing, posts
+// `ready` = step + 1 and waits for everyone's; then every slot's half holds the step's data.
 void finish_step_writes(Communicator& comm, CollectiveArena& arena, uint64_t step);
 
 // Whether automatic choice sends a collective of `bytes` through the arena: the group must be

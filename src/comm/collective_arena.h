@@ -21,7 +21,8 @@ struct CollectiveArena {
   // the arena up to this many bytes (KOLO_SHM_ALLREDUCE_BYTES; the whole buffer, as the size
   // columns of kolo-bench; 0: never).
   size_t max_bytes;
-  uint64_t steps = 0;  // steps this process ran on the arena: the same on every member
+  uint64_t steps = 0;   // steps this process ran on the arena: the same on every member
+  uint64_t synced = 0;  // every member posted `ready` >= this, as this rank last saw
 };
 
 }  // namespace kolo::comm

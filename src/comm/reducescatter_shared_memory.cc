@@ -51,6 +51,7 @@ void reducescatter_shared_memory(Communicator& comm, Bytes data, std::span<const
       const size_t count = counts[static_cast<size_t>(b)];
       return done < count ? std::min(region, count - done) : 0;
     };
+    detail::before_writing(comm, collective, step);
     std::byte* const slot = arena.slot(self, half);
     for (int b = 0; b < n; ++b) {
       if (const size_t elements = piece(b); b != self && elements > 0) {

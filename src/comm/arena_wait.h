@@ -38,8 +38,8 @@ void finish_step_writes(Communicator& comm, CollectiveArena& arena, uint64_t ste
 // (every arena step is a barrier of all ranks and one of them is always descheduled, while the
 // links' buffers let ranks run ahead).
 bool arena_serves(const Communicator& comm, size_t bytes, size_t oversubscribed_limit);
-// The oversubscribed limit of allgather, broadcast and reducescatter (allreduce's is its
-// small_message_bytes option, by default the same).
+// The oversubscribed limit of allgather and reducescatter (allreduce's is its
+// small_message_bytes option, by default the same; broadcast's is 0).
 inline constexpr size_t kOversubscribedArenaBytes = size_t{64} * 1024;
 
 }  // namespace kolo::comm::detail

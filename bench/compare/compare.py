@@ -27,9 +27,10 @@ and the gloo script get `taskset`), or none when oversubscribed or with --no-bin
 runs the peers in turn (interleaved, so a noisy neighbour hurts all alike); the table shows each
 size's median over rounds: latency (us), busbw (GB/s) and the kolo/peer busbw ratios; "<goal"
 marks where kolo/mpi is below the goal (1.2 at np <= cores, 1.0 oversubscribed). Sizes up to
-64 KiB run --small-iters iterations (default 1000: a run of sub-microsecond operations must be long
-enough that the ranks' skew at the start does not count), sizes to 1 MiB -n (100), and sizes above
-1 MiB run --large-iters iterations (default 5, one warm-up) so that 256 MiB stays affordable.
+64 KiB run --small-iters iterations (default 10000: a run of sub-microsecond operations must be
+long enough that the ranks' skew at the start and a preemption by a neighbour do not decide it),
+sizes to 16 MiB -n (100), and sizes above run --large-iters iterations (default 5, one warm-up) so
+that 256 MiB stays affordable.
 --plot FILE writes a PNG of busbw vs size per peer, one panel per collective (needs matplotlib:
 `pip install matplotlib`; without it the plot is skipped with a message).
 With --baseline-kolorun/--baseline-kolo-bench a second kolo build (e.g. an older commit's) runs as
@@ -53,7 +54,7 @@ COLLECTIVES = ["allreduce", "allgather", "broadcast", "reducescatter", "alltoall
 SIZE_MEANING = {"allreduce": "buffer", "allgather": "gathered output", "broadcast": "buffer",
                 "reducescatter": "input", "alltoall": "one rank's send buffer"}
 SMALL_BYTES = 64 << 10  # up to this, --small-iters iterations
-LARGE_BYTES = 1 << 20  # above this, --large-iters iterations
+LARGE_BYTES = 16 << 20  # above this, --large-iters iterations
 
 # (collective, bytes) -> (time us, wrong elements)
 Rows = dict[tuple[str, int], tuple[float, int]]
@@ -243,7 +244,7 @@ def main() -> None:
     parser.add_argument("-f", default="8")
     parser.add_argument("-n", "--iters", type=int, default=100)
     parser.add_argument("-w", "--warmup", type=int, default=10)
-    parser.add_argument("--small-iters", type=int, default=1000,
+    parser.add_argument("--small-iters", type=int, default=10000,
                         help=f"iterations up to {SMALL_BYTES >> 10} KiB (a tenth as warm-up; gloo: "
                              "-n at most)")
     parser.add_argument("--large-iters", type=int, default=5,

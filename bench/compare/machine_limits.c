@@ -8,6 +8,8 @@
  * 3. The same flag round trip with three processes pinned to two cores (one always descheduled;
  *    waiters yield): what each step of a 3-rank collective costs on this 2-core machine.
  * Processes are pinned with sched_setaffinity to cores 0 and 1 (the second process to core 1).
+ * Runs are short (milliseconds, as a benchmark's sub-microsecond sizes), so that on a machine
+ * shared with other work most rounds run between preemptions; the median keeps those.
  */
 #define _GNU_SOURCE
 #include <linux/futex.h>
@@ -67,6 +69,7 @@ static double copy_bandwidth(size_t bytes) {
 struct Shared {
   _Alignas(64) volatile uint32_t turn; /* also the futex word */
   _Alignas(64) volatile uint32_t sleepers;
+  _Alignas(64) volatile uint32_t started; /* children pinned and running: the clock starts */
 };
 
 static long futex(volatile uint32_t* word, int op, uint32_t value) {
@@ -103,9 +106,11 @@ static double round_trip_us(int procs, int mode, int trips) {
                           -1, 0);
   s->turn = 0;
   s->sleepers = 0;
+  s->started = 0;
   for (int p = 1; p < procs; ++p) {
     if (fork() == 0) {
       pin(p % 2);
+      __atomic_add_fetch(&s->started, 1, __ATOMIC_SEQ_CST);
       for (int i = 0; i < trips; ++i) {
         wait_turn(s, (uint32_t)(i * procs + p), mode);
         pass_turn(s, (uint32_t)(i * procs + p + 1), mode);
@@ -114,6 +119,7 @@ static double round_trip_us(int procs, int mode, int trips) {
     }
   }
   pin(0);
+  while (s->started != (uint32_t)(procs - 1)) sched_yield(); /* fork and pinning not timed */
   const double start = now();
   for (int i = 0; i < trips; ++i) {
     wait_turn(s, (uint32_t)(i * procs), mode);
@@ -146,7 +152,7 @@ int main(int argc, char** argv) {
   static const char* names[] = {"2 processes, 2 cores, spinning",
                                 "2 processes, 2 cores, futex sleep + wake",
                                 "3 processes, 2 cores, sched_yield"};
-  static const int procs[] = {2, 2, 3}, modes[] = {0, 1, 2}, trips[] = {200000, 20000, 20000};
+  static const int procs[] = {2, 2, 3}, modes[] = {0, 1, 2}, trips[] = {2000, 500, 500};
   printf("# flag round trip (one barrier step's floor)\n");
   for (int k = 0; k < 3; ++k) {
     for (int r = 0; r < rounds; ++r) values[r] = round_trip_us(procs[k], modes[k], trips[k]);

@@ -15,8 +15,8 @@
 namespace kolo::comm {
 
 namespace {
-constexpr size_t kSegmentBytes = 512 * 1024;
-constexpr size_t kArenaBroadcastMinBytes = 16 * 1024;
+constexpr size_t kSegmentBytes = size_t{512} * 1024;
+constexpr size_t kArenaBroadcastMinBytes = size_t{16} * 1024;
 }  // namespace
 
 void broadcast(Communicator& comm, Bytes data, int root) {

@@ -8,10 +8,10 @@ layer (docs/PERFORMANCE.md). Timed with time.perf_counter_ns, each call alone.
 """
 
 import statistics
-import time
 
 import numpy as np
 import torch
+from kolo_cases import measure  # this folder's: each call timed alone
 
 import horovod.torch as hvd
 import kolo
@@ -19,15 +19,7 @@ from kolo import _core
 
 
 def median_us(call, iters: int = 3000) -> float:
-    for _ in range(200):
-        call()
-    kolo.barrier()
-    samples = []
-    for _ in range(iters):
-        start = time.perf_counter_ns()
-        call()
-        samples.append((time.perf_counter_ns() - start) / 1e3)
-    return statistics.median(samples)
+    return statistics.median(measure(call, iters, warmup=200))
 
 
 def main() -> None:

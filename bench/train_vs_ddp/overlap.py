@@ -22,19 +22,22 @@ from pathlib import Path
 COLLECTIVE = re.compile(r"^(?!NEGOTIATE_)[A-Z]+_ALLREDUCE$")
 
 
-def collective_intervals(events: list[dict]) -> list[tuple[float, float]]:
-    """[begin, end) of every backend allreduce phase in the trace, in microseconds, merged."""
+def collective_intervals(events: list[dict]) -> tuple[list[tuple[float, float]], dict[int, float]]:
+    """[begin, end) of every backend allreduce phase in the trace, in microseconds, merged; and
+    when each executed group (a fused response: its id is in the phase's args) began."""
     open_at: dict[tuple[int, str], float] = {}
     spans = []
+    groups: dict[int, float] = {}
     for e in events:
         if e.get("ph") not in ("B", "E") or not COLLECTIVE.match(e.get("name", "")):
             continue
         key = (e["pid"], e["name"])
         if e["ph"] == "B":
             open_at[key] = float(e["ts"])
+            groups.setdefault(e.get("args", {}).get("group", -len(groups) - 1), float(e["ts"]))
         elif key in open_at:
             spans.append((open_at.pop(key), float(e["ts"])))
-    return merge(spans)
+    return merge(spans), groups
 
 
 def merge(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -56,10 +59,11 @@ def analyse(timeline_path: str | Path, steps: list[list[float]]) -> dict:
     """The overlap figures of one run: `steps` holds [backward begins, step() called, step()
     returned] per timed step, in the timeline's microseconds."""
     events = json.loads(Path(timeline_path).read_text())
-    spans = collective_intervals(events)
+    spans, groups = collective_intervals(events)
     overlapped = exposed = 0.0
-    backward_ms, wait_ms, comm_ms = [], [], []
+    backward_ms, wait_ms, comm_ms, group_counts = [], [], [], []
     for begin, called, returned in steps:
+        group_counts.append(sum(1 for ts in groups.values() if begin <= ts < returned))
         during = covered(spans, begin, called)
         after = covered(spans, called, returned)
         overlapped += during
@@ -73,6 +77,6 @@ def analyse(timeline_path: str | Path, steps: list[list[float]]) -> dict:
         "backward_ms": statistics.median(backward_ms),
         "comm_ms": statistics.median(comm_ms),
         "step_wait_ms": statistics.median(wait_ms),
-        "collectives": len(spans),
+        "groups_per_step": statistics.median(group_counts),
         "steps": len(steps),
     }

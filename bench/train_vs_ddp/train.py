@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import resource
+import sys
 import time
 from pathlib import Path
 
@@ -121,9 +122,14 @@ def main() -> None:
             }
     (out / f"rank{rank}.json").write_text(json.dumps(result))
     if args.mode == "ddp":
-        torch.distributed.destroy_process_group()
-    else:
-        hvd.shutdown()
+        # Seen with torch 2.13: tearing DDP down can deadlock (freeing its Reducer frees the gloo
+        # process group, which joins gloo's run loop while holding the GIL that the loop needs
+        # to free its last work). Every figure is written and no collective is in flight after
+        # the barrier: end without the teardown.
+        torch.distributed.barrier()
+        sys.stdout.flush()
+        os._exit(0)
+    hvd.shutdown()
 
 
 if __name__ == "__main__":

@@ -4,7 +4,9 @@ against DDP's, checked against a tolerance) and stability (run-to-run spread), a
 the plot beside it.
 
 `runs[model][runner]` is the list of one runner's rounds, each {"samples_per_s", "peak_rss_mib"
-(the largest rank's), "losses" (rank 0's, per step), "eval_loss", "eval_accuracy"}.
+(the largest rank's), "cpu_ms_per_step" (the ranks' mean, all threads), "losses" (rank 0's,
+per step), "eval_loss", "eval_accuracy"}. `local` (no gradient exchange) trains differently:
+it has speed and memory figures but no convergence check.
 """
 
 from __future__ import annotations
@@ -12,9 +14,9 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-RUNNERS = ("kolo", "kolo-mpi", "ddp")
+RUNNERS = ("kolo", "kolo-mpi", "ddp", "local")
 LABELS = {"kolo": "kolo (own transports)", "kolo-mpi": "kolo --mpi (OpenMPI)",
-          "ddp": "torch DDP (gloo)"}
+          "ddp": "torch DDP (gloo)", "local": "no communication (ceiling)"}
 # Convergence: both sides start from the same seed, see the same samples and average the same
 # gradients; they differ only in the order floating-point sums are taken, so their losses agree
 # far inside these bounds (a real difference, e.g. a gradient averaged over the wrong count or
@@ -70,6 +72,7 @@ def model_table(model: str, runs: dict[str, list[dict]]) -> list[str]:
         "| stability: CV of samples/s | " + " | ".join(
             f"{cv_percent([x['samples_per_s'] for x in runs[r]]):.1f}%" for r in runners) + " |",
         row("peak RSS per rank, MiB", "peak_rss_mib", "{:.0f}"),
+        row("CPU time per step per rank, ms", "cpu_ms_per_step", "{:.1f}"),
         row("final training loss", "final_loss", "{:.4f}"),
         row("held-out loss", "eval_loss", "{:.4f}"),
         row("held-out accuracy", "eval_accuracy", "{:.4f}"),
@@ -79,6 +82,12 @@ def model_table(model: str, runs: dict[str, list[dict]]) -> list[str]:
         lines.append(f"kolo/DDP {median['kolo'] / median['ddp']:.3f} (target >= 1.2)")
     if "kolo" in median and "kolo-mpi" in median:
         lines[-1] += f"; kolo/kolo-mpi {median['kolo'] / median['kolo-mpi']:.3f} (target >= 1.0)"
+    if "local" in median and "ddp" in median:
+        lines.append(f"ceiling/DDP {median['local'] / median['ddp']:.3f}: no library can be "
+                     "faster than DDP by more than this on these cores; kolo reaches "
+                     + (f"{median['kolo'] / median['local']:.3f}" if "kolo" in median else "-")
+                     + " of the ceiling, DDP "
+                     + f"{median['ddp'] / median['local']:.3f}")
     for runner in ("kolo", "kolo-mpi"):
         if runs.get(runner) and runs.get("ddp"):
             c = convergence(runs, runner)
@@ -137,7 +146,7 @@ def plot(runs: dict[str, dict[str, list[dict]]], path: Path) -> str:
         speed.set_xticks(range(len(runners)), [LABELS[r] for r in runners], fontsize=8)
         speed.set_ylabel("samples/s")
         speed.set_title(f"{model}: samples/s per round (bar: median)", fontsize=10)
-        for runner, style in (("ddp", "-"), ("kolo", "--"), ("kolo-mpi", ":")):
+        for runner, style in (("ddp", "-"), ("kolo", "--"), ("kolo-mpi", ":")):  # not local
             if model_runs.get(runner):
                 loss.plot(model_runs[runner][0]["losses"], style, label=LABELS[runner])
         loss.set_xlabel("step")

@@ -11,7 +11,9 @@ each runner, the runners' order rotating from round to round:
             kolo's own transports (shared memory on one host);
   kolo-mpi  `kolorun --mpi -np N train.py --mode kolo`: the same script, collectives on OpenMPI;
   ddp       `python -m torch.distributed.run --standalone --nproc-per-node N train.py --mode ddp`:
-            DistributedDataParallel over gloo, one process per rank (torchrun).
+            DistributedDataParallel over gloo, one process per rank (torchrun);
+  local     the same with `--mode local`: N processes that train alone, no gradient exchange:
+            the ceiling of samples/s on these cores for any library (not trained the same).
 All use one torch thread per rank, SGD with momentum, the same seed (the same initial weights
 and samples in every round) and the same steps. Then one more kolo run per model records the
 timeline, from which overlap.py computes how much allreduce time overlaps backward.
@@ -58,11 +60,14 @@ def commands(np_: int, kolorun: str) -> dict[str, list[str]]:
                      "kolo"],
         "ddp": [sys.executable, "-m", "torch.distributed.run", "--standalone",
                 "--nproc-per-node", str(np_), str(TRAIN), "--mode", "ddp"],
+        "local": [sys.executable, "-m", "torch.distributed.run", "--standalone",
+                  "--nproc-per-node", str(np_), str(TRAIN), "--mode", "local"],
     }
 
 
 def run_once(cmd: list[str], out: Path) -> dict:
-    """One training run; its ranks' figures combined (the largest rank's peak memory)."""
+    """One training run; its ranks' figures combined (the largest rank's peak memory, the mean
+    of their CPU time per step)."""
     env = dict(os.environ, OMP_NUM_THREADS="1")
     proc = subprocess.run([*cmd, "--out", str(out)], stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True, timeout=900, env=env)
@@ -73,6 +78,8 @@ def run_once(cmd: list[str], out: Path) -> dict:
     result = next(r for r in per_rank if r["rank"] == 0)
     result["peak_rss_mib"] = max(r["peak_rss_mib"] for r in per_rank)
     result["peak_rss_per_rank_mib"] = [r["peak_rss_mib"] for r in per_rank]
+    result["cpu_ms_per_step"] = sum(r["cpu_ms_per_step"] for r in per_rank) / len(per_rank)
+    result["thread_cpu_ms_per_step_per_rank"] = [r["thread_cpu_ms_per_step"] for r in per_rank]
     return result
 
 

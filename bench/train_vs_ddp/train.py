@@ -1,9 +1,12 @@
 """One training run for bench/train_vs_ddp: the same model, data, seed and thread count under kolo
 (horovod.torch's DistributedOptimizer, started by kolorun, with or without --mpi) or torch DDP
-over gloo (started by torchrun, one process per rank).
+over gloo (started by torchrun, one process per rank), or `local`: the same processes under
+torchrun, gloo only for the barriers around the timed steps, each rank training alone with no
+gradient exchange, the ceiling that no library's communication can beat on these cores.
 
 Each rank writes `<out>/rank<r>.json`: global samples/s over the timed steps (rank 0's clock,
-between barriers), its peak resident memory (ru_maxrss), and on rank 0 the loss of every step
+between barriers), its peak resident memory (ru_maxrss), the CPU time its threads used per timed
+step, and on rank 0 the loss of every step
 (warm-up included, from step 0), the final loss and accuracy on a held-out set, and with
 --timeline the per-step times that overlap.py lines up with kolo's timeline.
 """
@@ -22,7 +25,7 @@ import torch.nn as nn
 from models import MODELS, Task, build
 
 parser = argparse.ArgumentParser()
-parser.add_argument("--mode", choices=["kolo", "ddp"], required=True)
+parser.add_argument("--mode", choices=["kolo", "ddp", "local"], required=True)
 parser.add_argument("--model", choices=MODELS, default="cnn")
 parser.add_argument("--batch-size", type=int, default=32, help="per rank")
 parser.add_argument("--warmup", type=int, default=10, help="steps before the timed ones")
@@ -36,6 +39,23 @@ parser.add_argument("--timeline", help="kolo: record the timed steps' timeline i
 
 def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def thread_cpu_s() -> dict[str, float]:
+    """CPU seconds (user + system) each of this process's threads used so far, by thread name
+    (the main thread as "main"): where a rank's CPU goes, which wall time on shared cores hides."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    usage: dict[str, float] = {}
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            stat = (task / "stat").read_text()
+        except OSError:
+            continue  # the thread ended meanwhile
+        name = "main" if task.name == str(os.getpid()) else stat[stat.index("(") + 1:
+                                                                 stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2:].split()
+        usage[name] = usage.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / ticks
+    return usage
 
 
 def main() -> None:
@@ -59,7 +79,9 @@ def main() -> None:
 
         dist.init_process_group("gloo")
         rank, size = dist.get_rank(), dist.get_world_size()
-        net, barrier = nn.parallel.DistributedDataParallel(model), dist.barrier
+        net, barrier = model, dist.barrier
+        if args.mode == "ddp":
+            net = nn.parallel.DistributedDataParallel(model)
 
     # Every step's global batch drawn up front (no data work inside the timed loop); this rank
     # trains on its slice of it.
@@ -94,15 +116,21 @@ def main() -> None:
         hvd.start_timeline(args.timeline)
         timeline_zero = time.monotonic_ns()
     barrier()
+    cpu_before = thread_cpu_s()
     start = time.perf_counter()
     for x, y in batches[args.warmup:]:
         step(x, y, args.timeline is not None)
     barrier()
     elapsed = time.perf_counter() - start
+    cpu_after = thread_cpu_s()
+    cpu_ms = {name: 1000 * (used - cpu_before.get(name, 0.0)) / args.steps
+              for name, used in cpu_after.items()}
     if args.timeline:
         hvd.stop_timeline()
 
-    result = {"rank": rank, "size": size, "peak_rss_mib": peak_rss_mib()}
+    result = {"rank": rank, "size": size, "peak_rss_mib": peak_rss_mib(),
+              "cpu_ms_per_step": sum(cpu_ms.values()),
+              "thread_cpu_ms_per_step": {k: v for k, v in cpu_ms.items() if v > 0}}
     if rank == 0:
         model.eval()
         with torch.no_grad():
@@ -121,7 +149,7 @@ def main() -> None:
                 "steps": [[(t - timeline_zero) / 1000 for t in m] for m in marks],
             }
     (out / f"rank{rank}.json").write_text(json.dumps(result))
-    if args.mode == "ddp":
+    if args.mode != "kolo":
         # Seen with torch 2.13: tearing DDP down can deadlock (freeing its Reducer frees the gloo
         # process group, which joins gloo's run loop while holding the GIL that the loop needs
         # to free its last work). Every figure is written and no collective is in flight after

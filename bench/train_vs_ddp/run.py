@@ -1,7 +1,7 @@
 """kolo against torch DDP (gloo) on the same training jobs: one command, interleaved rounds.
 
     python3 bench/train_vs_ddp/run.py [--models mlp,cnn,transformer] [--rounds 5] [--np 2]
-        [--runners kolo,kolo-mpi,ddp] [--steps 40] [--warmup 10] [--out-dir DIR]
+        [--runners kolo,kolo-mpi,ddp,local] [--steps N] [--warmup 10] [--out-dir DIR]
     python3 bench/train_vs_ddp/run.py --config examples/configs/fashion_cnn.py [--repeats 3] \
         [--amp] [--auto-scale-lr] [--cfg-options data.train_subset=20000 schedule.epochs=2]
 
@@ -46,6 +46,9 @@ from template import compare
 HERE = Path(__file__).resolve().parent
 TRAIN = HERE / "train.py"
 BATCH = {"mlp": 64, "cnn": 32, "transformer": 16}  # per rank
+# Timed steps: a few seconds of training per run for each model (a step of the MLP takes about
+# 15 ms on this machine, of the transformer about 100 ms).
+STEPS = {"mlp": 160, "cnn": 80, "transformer": 40}
 
 
 def load_average() -> str:
@@ -107,7 +110,9 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int,
                         help="per rank, for every model (default: " + ", ".join(
                             f"{m} {b}" for m, b in BATCH.items()) + ")")
-    parser.add_argument("--steps", type=int, default=40, help="timed steps per run")
+    parser.add_argument("--steps", type=int,
+                        help="timed steps per run, for every model (default: " + ", ".join(
+                            f"{m} {n}" for m, n in STEPS.items()) + ")")
     parser.add_argument("--warmup", type=int, default=10, help="steps before the timed ones")
     parser.add_argument("--no-timeline", action="store_true",
                         help="skip the timeline run (no overlap figures)")
@@ -142,7 +147,7 @@ def main() -> None:
 
     def flags(model: str) -> list[str]:
         return ["--model", model, "--batch-size", str(args.batch_size or BATCH[model]),
-                "--steps", str(args.steps), "--warmup", str(args.warmup)]
+                "--steps", str(args.steps or STEPS[model]), "--warmup", str(args.warmup)]
 
     load_before = load_average()
     runs: dict[str, dict[str, list[dict]]] = {m: {r: [] for r in runners} for m in models}
@@ -166,8 +171,9 @@ def main() -> None:
 
     command = "python3 bench/train_vs_ddp/run.py " + " ".join(sys.argv[1:])
     header = (f"`{command.strip()}`: {args.np} ranks, {args.rounds} rounds (runners interleaved), "
-              f"{args.warmup} warm-up + {args.steps} timed steps, seed 0, one torch thread per "
-              f"rank; {os.cpu_count()} CPUs, load average {load_before} before, {load_after} "
+              f"{args.warmup} warm-up + " + (f"{args.steps}" if args.steps else ", ".join(
+                  f"{m} {STEPS[m]}" for m in models)) + " timed steps, seed 0, one torch thread "
+              f"per rank; {os.cpu_count()} CPUs, load average {load_before} before, {load_after} "
               f"after; {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC")
     out_dir.mkdir(parents=True, exist_ok=True)
     plotted = plot(runs, out_dir / "train_vs_ddp.png")

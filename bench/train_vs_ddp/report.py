@@ -17,6 +17,7 @@ from pathlib import Path
 RUNNERS = ("kolo", "kolo-mpi", "ddp", "local")
 LABELS = {"kolo": "kolo (own transports)", "kolo-mpi": "kolo --mpi (OpenMPI)",
           "ddp": "torch DDP (gloo)", "local": "no communication (ceiling)"}
+SHORT = {"kolo": "kolo", "kolo-mpi": "kolo --mpi", "ddp": "DDP (gloo)", "local": "no comm."}
 # Convergence: both sides start from the same seed, see the same samples and average the same
 # gradients; they differ only in the order floating-point sums are taken, so their losses agree
 # far inside these bounds (a real difference, e.g. a gradient averaged over the wrong count or
@@ -146,7 +147,7 @@ def plot(runs: dict[str, dict[str, list[dict]]], path: Path) -> str:
             values = [x["samples_per_s"] for x in model_runs[runner]]
             speed.scatter([i] * len(values), values, alpha=0.6)
             speed.hlines(statistics.median(values), i - 0.3, i + 0.3, color="black")
-        speed.set_xticks(range(len(runners)), [LABELS[r] for r in runners], fontsize=8)
+        speed.set_xticks(range(len(runners)), [SHORT[r] for r in runners], fontsize=9)
         speed.set_ylabel("samples/s")
         speed.set_title(f"{model}: samples/s per round (bar: median)", fontsize=10)
         for runner, style in (("ddp", "-"), ("kolo", "--"), ("kolo-mpi", ":")):  # not local

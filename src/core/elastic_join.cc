@@ -8,6 +8,7 @@
 
 #include "base/errors.h"
 #include "rendezvous/elastic_keys.h"
+#include "rendezvous/elastic_seat.h"
 
 namespace kolo::core {
 
@@ -86,12 +87,11 @@ ElasticSeat join_elastic_round(rendezvous::Store& store, const ElasticIdentity& 
             "from the job; this worker should end (exit code 0)",
             identity.worker_id, round));
       }
+      const auto value = rendezvous::decode_elastic_seat(*seat, identity.worker_id);
       ElasticSeat placed;
       placed.round = round;
-      const auto space = seat->find(' ');
-      placed.rank = static_cast<int>(parse_number(seat->substr(0, space), "elastic rank"));
-      placed.size = static_cast<int>(
-          parse_number(space == std::string::npos ? "" : seat->substr(space + 1), "elastic size"));
+      placed.rank = value.rank;
+      placed.size = value.size;
       return placed;
     }
     if (deadline.expired()) {

@@ -16,6 +16,7 @@ namespace {
 constexpr std::string_view kEnvironmentHeader = "kolo-agent-environment 1";
 constexpr std::string_view kEnvironmentEnd = "end";
 constexpr std::string_view kSignalRequest = "signal ";
+constexpr std::string_view kStoppedWatchRequest = "end-if-stopped ";
 // Starts with a control character so that no ordinary output line can be taken for it.
 constexpr std::string_view kStatusPrefix = "\x1ekolo-agent-status ";
 
@@ -120,6 +121,10 @@ std::vector<int> AgentInput::read_signal_requests(bool& closed) {
       if (auto signal = to_int(line.substr(kSignalRequest.size())); signal && *signal > 0) {
         signals.push_back(*signal);
       }
+    } else if (line.substr(0, kStoppedWatchRequest.size()) == kStoppedWatchRequest) {
+      if (auto ms = to_int(line.substr(kStoppedWatchRequest.size())); ms && *ms > 0) {
+        stopped_watch_ = std::chrono::milliseconds(*ms);
+      }
     }
     buffer_.erase(0, newline + 1);
   }
@@ -128,6 +133,11 @@ std::vector<int> AgentInput::read_signal_requests(bool& closed) {
 
 std::string agent_signal_request(int signal) {
   return fmt::format("{}{}\n", kSignalRequest, signal);
+}
+
+std::string agent_stopped_watch_request(Duration allowance) {
+  return fmt::format("{}{}\n", kStoppedWatchRequest,
+                     std::chrono::duration_cast<std::chrono::milliseconds>(allowance).count());
 }
 
 std::string agent_status_line(const ExitStatus& status) {

@@ -2,7 +2,9 @@
 // host) say to each other over the ssh session's three streams:
 //  - stdin, launcher to agent: the rank's environment as a block of hex-encoded NAME=value lines
 //    (the job secret is in it: it must not appear on any command line), then control lines
-//    ("signal 15"), then end-of-file when the launcher is gone, on which the agent kills the rank;
+//    ("signal 15"; "end-if-stopped 5000" once the other ranks have ended: end the rank should it
+//    stay stopped for longer than that many milliseconds), then end-of-file when the launcher is
+//    gone, on which the agent kills the rank;
 //  - stdout/stderr, agent to launcher: the rank's own output, untouched, and as the agent's very
 //    last stderr line a status line saying precisely how the rank ended, which the launcher takes
 //    out of the output and uses for its failure report.
@@ -12,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/clock.h"
 #include "launcher/env.h"
 #include "launcher/exit_status.h"
 
@@ -31,6 +34,8 @@ class AgentInput {
   // Reads what is available without blocking (the fd is non-blocking once the environment has
   // been read); returns the signals asked for, and sets `closed` at end-of-file.
   std::vector<int> read_signal_requests(bool& closed);
+  // The allowance of the last "end-if-stopped" line read so far (see StoppedRankWatch), if any.
+  [[nodiscard]] std::optional<Duration> stopped_watch() const { return stopped_watch_; }
 
  private:
   // One line without its "\n" (blocking), or nullopt at end-of-file.
@@ -38,10 +43,14 @@ class AgentInput {
 
   int fd_;
   std::string buffer_;
+  std::optional<Duration> stopped_watch_;
 };
 
 // "signal 15\n": asks the agent to send that signal to the rank's process group.
 std::string agent_signal_request(int signal);
+// "end-if-stopped 5000\n": the other ranks have ended; the agent watches its rank as kolorun
+// watches local ones (launcher/stopped_rank_watch.h) and kills it once stopped for longer.
+std::string agent_stopped_watch_request(Duration allowance);
 
 // The agent's last stderr line, and its parse (nullopt when `line` is not one). `line` may end in
 // "\n".

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "rendezvous/elastic_keys.h"
+#include "rendezvous/elastic_seat.h"
 
 namespace kolo::launcher {
 
@@ -25,7 +26,7 @@ std::vector<std::pair<std::string, std::string>> round_publication(
   for (int rank = 0; rank < size; ++rank) {
     const std::string id = members[static_cast<size_t>(rank)].id();
     writes.emplace_back(rendezvous::elastic_assign_key(round, id),
-                        fmt::format("{} {}", rank, size));
+                        rendezvous::encode_elastic_seat({rank, size}));
     list += id + "\n";
   }
   writes.emplace_back(rendezvous::elastic_members_key(round), list);

@@ -20,6 +20,7 @@
 #include "launcher/local_host.h"
 #include "launcher/process_spawn.h"
 #include "launcher/signals.h"
+#include "launcher/stopped_rank_watch.h"
 
 namespace kolo::launcher {
 
@@ -72,13 +73,28 @@ void clean_up_group(pid_t group) {
   ::kill(-group, SIGKILL);
 }
 
+// Once kolorun said the other ranks have ended: kills the rank if it stays stopped too long
+// (kolorun cannot read this host's /proc; see launcher/stopped_rank_watch.h).
+void end_if_stopped_too_long(pid_t pid, std::optional<StoppedRankWatch>& watch) {
+  const auto now = Clock::now();
+  if (!watch || !watch->time_to_look(now)) return;
+  if (!watch->overdue(0, stopped_process_groups().count(pid) != 0, now)) return;
+  say(fmt::format(
+      "the rank has been stopped (SIGSTOP) for more than {} s while other ranks had ended, and "
+      "cannot finish; killing it",
+      std::chrono::duration_cast<std::chrono::milliseconds>(watch->allowance()).count() / 1000.0));
+  ::kill(-pid, SIGKILL);
+}
+
 // Supervises the started rank until it ends; returns how it ended.
 ExitStatus supervise(pid_t pid, AgentInput& input, SignalWatcher& signals) {
   bool launcher_gone = false;
   std::optional<std::chrono::steady_clock::time_point> kill_at;
+  std::optional<StoppedRankWatch> stopped_watch;
   while (true) {
     int status = 0;
     if (::waitpid(pid, &status, WNOHANG) == pid) return ExitStatus::from_wait_status(status);
+    end_if_stopped_too_long(pid, stopped_watch);
     if (kill_at && std::chrono::steady_clock::now() >= *kill_at) {
       ::kill(-pid, SIGKILL);
       kill_at.reset();
@@ -91,6 +107,7 @@ ExitStatus supervise(pid_t pid, AgentInput& input, SignalWatcher& signals) {
     if (launcher_gone || fds[1].revents == 0) continue;
     bool closed = false;
     for (int signal : input.read_signal_requests(closed)) signal_group(pid, signal);
+    if (!stopped_watch && input.stopped_watch()) stopped_watch.emplace(*input.stopped_watch());
     if (closed) {
       // The launcher (or the ssh session) is gone: nobody is left to supervise this rank.
       launcher_gone = true;

@@ -91,8 +91,15 @@ void Supervisor::end_stopped_ranks() {
   if (ended == 0 || !stopped_watch_->time_to_look(now)) return;
   const std::set<pid_t> stopped = stopped_process_groups();
   for (auto& rank : ranks_) {
-    // Remote ranks: their agent ends them when this kolorun ends; local ones are checked here.
-    if (rank.status || rank.agent_report) continue;
+    if (rank.status) continue;
+    if (rank.agent_report) {
+      // Remote: this host cannot read the rank's /proc; its agent watches it the same way.
+      if (!rank.stopped_watch_asked && rank.control.valid()) {
+        const std::string request = agent_stopped_watch_request(stopped_watch_->allowance());
+        rank.stopped_watch_asked = write_fully(rank.control.fd(), request.data(), request.size());
+      }
+      continue;
+    }
     if (!stopped_watch_->overdue(rank.slot.rank, stopped.count(rank.pid) != 0, now)) continue;
     logger_.error(
         "rank {} (host {}) has been stopped (SIGSTOP) for more than {} s while {} other rank(s) "

@@ -30,7 +30,8 @@ struct RankProcess {
   // from its status line by the output filter; empty if the ssh session ended without one).
   UniqueFd control;
   std::shared_ptr<std::optional<ExitStatus>> agent_report;
-  bool hard_stopped = false;  // kolorun ended its ssh session itself (SIGKILL escalation)
+  bool hard_stopped = false;         // kolorun ended its ssh session itself (SIGKILL escalation)
+  bool stopped_watch_asked = false;  // its agent was told to end it should it stay stopped
 };
 
 // Told once, with a sentence such as "rank 2 (host a) was killed by signal SIGKILL (9)", when

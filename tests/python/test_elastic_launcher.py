@@ -86,8 +86,12 @@ def test_worker_dying_during_the_reset_supersedes_the_round():
                         "ELASTIC_TEST_DIE_IN_RESET": "localhost:3#3"})
     assert code == 0, output
     assert "continuing with 3 ranks" in output and "continuing with 2 ranks" in output, output
-    # Whoever was still bootstrapping round 2 gave it up at once and joined round 3.
-    assert "was superseded by round 3" in output, output
+    # Whoever was still bootstrapping round 2 gave it up at once and joined round 3: either it
+    # saw round 3 published first ("superseded"), or kolorun's report of the dead worker reached
+    # its bootstrap wait first ("did not join"); which comes first is a race of the machine's
+    # load, and both end that round's wait at once rather than after a timeout.
+    assert re.search(r"was superseded by round 3|init failed, again: rank \d+ did not join the "
+                     r"job: the launcher reports the first failure", output), output
     assert "round 3 rank 0 size 2 step 4" in worker_lines(output, 0), output
     assert "round 3 rank 1 size 2 step 4" in worker_lines(output, 2), output
     assert_finished(output, [0, 2], 12)

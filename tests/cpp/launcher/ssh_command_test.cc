@@ -88,6 +88,27 @@ TEST(AgentProtocol, EnvironmentAndSignalsThroughAPipe) {
   ::close(fds[0]);
 }
 
+TEST(AgentProtocol, StoppedWatchRequestSetsTheAllowanceBetweenSignals) {
+  EXPECT_EQ(agent_stopped_watch_request(std::chrono::milliseconds(5250)), "end-if-stopped 5250\n");
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const std::string text = encode_agent_environment({{"A", "1"}}) + agent_signal_request(2) +
+                           "end-if-stopped 0\n" + "end-if-stopped x\n" +
+                           agent_stopped_watch_request(std::chrono::seconds(5)) +
+                           agent_signal_request(15);
+  ASSERT_EQ(::write(fds[1], text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  ::close(fds[1]);
+  AgentInput input(fds[0]);
+  (void)input.read_environment();
+  EXPECT_FALSE(input.stopped_watch().has_value());
+  bool closed = false;
+  // Malformed or zero allowances are ignored; the signals around the request still arrive.
+  EXPECT_EQ(input.read_signal_requests(closed), (std::vector<int>{2, 15}));
+  ASSERT_TRUE(input.stopped_watch().has_value());
+  EXPECT_EQ(*input.stopped_watch(), std::chrono::seconds(5));
+  ::close(fds[0]);
+}
+
 TEST(AgentProtocol, TruncatedOrForeignInputIsAnError) {
   for (const std::string& text :
        {std::string("hello\n"), encode_agent_environment({{"A", "1"}}).substr(0, 30),

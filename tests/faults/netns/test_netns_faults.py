@@ -5,6 +5,7 @@ SIGKILL escalation (5 s after SIGTERM), since the SIGTERM request cannot reach n
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import time
@@ -67,6 +68,25 @@ def test_remote_fault(fake_hosts, fault):
     within_bound(row.exit_after, BOUNDS[fault], (row, job.output))
     launcher = [line for line in job.output.splitlines() if line.startswith("[kolorun]")]
     assert any(f"host {VICTIM_HOST}" in line or "ns" in line for line in launcher), job.output
+
+
+def test_remote_rank_stopped_after_the_shutdown_agreement_is_ended_by_its_agent(fake_hosts):
+    """The others exit 0, so no failure starts the grace period, and kolorun cannot read ns2's
+    processes: once ranks have ended it asks each remote agent to watch its own rank, and ns2's
+    agent ends the stopped one after the allowance (peer timeout + grace)."""
+    job = run_job(["-np", "3", "-H", HOSTS, "-x", "OMP_NUM_THREADS", sys.executable, str(WORKER),
+                   str(VICTIM), "aftershutdown", "STOP"],
+                  env=fake_hosts.env(OMP_NUM_THREADS="1"), timeout=150)
+    fault = job.fault_time(VICTIM)
+    row = Measured(f"netns SIGSTOP after shutdown, rank {VICTIM} on {VICTIM_HOST}",
+                   returncode=job.returncode, exit_after=job.exited_at - fault)
+    record(row)
+    assert job.returncode == 128 + signal.SIGKILL, job.output
+    for rank in SURVIVORS:
+        assert f"rank {rank} OK" in job.lines(rank), job.output
+    assert "has been stopped (SIGSTOP)" in job.output, job.output
+    # The allowance, then the agent looks at most once a second, then kolorun hears of it.
+    within_bound(row.exit_after, PEER_TIMEOUT + GRACE + 3.0, (row, job.output))
 
 
 def test_kolorun_killed_leaves_no_remote_rank(fake_hosts):

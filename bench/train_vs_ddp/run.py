@@ -1,51 +1,123 @@
-"""kolo vs torch DDP (gloo) on the same training job: one command, interleaved repeats.
+"""kolo against torch DDP (gloo) on the same training jobs: one command, interleaved rounds.
 
-    python3 bench/train_vs_ddp/run.py [--repeats 5] [--model cnn|mlp] [--batch-size 32] [--np 2]
+    python3 bench/train_vs_ddp/run.py [--models mlp,cnn,transformer] [--rounds 5] [--np 2]
+        [--runners kolo,kolo-mpi,ddp,local] [--steps N] [--warmup 10] [--out-dir DIR]
     python3 bench/train_vs_ddp/run.py --config examples/configs/fashion_cnn.py [--repeats 3] \
         [--amp] [--auto-scale-lr] [--cfg-options data.train_subset=20000 schedule.epochs=2]
 
-With --config it runs examples/train.py (the training template, any of its models and configs)
-under kolorun and under torchrun --launcher ddp, and prints a markdown table of samples/s, peak
-memory per rank and final test accuracy, medians and min..max over the repeats (template.py).
+Every round trains each model (models.py: an MLP, a small CNN, a small transformer) once with
+each runner, the runners' order rotating from round to round:
+  kolo      `kolorun -np N train.py --mode kolo`: horovod.torch's DistributedOptimizer over
+            kolo's own transports (shared memory on one host);
+  kolo-mpi  `kolorun --mpi -np N train.py --mode kolo`: the same script, collectives on OpenMPI;
+  ddp       `python -m torch.distributed.run --standalone --nproc-per-node N train.py --mode ddp`:
+            DistributedDataParallel over gloo, one process per rank (torchrun);
+  local     the same with `--mode local`: N processes that train alone, no gradient exchange:
+            the ceiling of samples/s on these cores for any library (not trained the same).
+All use one torch thread per rank, SGD with momentum, the same seed (the same initial weights
+and samples in every round) and the same steps. Then one more kolo run per model records the
+timeline, from which overlap.py computes how much allreduce time overlaps backward.
 
-Each repeat runs `kolorun -np N train.py --mode kolo` and `torchrun --nproc-per-node N train.py
---mode ddp` back to back (alternating which goes first), then prints the median global samples/s
-of each and the kolo/DDP ratio. Both use torch.set_num_threads(1) per rank and plain SGD with
-momentum; kolo's gradients are averaged by DistributedOptimizer's hooks, DDP's by its reducer.
+It prints, per model, the four points of the comparison (median samples/s and the kolo/DDP and
+kolo/kolo-mpi ratios; peak resident memory per rank; convergence: loss curves and held-out
+loss/accuracy checked against DDP's within a stated tolerance; stability: the coefficient of
+variation of samples/s over the rounds), writes them to DIR/report.md with the raw figures in
+DIR/results.json, and plots samples/s and loss vs step to DIR/train_vs_ddp.png (needs
+`pip install matplotlib`; without it the plot is skipped, saying so).
+
+With --config it compares examples/train.py (the training template, any of its models and
+configs) under kolorun and torchrun --launcher ddp instead (template.py).
 """
 
 import argparse
+import datetime
+import json
 import os
-import re
 import shutil
-import statistics
 import subprocess
 import sys
+from pathlib import Path
 
+from models import MODELS
+from overlap import analyse
+from report import RUNNERS, markdown, plot
 from template import compare
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-TRAIN = os.path.join(HERE, "train.py")
+HERE = Path(__file__).resolve().parent
+TRAIN = HERE / "train.py"
+BATCH = {"mlp": 64, "cnn": 32, "transformer": 16}  # per rank
+# Timed steps: a few seconds of training per run for each model (a step of the MLP takes about
+# 15 ms on this machine, of the transformer about 100 ms).
+STEPS = {"mlp": 160, "cnn": 80, "transformer": 40}
 
 
-def run(cmd: list[str]) -> float:
+def load_average() -> str:
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def commands(np_: int, kolorun: str) -> dict[str, list[str]]:
+    return {
+        "kolo": [kolorun, "-np", str(np_), sys.executable, str(TRAIN), "--mode", "kolo"],
+        "kolo-mpi": [kolorun, "--mpi", "-np", str(np_), sys.executable, str(TRAIN), "--mode",
+                     "kolo"],
+        "ddp": [sys.executable, "-m", "torch.distributed.run", "--standalone",
+                "--nproc-per-node", str(np_), str(TRAIN), "--mode", "ddp"],
+        "local": [sys.executable, "-m", "torch.distributed.run", "--standalone",
+                  "--nproc-per-node", str(np_), str(TRAIN), "--mode", "local"],
+    }
+
+
+def run_once(cmd: list[str], out: Path) -> dict:
+    """One training run; its ranks' figures combined (the largest rank's peak memory, the mean
+    of their CPU time per step)."""
     env = dict(os.environ, OMP_NUM_THREADS="1")
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          timeout=600, env=env)
-    match = re.search(r"samples/s: ([0-9.]+)", proc.stdout)
-    if proc.returncode != 0 or match is None:
+    proc = subprocess.run([*cmd, "--out", str(out)], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, timeout=900, env=env)
+    ranks = sorted(out.glob("rank*.json"))
+    if proc.returncode != 0 or not ranks:
         raise SystemExit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stdout}")
-    return float(match.group(1))
+    per_rank = [json.loads(p.read_text()) for p in ranks]
+    result = next(r for r in per_rank if r["rank"] == 0)
+    result["peak_rss_mib"] = max(r["peak_rss_mib"] for r in per_rank)
+    result["peak_rss_per_rank_mib"] = [r["peak_rss_mib"] for r in per_rank]
+    result["cpu_ms_per_step"] = sum(r["cpu_ms_per_step"] for r in per_rank) / len(per_rank)
+    result["thread_cpu_ms_per_step_per_rank"] = [r["thread_cpu_ms_per_step"] for r in per_rank]
+    return result
+
+
+def compare_template(args: argparse.Namespace, kolorun: str) -> None:
+    flags = ["--config", args.config, *(["--amp"] if args.amp else []),
+             *(["--auto-scale-lr"] if args.auto_scale_lr else []),
+             "--cfg-options", *args.cfg_options]
+    before = load_average()
+    table = compare(args.np, args.rounds, kolorun, flags)
+    print(f"{args.config} {' '.join(flags[2:])}, {args.np} ranks, {args.rounds} repeats "
+          f"(interleaved); load average before {before}, after {load_average()}, "
+          f"{os.cpu_count()} CPUs\n")
+    print(table)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--rounds", "--repeats", type=int, default=5)
     parser.add_argument("--np", type=int, default=2)
-    parser.add_argument("--model", choices=["cnn", "mlp"], default="cnn")
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--steps", type=int, default=40)
+    parser.add_argument("--models", default=",".join(MODELS),
+                        help="comma-separated, of %(default)s")
+    parser.add_argument("--runners", default=",".join(RUNNERS),
+                        help="comma-separated, of %(default)s")
+    parser.add_argument("--batch-size", type=int,
+                        help="per rank, for every model (default: " + ", ".join(
+                            f"{m} {b}" for m, b in BATCH.items()) + ")")
+    parser.add_argument("--steps", type=int,
+                        help="timed steps per run, for every model (default: " + ", ".join(
+                            f"{m} {n}" for m, n in STEPS.items()) + ")")
+    parser.add_argument("--warmup", type=int, default=10, help="steps before the timed ones")
+    parser.add_argument("--no-timeline", action="store_true",
+                        help="skip the timeline run (no overlap figures)")
+    parser.add_argument("--out-dir", default=str(HERE / "results"),
+                        help="report.md, results.json and the plot (default: %(default)s)")
     parser.add_argument("--config", help="a config of examples/train.py: compare the template")
     parser.add_argument("--amp", action="store_true", help="with --config: train.py --amp")
     parser.add_argument("--auto-scale-lr", action="store_true",
@@ -56,38 +128,59 @@ def main() -> None:
     args = parser.parse_args()
     kolorun = shutil.which("kolorun") or sys.exit("kolorun is not on PATH")
     if args.config:
-        flags = ["--config", args.config, *(["--amp"] if args.amp else []),
-                 *(["--auto-scale-lr"] if args.auto_scale_lr else []),
-                 "--cfg-options", *args.cfg_options]
-        with open("/proc/loadavg") as loadavg:
-            load_before = loadavg.read().split()[:3]
-        table = compare(args.np, args.repeats, kolorun, flags)
-        with open("/proc/loadavg") as loadavg:
-            load_after = loadavg.read().split()[:3]
-        print(f"{args.config} {' '.join(flags[2:])}, {args.np} ranks, {args.repeats} repeats "
-              f"(interleaved); load average before {' '.join(load_before)}, after "
-              f"{' '.join(load_after)}, {os.cpu_count()} CPUs\n")
-        print(table)
+        compare_template(args, kolorun)
         return
-    torchrun = shutil.which("torchrun") or sys.exit("torchrun is not on PATH")
-    common = ["--model", args.model, "--batch-size", str(args.batch_size), "--steps",
-              str(args.steps)]
-    commands = {
-        "kolo": [kolorun, "-np", str(args.np), sys.executable, TRAIN, "--mode", "kolo", *common],
-        "ddp": [torchrun, "--nproc-per-node", str(args.np), "--master-port", "29533", TRAIN,
-                "--mode", "ddp", *common],
-    }
-    results: dict[str, list[float]] = {"kolo": [], "ddp": []}
-    for i in range(args.repeats):
-        order = ["kolo", "ddp"] if i % 2 == 0 else ["ddp", "kolo"]
-        for name in order:
-            results[name].append(run(commands[name]))
-        print(f"repeat {i + 1}/{args.repeats}: kolo {results['kolo'][-1]:.1f}  "
-              f"ddp {results['ddp'][-1]:.1f} samples/s", flush=True)
-    kolo, ddp = statistics.median(results["kolo"]), statistics.median(results["ddp"])
-    print(f"model {args.model}, batch {args.batch_size}/rank, {args.np} ranks, "
-          f"{args.repeats} repeats")
-    print(f"median samples/s: kolo {kolo:.1f}  ddp(gloo) {ddp:.1f}  kolo/ddp {kolo / ddp:.3f}")
+
+    models = args.models.split(",")
+    runners = args.runners.split(",")
+    for name, known in (("model", MODELS), ("runner", RUNNERS)):
+        for x in models if name == "model" else runners:
+            if x not in known:
+                sys.exit(f"unknown {name} '{x}' (one of {', '.join(known)})")
+    if "kolo-mpi" in runners and shutil.which("mpirun") is None:
+        print("kolo-mpi skipped: mpirun is not on PATH (apt-get install openmpi-bin)")
+        runners.remove("kolo-mpi")
+    out_dir = Path(args.out_dir)
+    if out_dir.exists():
+        shutil.rmtree(out_dir / "runs", ignore_errors=True)
+    cmds = commands(args.np, kolorun)
+
+    def flags(model: str) -> list[str]:
+        return ["--model", model, "--batch-size", str(args.batch_size or BATCH[model]),
+                "--steps", str(args.steps or STEPS[model]), "--warmup", str(args.warmup)]
+
+    load_before = load_average()
+    runs: dict[str, dict[str, list[dict]]] = {m: {r: [] for r in runners} for m in models}
+    for i in range(args.rounds):
+        order = runners[i % len(runners):] + runners[:i % len(runners)]
+        for model in models:
+            for runner in order:
+                out = out_dir / "runs" / model / runner / str(i)
+                runs[model][runner].append(run_once(cmds[runner] + flags(model), out))
+            print(f"round {i + 1}/{args.rounds} {model}: " + "  ".join(
+                f"{r} {runs[model][r][-1]['samples_per_s']:.0f}" for r in runners)
+                + " samples/s", flush=True)
+    overlaps = {}
+    if not args.no_timeline and "kolo" in runners:
+        for model in models:
+            out = out_dir / "runs" / model / "kolo-timeline"
+            timeline = out / "timeline.json"
+            result = run_once(cmds["kolo"] + flags(model) + ["--timeline", str(timeline)], out)
+            overlaps[model] = analyse(timeline, result["timeline"]["steps"])
+    load_after = load_average()
+
+    command = "python3 bench/train_vs_ddp/run.py " + " ".join(sys.argv[1:])
+    header = (f"`{command.strip()}`: {args.np} ranks, {args.rounds} rounds (runners interleaved), "
+              f"{args.warmup} warm-up + " + (f"{args.steps}" if args.steps else ", ".join(
+                  f"{m} {STEPS[m]}" for m in models)) + " timed steps, seed 0, one torch thread "
+              f"per rank; {os.cpu_count()} CPUs, load average {load_before} before, {load_after} "
+              f"after; {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    plotted = plot(runs, out_dir / "train_vs_ddp.png")
+    text = f"{header}\n\n{markdown(runs, overlaps)}\n{plotted}\n"
+    (out_dir / "report.md").write_text(text)
+    (out_dir / "results.json").write_text(json.dumps({"runs": runs, "overlap": overlaps}))
+    print(f"\n{text}")
 
 
 if __name__ == "__main__":

@@ -199,7 +199,16 @@ void Session::run_loop() {
       publish_stats();
       watch_for_deadlock(responses_before);
       // Sleep out the cycle unless new work (or shutdown) arrives; a dead peer ends the wait.
-      comm_->wait_idle(queue_.wake_fd(), observability_->cycle_time());
+      // With operations still pending here the next cycle starts at once: it waits inside its
+      // negotiation collective, which wakes the moment the last peer enters its own cycle. A
+      // peer on the host arena sends no bytes that would end an idle wait early, so sleeping
+      // here would cost up to a whole cycle time per round (1 ms, the tail of every batch of
+      // async operations).
+      const bool pending = std::any_of(sets_.begin(), sets_.end(), [](const auto& set) {
+        return !set.second->pending().empty();
+      });
+      comm_->wait_idle(queue_.wake_fd(),
+                       pending ? std::chrono::microseconds(0) : observability_->cycle_time());
     }
     fail_everything(fmt::format(
         "kolo rank {}: the job has shut down (rank{} {} called "

@@ -44,8 +44,8 @@ void describe(const nb::ndarray<>& array, negotiation::Request& request, const c
 
 }  // namespace
 
-core::HandleId enqueue(const EnqueueOptions& options, const nb::ndarray<>& input,
-                       const std::optional<nb::ndarray<>>& output) {
+// The request's scalar fields from `options`; throws for a group without members.
+core::TensorEntry entry_from(const EnqueueOptions& options) {
   const std::string& name = options.name;
   core::TensorEntry entry;
   negotiation::Request& request = entry.request;
@@ -62,6 +62,14 @@ core::HandleId enqueue(const EnqueueOptions& options, const nb::ndarray<>& input
   }
   request.group_id = options.group_id;
   request.group_size = options.group_size;
+  return entry;
+}
+
+core::HandleId enqueue(const EnqueueOptions& options, const nb::ndarray<>& input,
+                       const std::optional<nb::ndarray<>>& output) {
+  const std::string& name = options.name;
+  core::TensorEntry entry = entry_from(options);
+  negotiation::Request& request = entry.request;
   // A bad argument still reaches the runtime (marked invalid, without data): it raises the
   // ValueError here and fails the name on the other ranks, which would otherwise wait forever.
   try {
@@ -90,6 +98,24 @@ core::HandleId enqueue(const EnqueueOptions& options, const nb::ndarray<>& input
     entry.input = nullptr;
     entry.output = nullptr;
   }
+  return core::runtime().enqueue(std::move(entry));
+}
+
+core::HandleId enqueue_pointers(const EnqueueOptions& options, int dtype,
+                                std::vector<int64_t> shape, uintptr_t input, uintptr_t output) {
+  core::TensorEntry entry = entry_from(options);
+  negotiation::Request& request = entry.request;
+  if (!options.splits.empty() || input == 0 || output == 0) {
+    throw InvalidArgument("tensor '" + options.name +
+                          "': enqueue_pointers takes neither splits nor null pointers (use "
+                          "enqueue)");
+  }
+  request.dtype = dtype_from_wire(static_cast<uint8_t>(dtype));
+  request.shape = std::move(shape);
+  request.device = negotiation::DeviceKind::cpu;
+  // The addresses come from Python as integers (torch's data_ptr()); there is no pointer to keep.
+  entry.input = reinterpret_cast<const void*>(input);  // NOLINT(performance-no-int-to-ptr)
+  entry.output = reinterpret_cast<void*>(output);      // NOLINT(performance-no-int-to-ptr)
   return core::runtime().enqueue(std::move(entry));
 }
 
@@ -130,6 +156,8 @@ void bind_enqueue(nb::module_& m) {
       .def_rw("invalid", &EnqueueOptions::invalid);
   m.def("enqueue", &enqueue, nb::arg("options"), nb::arg("input"),
         nb::arg("output").none() = nb::none());
+  m.def("enqueue_pointers", &enqueue_pointers, nb::arg("options"), nb::arg("dtype"),
+        nb::arg("shape"), nb::arg("input"), nb::arg("output"));
 }
 
 }  // namespace kolo::python

@@ -38,6 +38,14 @@ struct EnqueueOptions {
 core::HandleId enqueue(const EnqueueOptions& options, const nanobind::ndarray<>& input,
                        const std::optional<nanobind::ndarray<>>& output);
 
+// The same for a contiguous, non-empty CPU array given as raw addresses (output == input: in
+// place), its kolo DataType code (_core.DTYPE_*) and shape: what the torch layer passes, because
+// importing a torch tensor through DLPack costs about 3 us per array, more than the rest of the
+// enqueue. The caller has checked layout and device and keeps the memory alive until the handle
+// completes. Allreduce and broadcast only (no splits, no runtime-allocated output).
+core::HandleId enqueue_pointers(const EnqueueOptions& options, int dtype,
+                                std::vector<int64_t> shape, uintptr_t input, uintptr_t output);
+
 // Binds EnqueueOptions and enqueue() into module `m`.
 void bind_enqueue(nanobind::module_& m);
 

@@ -123,6 +123,20 @@ NB_MODULE(_core, m) {
   m.def(
       "wait", [](kolo::core::HandleId h) { kolo::core::runtime().wait(h); },
       nb::call_guard<nb::gil_scoped_release>());
+  // wait() then release() in one call, for operations without a runtime-allocated output: the
+  // handle is forgotten whether the operation succeeded or failed (and then raises).
+  m.def(
+      "finish",
+      [](kolo::core::HandleId h) {
+        try {
+          kolo::core::runtime().wait(h);
+        } catch (const kolo::Error&) {
+          (void)kolo::core::runtime().release(h);
+          throw;
+        }
+        (void)kolo::core::runtime().release(h);
+      },
+      nb::call_guard<nb::gil_scoped_release>());
   m.def("take_output", &take_output, nb::arg("handle"), nb::arg("as_torch") = false);
   m.def("take_alltoall_output", &take_alltoall_output, nb::arg("handle"),
         nb::arg("as_torch") = false);
@@ -188,6 +202,17 @@ NB_MODULE(_core, m) {
   m.attr("OP_BARRIER") = static_cast<int>(kolo::negotiation::OpType::barrier);
   m.attr("OP_ALLTOALL") = static_cast<int>(kolo::negotiation::OpType::alltoall);
   m.attr("OP_REDUCESCATTER") = static_cast<int>(kolo::negotiation::OpType::reducescatter);
+  // DataType codes for enqueue_pointers (base/types.h).
+  m.attr("DTYPE_UINT8") = static_cast<int>(kolo::DataType::uint8);
+  m.attr("DTYPE_INT8") = static_cast<int>(kolo::DataType::int8);
+  m.attr("DTYPE_INT16") = static_cast<int>(kolo::DataType::int16);
+  m.attr("DTYPE_INT32") = static_cast<int>(kolo::DataType::int32);
+  m.attr("DTYPE_INT64") = static_cast<int>(kolo::DataType::int64);
+  m.attr("DTYPE_FLOAT16") = static_cast<int>(kolo::DataType::float16);
+  m.attr("DTYPE_BFLOAT16") = static_cast<int>(kolo::DataType::bfloat16);
+  m.attr("DTYPE_FLOAT32") = static_cast<int>(kolo::DataType::float32);
+  m.attr("DTYPE_FLOAT64") = static_cast<int>(kolo::DataType::float64);
+  m.attr("DTYPE_BOOL") = static_cast<int>(kolo::DataType::boolean);
   m.attr("REDUCE_AVERAGE") = static_cast<int>(kolo::negotiation::UserReduceOp::average);
   m.attr("REDUCE_SUM") = static_cast<int>(kolo::negotiation::UserReduceOp::sum);
   m.attr("REDUCE_MIN") = static_cast<int>(kolo::negotiation::UserReduceOp::min);

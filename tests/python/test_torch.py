@@ -23,3 +23,8 @@ def test_op_on_rank0_only_fails_clearly(np_, when):
     result = run_job(np_, "torch_rank0_only.py", when, timeout=60)
     result.assert_ok(np_)
     assert any("only.on.rank0" in line for line in result.lines_of(0)), result.output
+
+
+@pytest.mark.parametrize("np_", [2, 3])
+def test_per_op_fast_paths(np_):
+    run_job(np_, "torch_fast_path.py", timeout=180).assert_ok(np_)

@@ -82,8 +82,14 @@ def allreduce(tensor: torch.Tensor, average: Optional[bool] = None, name: Option
     before and after the reduction, and `process_set`.
     """
     compressed, ctx = compression.compress(tensor)
-    reduced = HorovodAllreduce.apply(compressed, average, name, op, prescale_factor,
-                                     postscale_factor, process_set)
+    if compressed.requires_grad and torch.is_grad_enabled():
+        reduced = HorovodAllreduce.apply(compressed, average, name, op, prescale_factor,
+                                         postscale_factor, process_set)
+    else:
+        # No graph to record: the autograd Function would only add its cost (several us), and its
+        # output would not require grad either.
+        reduced = synchronize(allreduce_async(compressed, average, name, op, prescale_factor,
+                                              postscale_factor, process_set))
     return compression.decompress(reduced, ctx)
 
 

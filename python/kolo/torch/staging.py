@@ -22,6 +22,9 @@ from typing import Any, Optional
 import torch
 
 FORCE_ENV = "KOLO_STAGE_THROUGH_HOST"
+# Read once, when kolo.torch is imported (a test knob; reading the environment costs about half a
+# microsecond per operation).
+FORCED = os.environ.get(FORCE_ENV, "") not in ("", "0")
 
 
 @dataclass
@@ -38,7 +41,7 @@ def needs_staging(tensor: torch.Tensor, name: str) -> bool:
     if tensor.device.type == "meta":
         raise ValueError(f"tensor '{name}' is on the meta device: it has no data to communicate "
                          "(materialize it, e.g. with .to_empty(device=...), first)")
-    return tensor.device.type != "cpu" or os.environ.get(FORCE_ENV, "") not in ("", "0")
+    return tensor.device.type != "cpu" or FORCED
 
 
 def to_host(tensor: torch.Tensor) -> torch.Tensor:

@@ -1,5 +1,6 @@
 #include "bench_cases.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -99,6 +100,12 @@ double timed(comm::Communicator& comm, const std::function<void()>& run, const B
   return spent.count() / args.iterations;
 }
 
+// A per-rank collective's elements per rank: the size rounded down to whole elements per rank, but
+// at least one (as bench/compare's MPI and gloo programs, so all peers time the same buffers).
+size_t per_rank_count(size_t count, size_t ranks) {
+  return count == 0 ? 0 : std::max<size_t>(1, count / ranks);
+}
+
 }  // namespace
 
 Measurement run_case(comm::Communicator& comm, const std::string& collective, uint64_t bytes,
@@ -125,7 +132,7 @@ Measurement run_case(comm::Communicator& comm, const std::string& collective, ui
     m.seconds = timed(
         comm, [&] { comm::broadcast(comm, data, 0); }, args);
   } else if (collective == "allgather") {
-    const size_t per_rank = count / ranks;
+    const size_t per_rank = per_rank_count(count, ranks);
     count = per_rank * ranks;
     const auto mine = filled(type, per_rank, rank);
     std::vector<std::byte> out(count * element);
@@ -143,7 +150,7 @@ Measurement run_case(comm::Communicator& comm, const std::string& collective, ui
         comm, [&] { comm::allgatherv(comm, mine, out, sizes); }, args);
     m.bus_factor = static_cast<double>(n - 1) / n;
   } else if (collective == "reducescatter") {
-    const size_t per_rank = count / ranks;
+    const size_t per_rank = per_rank_count(count, ranks);
     count = per_rank * ranks;
     const std::vector<size_t> counts(ranks, per_rank);
     const auto input = filled(type, count, rank);
@@ -157,7 +164,7 @@ Measurement run_case(comm::Communicator& comm, const std::string& collective, ui
         comm, [&] { comm::reducescatter(comm, data, counts, type, args.op, out); }, args);
     m.bus_factor = static_cast<double>(n - 1) / n;
   } else if (collective == "alltoall") {
-    const size_t per_rank = count / ranks;
+    const size_t per_rank = per_rank_count(count, ranks);
     count = per_rank * ranks;
     std::vector<std::byte> in;
     for (int d = 0; d < n; ++d) {

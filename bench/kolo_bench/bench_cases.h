@@ -12,7 +12,9 @@
 namespace kolo::bench {
 
 struct Measurement {
-  uint64_t bytes = 0;     // the size column: whole buffer (allgather: the gathered output)
+  // The size column: the whole buffer (allgather: the gathered output; reducescatter: the
+  // input; alltoall: one rank's send buffer), whole elements per rank, at least one.
+  uint64_t bytes = 0;
   uint64_t count = 0;     // elements in it
   double seconds = 0;     // per iteration, this rank
   uint64_t wrong = 0;     // wrong elements on this rank (0 when not checked)

@@ -1,31 +1,32 @@
-// Ring allgatherv: every rank copies its own block into place, then in round s forwards block
-// r-s to its right neighbour while receiving block r-s-1 from its left one, straight into `out`.
-// Blocks may differ in size or be empty.
-#include <fmt/format.h>
-
+// allgatherv: the host's shared-memory arena when the group is exactly one host's ranks (see
+// detail::arena_serves), else the ring. Ring: every rank copies its own block into place, then
+// in round s forwards block r-s to its right neighbour while receiving block r-s-1 from its left
+// one, straight into `out`. Blocks may differ in size or be empty.
 #include <cstring>
+#include <numeric>
 #include <vector>
 
-#include "base/errors.h"
+#include "comm/arena_wait.h"
+#include "comm/collective_checks.h"
 #include "comm/collectives.h"
 
 namespace kolo::comm {
 
 void allgatherv(Communicator& comm, ConstBytes mine, Bytes out,
                 std::span<const size_t> bytes_per_rank) {
+  const size_t total = std::accumulate(bytes_per_rank.begin(), bytes_per_rank.end(), size_t{0});
+  if (detail::arena_serves(comm, total, detail::kOversubscribedArenaBytes)) {
+    return allgatherv_shared_memory(comm, mine, out, bytes_per_rank);
+  }
+  allgatherv_ring(comm, mine, out, bytes_per_rank);
+}
+
+void allgatherv_ring(Communicator& comm, ConstBytes mine, Bytes out,
+                     std::span<const size_t> bytes_per_rank) {
+  const std::vector<size_t> offset =
+      detail::checked_blocks(comm, "allgatherv", mine, out, bytes_per_rank);
   const int n = comm.size();
   const int rank = comm.rank();
-  if (bytes_per_rank.size() != static_cast<size_t>(n)) {
-    throw InvalidArgument(fmt::format("rank {}: allgatherv got {} block sizes for a group of {}",
-                                      rank, bytes_per_rank.size(), n));
-  }
-  std::vector<size_t> offset(static_cast<size_t>(n) + 1, 0);
-  for (int r = 0; r < n; ++r) offset[r + 1] = offset[r] + bytes_per_rank[r];
-  if (mine.size() != bytes_per_rank[rank] || out.size() < offset[n]) {
-    throw InvalidArgument(fmt::format(
-        "rank {}: allgatherv block is {} bytes (expected {}), output {} bytes (needs {})", rank,
-        mine.size(), bytes_per_rank[rank], out.size(), offset[n]));
-  }
   auto block = [&](int r) {
     r = ((r % n) + n) % n;
     return out.subspan(offset[r], bytes_per_rank[r]);

@@ -4,7 +4,7 @@
 // hierarchical algorithm (unless switched off). All ranks on one host with a shared-memory arena,
 // up to its size limit (KOLO_SHM_ALLREDUCE_BYTES, and only small messages when the host has more
 // ranks than CPUs): straight through the arena.
-#include "comm/collective_arena.h"
+#include "comm/arena_wait.h"
 #include "comm/collectives.h"
 #include "kernels/reduce.h"
 
@@ -29,9 +29,7 @@ void allreduce(Communicator& comm, Bytes data, size_t count, DataType type, Redu
   // With more ranks than CPUs only small messages: every arena step is a barrier of all ranks, and
   // one of them is always descheduled, while the ring's deep buffers let ranks run ahead
   // (measured at np 3 on 2 cores: 2 MiB and 64 MiB 1.5-2x slower through the arena, 8 B 2x faster).
-  if (const CollectiveArena* arena = comm.arena();
-      arena != nullptr && bytes <= arena->allreduce_max_bytes &&
-      (!comm.oversubscribed() || bytes < options.small_message_bytes)) {
+  if (detail::arena_serves(comm, bytes, options.small_message_bytes)) {
     return allreduce_shared_memory(comm, data, count, type, op);
   }
   if (options.hierarchical != Hierarchical::off && hierarchical_applies(comm)) {

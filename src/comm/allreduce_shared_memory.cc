@@ -9,8 +9,7 @@
 //       `reduced`, waits for everyone's `reduced`, and copies the other slices out of their
 //       owners' slots.
 // Every element is computed by one fixed sequence of operations on the same inputs, so all ranks
-// end with identical bits. Reuse of a half: a rank writes half h at step s + 2 only after it saw
-// everyone's `ready` for step s + 1, which each rank posts only after it finished reading step s.
+// end with identical bits. Reuse of a half: see detail::before_writing.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -76,10 +75,10 @@ void allreduce_shared_memory(Communicator& comm, Bytes data, size_t count, DataT
     const size_t mine_end = mine_begin + mine.count * element;
     // Peers read everything but this rank's own slice, which it folds straight from its buffer.
     std::byte* const slot = arena.slot(self, half);
+    detail::before_writing(comm, *collective, step);
     std::memcpy(slot, piece, mine_begin);
     std::memcpy(slot + mine_end, piece + mine_end, bytes - mine_end);
-    arena.post(self, SharedArena::Flag::ready, step + 1);
-    detail::wait_for_members(comm, *collective, SharedArena::Flag::ready, step + 1);
+    detail::finish_step_writes(comm, *collective, step);
 
     if (fold_whole) {
       if (self != 0) std::memcpy(piece, arena.slot(0, half), bytes);  // rank 0's is there

@@ -25,9 +25,11 @@ constexpr auto kFirstNap = std::chrono::microseconds(100);
 constexpr auto kLongestNap = std::chrono::microseconds(10000);
 
 // The first member at or after `from` (slot order, skipping `self`) whose flag is below target,
-// or -1 if none. Starting at the last laggard avoids rereading the lines already seen.
+// or -1 if none. Starting at the last laggard avoids rereading the lines already seen. With
+// only >= 0, that member alone.
 int first_behind(const SharedArena& arena, int self, SharedArena::Flag which, uint64_t target,
-                 int from) {
+                 int from, int only) {
+  if (only >= 0) return arena.flag(only, which) < target ? only : -1;
   const int n = arena.ranks();
   for (int i = 0; i < n; ++i) {
     const int slot = (from + i) % n;
@@ -39,10 +41,10 @@ int first_behind(const SharedArena& arena, int self, SharedArena::Flag which, ui
 }  // namespace
 
 void wait_for_members(Communicator& comm, CollectiveArena& collective, SharedArena::Flag which,
-                      uint64_t target) {
+                      uint64_t target, int only) {
   const SharedArena& arena = *collective.host.arena;
   const int self = collective.host.slot;
-  int behind = first_behind(arena, self, which, target, 0);
+  int behind = first_behind(arena, self, which, target, 0, only);
   if (behind < 0) return;
 
   const auto start = Clock::now();
@@ -55,7 +57,7 @@ void wait_for_members(Communicator& comm, CollectiveArena& collective, SharedAre
     } else {
       cpu_relax();
     }
-    behind = first_behind(arena, self, which, target, behind);
+    behind = first_behind(arena, self, which, target, behind, only);
     if (behind < 0) return;
     if (pass % 64 == 63 && Clock::now() - start >= spin) break;
   }
@@ -65,15 +67,17 @@ void wait_for_members(Communicator& comm, CollectiveArena& collective, SharedAre
   std::vector<int> laggards;
   for (;;) {
     const uint32_t ticket = sleeper.begin_sleep();
-    behind = first_behind(arena, self, which, target, behind);
+    behind = first_behind(arena, self, which, target, behind, only);
     if (behind >= 0) sleeper.sleep(ticket, nap);
     sleeper.end_sleep();
-    behind = first_behind(arena, self, which, target, std::max(behind, 0));
+    behind = first_behind(arena, self, which, target, std::max(behind, 0), only);
     if (behind < 0) return;
     // Slot numbers are this communicator's ranks (it uses the arena only then).
     laggards.clear();
     for (int slot = 0; slot < arena.ranks(); ++slot) {
-      if (slot != self && arena.flag(slot, which) < target) laggards.push_back(slot);
+      if (slot != self && (only < 0 || slot == only) && arena.flag(slot, which) < target) {
+        laggards.push_back(slot);
+      }
     }
     comm.check_alive(laggards);
     const auto timeout = comm.options().peer_timeout;
@@ -87,6 +91,35 @@ void wait_for_members(Communicator& comm, CollectiveArena& collective, SharedAre
     }
     nap = std::min(nap * 2, std::chrono::duration_cast<std::chrono::microseconds>(kLongestNap));
   }
+}
+
+CollectiveArena& required_arena(Communicator& comm, const char* collective) {
+  CollectiveArena* const arena = comm.arena();
+  if (arena == nullptr) {
+    throw InvalidArgument(fmt::format(
+        "rank {}: {} needs every rank of the group on this host's shared-memory arena (none was "
+        "set up, or the group is not exactly the host's ranks)",
+        comm.rank(), collective));
+  }
+  return *arena;
+}
+
+void before_writing(Communicator& comm, CollectiveArena& arena, uint64_t step) {
+  if (arena.synced >= step) return;
+  wait_for_members(comm, arena, SharedArena::Flag::ready, step);
+  arena.synced = step;
+}
+
+void finish_step_writes(Communicator& comm, CollectiveArena& arena, uint64_t step) {
+  arena.host.arena->post(arena.host.slot, SharedArena::Flag::ready, step + 1);
+  wait_for_members(comm, arena, SharedArena::Flag::ready, step + 1);
+  arena.synced = step + 1;
+}
+
+bool arena_serves(const Communicator& comm, size_t bytes, size_t oversubscribed_limit) {
+  const CollectiveArena* const arena = comm.arena();
+  return arena != nullptr && bytes <= arena->max_bytes &&
+         (!comm.oversubscribed() || bytes < oversubscribed_limit);
 }
 
 }  // namespace kolo::comm::detail

@@ -13,14 +13,16 @@
 namespace kolo::comm {
 
 struct CollectiveArena {
-  explicit CollectiveArena(transport::HostArena host_arena, size_t max_bytes)
-      : host(std::move(host_arena)), allreduce_max_bytes(max_bytes) {}
+  explicit CollectiveArena(transport::HostArena host_arena, size_t limit)
+      : host(std::move(host_arena)), max_bytes(limit) {}
 
   transport::HostArena host;
-  // automatic allreduce goes through the arena up to this many bytes (0: never)
-  // (KOLO_SHM_ALLREDUCE_BYTES).
-  size_t allreduce_max_bytes;
-  uint64_t steps = 0;  // steps this process ran on the arena: the same on every member
+  // Automatic choice sends allreduce, allgather, broadcast, reducescatter and alltoall through
+  // the arena up to this many bytes (KOLO_SHM_ALLREDUCE_BYTES; the whole buffer, as the size
+  // columns of kolo-bench; 0: never).
+  size_t max_bytes;
+  uint64_t steps = 0;   // steps this process ran on the arena: the same on every member
+  uint64_t synced = 0;  // every member posted `ready` >= this, as this rank last saw
 };
 
 }  // namespace kolo::comm

@@ -24,4 +24,71 @@ void check_root(const Communicator& comm, const char* collective, int root) {
   }
 }
 
+std::vector<size_t> checked_blocks(const Communicator& comm, const char* collective,
+                                   ConstBytes mine, Bytes out,
+                                   std::span<const size_t> bytes_per_rank) {
+  const int n = comm.size();
+  const int rank = comm.rank();
+  if (bytes_per_rank.size() != static_cast<size_t>(n)) {
+    throw InvalidArgument(fmt::format("rank {}: {} got {} block sizes for a group of {}", rank,
+                                      collective, bytes_per_rank.size(), n));
+  }
+  std::vector<size_t> offset(static_cast<size_t>(n) + 1, 0);
+  for (int r = 0; r < n; ++r) offset[r + 1] = offset[r] + bytes_per_rank[r];
+  if (mine.size() != bytes_per_rank[rank] || out.size() < offset[n]) {
+    throw InvalidArgument(
+        fmt::format("rank {}: {} block is {} bytes (expected {}), output {} bytes (needs {})", rank,
+                    collective, mine.size(), bytes_per_rank[rank], out.size(), offset[n]));
+  }
+  return offset;
+}
+
+std::vector<size_t> checked_reducescatter(const Communicator& comm, const char* collective,
+                                          ConstBytes data, std::span<const size_t> counts,
+                                          DataType type, Bytes out) {
+  const int n = comm.size();
+  const int rank = comm.rank();
+  if (counts.size() != static_cast<size_t>(n)) {
+    throw InvalidArgument(fmt::format("rank {}: {} got {} block counts for a group of {}", rank,
+                                      collective, counts.size(), n));
+  }
+  std::vector<size_t> first(static_cast<size_t>(n) + 1, 0);
+  for (int b = 0; b < n; ++b) first[b + 1] = first[b] + counts[b];
+  checked_bytes(comm, collective, data.size(), first[n], type);
+  const size_t needed = counts[static_cast<size_t>(rank)] * dtype_size(type);
+  if (out.size() < needed) {
+    throw InvalidArgument(fmt::format("rank {}: {} output has {} bytes, needs {}", rank, collective,
+                                      out.size(), needed));
+  }
+  return first;
+}
+
+AlltoallOffsets checked_alltoall(const Communicator& comm, const char* collective, ConstBytes in,
+                                 std::span<const size_t> send_bytes, Bytes out,
+                                 std::span<const size_t> recv_bytes) {
+  const int n = comm.size();
+  const int rank = comm.rank();
+  if (send_bytes.size() != static_cast<size_t>(n) || recv_bytes.size() != static_cast<size_t>(n)) {
+    throw InvalidArgument(
+        fmt::format("rank {}: {} got {} send and {} receive sizes for a group of {}", rank,
+                    collective, send_bytes.size(), recv_bytes.size(), n));
+  }
+  AlltoallOffsets at{std::vector<size_t>(static_cast<size_t>(n) + 1, 0),
+                     std::vector<size_t>(static_cast<size_t>(n) + 1, 0)};
+  for (int r = 0; r < n; ++r) {
+    at.send[r + 1] = at.send[r] + send_bytes[r];
+    at.recv[r + 1] = at.recv[r] + recv_bytes[r];
+  }
+  if (in.size() < at.send[n] || out.size() < at.recv[n]) {
+    throw InvalidArgument(
+        fmt::format("rank {}: {} input has {} bytes (needs {}), output {} bytes (needs {})", rank,
+                    collective, in.size(), at.send[n], out.size(), at.recv[n]));
+  }
+  if (send_bytes[rank] != recv_bytes[rank]) {
+    throw InvalidArgument(fmt::format("rank {}: {} sends itself {} bytes but expects {}", rank,
+                                      collective, send_bytes[rank], recv_bytes[rank]));
+  }
+  return at;
+}
+
 }  // namespace kolo::comm::detail

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
+#include <vector>
 
 #include "base/types.h"
 #include "comm/communicator.h"
@@ -16,5 +18,27 @@ size_t checked_bytes(const Communicator& comm, const char* collective, size_t da
 
 // Throws InvalidArgument unless 0 <= root < size.
 void check_root(const Communicator& comm, const char* collective, int root);
+
+// allgatherv's arguments (one block size per rank, `mine` of this rank's size, `out` large
+// enough); returns each block's byte offset in `out`, plus the total at the end.
+std::vector<size_t> checked_blocks(const Communicator& comm, const char* collective,
+                                   ConstBytes mine, Bytes out,
+                                   std::span<const size_t> bytes_per_rank);
+
+// reducescatter's arguments (one count per rank, `data` holding their sum, `out` this rank's
+// block); returns each block's first element in `data`, plus the total at the end.
+std::vector<size_t> checked_reducescatter(const Communicator& comm, const char* collective,
+                                          ConstBytes data, std::span<const size_t> counts,
+                                          DataType type, Bytes out);
+
+// alltoallv's arguments; each destination's block offset in `in` and each source's in `out`
+// (plus the totals at the end).
+struct AlltoallOffsets {
+  std::vector<size_t> send;
+  std::vector<size_t> recv;
+};
+AlltoallOffsets checked_alltoall(const Communicator& comm, const char* collective, ConstBytes in,
+                                 std::span<const size_t> send_bytes, Bytes out,
+                                 std::span<const size_t> recv_bytes);
 
 }  // namespace kolo::comm::detail

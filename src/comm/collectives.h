@@ -44,23 +44,41 @@ void allreduce_shared_memory(Communicator& comm, Bytes data, size_t count, DataT
 bool hierarchical_applies(const Communicator& comm);
 
 // Concatenates every rank's block in rank order. bytes_per_rank[r] is rank r's block size;
-// `mine` has bytes_per_rank[rank] bytes; out has their sum.
+// `mine` has bytes_per_rank[rank] bytes; out has their sum. `mine` may be this rank's block of
+// `out` itself. Through the host arena when the group is one host's ranks, else a ring.
 void allgatherv(Communicator& comm, ConstBytes mine, Bytes out,
                 std::span<const size_t> bytes_per_rank);
+void allgatherv_ring(Communicator& comm, ConstBytes mine, Bytes out,
+                     std::span<const size_t> bytes_per_rank);
+// The shared-memory forms below throw InvalidArgument, as allreduce_shared_memory, when the group
+// has no usable arena.
+void allgatherv_shared_memory(Communicator& comm, ConstBytes mine, Bytes out,
+                              std::span<const size_t> bytes_per_rank);
 
 // Every rank's `data` holds sum(counts) elements; rank r receives, in `out` (counts[r]
 // elements), op over all ranks of block r (blocks in rank order, uneven sizes allowed). `data`
-// is the work area: its contents are clobbered.
+// is the work area: its contents may be clobbered. `out` may be this rank's block of `data`.
 void reducescatter(Communicator& comm, Bytes data, std::span<const size_t> counts, DataType type,
                    ReduceOp op, Bytes out);
+void reducescatter_ring(Communicator& comm, Bytes data, std::span<const size_t> counts,
+                        DataType type, ReduceOp op, Bytes out);
+void reducescatter_shared_memory(Communicator& comm, Bytes data, std::span<const size_t> counts,
+                                 DataType type, ReduceOp op, Bytes out);
 
 // `in` holds one block per destination (send_bytes[r] bytes for rank r, in rank order); `out`
 // receives one block per source (recv_bytes[r] from rank r). send_bytes[rank] == recv_bytes[rank].
 void alltoallv(Communicator& comm, ConstBytes in, std::span<const size_t> send_bytes, Bytes out,
                std::span<const size_t> recv_bytes);
+void alltoallv_pairwise(Communicator& comm, ConstBytes in, std::span<const size_t> send_bytes,
+                        Bytes out, std::span<const size_t> recv_bytes);
+void alltoallv_shared_memory(Communicator& comm, ConstBytes in, std::span<const size_t> send_bytes,
+                             Bytes out, std::span<const size_t> recv_bytes);
 
-// Root's data ends up on every rank (binomial tree).
+// Root's data ends up on every rank: through the host arena when the group is one host's
+// ranks, else a binomial tree.
 void broadcast(Communicator& comm, Bytes data, int root);
+void broadcast_tree(Communicator& comm, Bytes data, int root);
+void broadcast_shared_memory(Communicator& comm, Bytes data, int root);
 
 // Returns once every rank has entered.
 void barrier(Communicator& comm);

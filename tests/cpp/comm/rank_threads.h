@@ -75,8 +75,8 @@ class RankThreads {
 
   // One options value per rank (e.g. a smaller frame limit on one of them).
   // `topology` fakes which ranks share a host (default: all on one).
-  // `arena` gives every rank a slot in one shared-memory collective arena of that many bytes
-  // per slot half (0: no arena), used by automatic allreduce up to `arena_max_bytes`.
+  // `arena` gives every rank a slot in its host's shared-memory collective arena of that many
+  // bytes per slot half (0: no arena), used by automatic choice up to `arena_max_bytes`.
   explicit RankThreads(const std::vector<CommunicatorOptions>& options,
                        LinkKind kind = LinkKind::socket, size_t shm_ring_bytes = 64 * 1024,
                        std::optional<Topology> topology = std::nullopt, size_t arena = 0,
@@ -106,12 +106,13 @@ class RankThreads {
         }
       }
     }
-    const auto arenas = make_arenas(n, arena, arena_max_bytes);
+    const Topology shared = topology.value_or(Topology::flat(n, true));
+    const auto arenas = make_arenas(shared.host_of_rank, arena, arena_max_bytes);
     for (int r = 0; r < n; ++r) {
       std::vector<transport::Link*> peers(options.size(), nullptr);
       for (int p = 0; p < n; ++p) peers[p] = links_[r][p].get();
-      Topology rank_topology = topology.value_or(Topology::flat(n, true));
-      if (!arenas.empty()) rank_topology.host_arena = arenas[static_cast<size_t>(r)];
+      Topology rank_topology = shared;
+      rank_topology.host_arena = arenas[static_cast<size_t>(r)];
       comms_.push_back(std::make_unique<Communicator>(r, std::move(peers), std::move(rank_topology),
                                                       options[r]));
     }
@@ -155,31 +156,40 @@ class RankThreads {
   }
 
  private:
-  // One mapping of the same arena per rank, as separate processes would have.
-  std::vector<std::shared_ptr<CollectiveArena>> make_arenas(int n, size_t chunk_bytes,
-                                                            size_t max_bytes) {
-    std::vector<std::shared_ptr<CollectiveArena>> arenas;
+  // One arena per host of `host_of_rank` that runs two or more ranks, mapped once per rank as
+  // separate processes would; a rank alone on its host gets none (as at bootstrap).
+  std::vector<std::shared_ptr<CollectiveArena>> make_arenas(const std::vector<int>& host_of_rank,
+                                                            size_t chunk_bytes, size_t max_bytes) {
+    const int n = static_cast<int>(host_of_rank.size());
+    std::vector<std::shared_ptr<CollectiveArena>> arenas(static_cast<size_t>(n));
     if (chunk_bytes == 0) return arenas;
-    const std::string name = "/kolo-test-" + std::to_string(::getpid()) + "-" +
-                             std::to_string(reinterpret_cast<uintptr_t>(this)) + "-arena";
-    std::string why;
-    auto created = transport::shm::Arena::create(name, n, chunk_bytes, why);
-    if (!created) throw std::runtime_error(why);
-    std::vector<int> members(static_cast<size_t>(n));
-    for (int r = 0; r < n; ++r) members[static_cast<size_t>(r)] = r;
-    for (int r = 1; r < n; ++r) {
-      arenas.push_back(std::make_shared<CollectiveArena>(
-          transport::HostArena{std::make_unique<transport::shm::Arena>(
-                                   transport::shm::Arena::open(name, n, chunk_bytes)),
-                               r, members},
-          max_bytes));
+    for (int host = 0; host < n; ++host) {
+      std::vector<int> members;
+      for (int r = 0; r < n; ++r) {
+        if (host_of_rank[static_cast<size_t>(r)] == host) members.push_back(r);
+      }
+      if (members.size() < 2) continue;
+      const std::string name = "/kolo-test-" + std::to_string(::getpid()) + "-" +
+                               std::to_string(reinterpret_cast<uintptr_t>(this)) + "-arena-" +
+                               std::to_string(host);
+      const int ranks = static_cast<int>(members.size());
+      std::string why;
+      auto created = transport::shm::Arena::create(name, ranks, chunk_bytes, why);
+      if (!created) throw std::runtime_error(why);
+      for (int slot = 1; slot < ranks; ++slot) {
+        arenas[static_cast<size_t>(members[static_cast<size_t>(slot)])] =
+            std::make_shared<CollectiveArena>(
+                transport::HostArena{std::make_unique<transport::shm::Arena>(
+                                         transport::shm::Arena::open(name, ranks, chunk_bytes)),
+                                     slot, members},
+                max_bytes);
+      }
+      transport::shm::Mapping::unlink(name);
+      arenas[static_cast<size_t>(members.front())] = std::make_shared<CollectiveArena>(
+          transport::HostArena{std::make_unique<transport::shm::Arena>(std::move(*created)), 0,
+                               members},
+          max_bytes);
     }
-    transport::shm::Mapping::unlink(name);
-    arenas.insert(arenas.begin(),
-                  std::make_shared<CollectiveArena>(
-                      transport::HostArena{
-                          std::make_unique<transport::shm::Arena>(std::move(*created)), 0, members},
-                      max_bytes));
     return arenas;
   }
 

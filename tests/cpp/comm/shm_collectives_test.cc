@@ -1,5 +1,7 @@
-// Every collective over shared-memory links (small rings, so transfers wrap and wait for room)
-// and, for the newer algorithms, over sockets too: 2, 3 and 4 ranks, counts 0, 1, odd and large.
+// Every collective over shared-memory links (small rings, so transfers wrap and wait for room),
+// for the newer algorithms over sockets too, and through the host's shared-memory arena (a small
+// one, so large counts take many steps and reuse both slot halves): 2, 3 and 4 ranks, counts 0,
+// 1, odd and large, uneven and empty blocks.
 // Also: a peer that goes away on shm is named by the survivors.
 #include <gtest/gtest.h>
 
@@ -23,9 +25,18 @@ std::byte byte_of(int rank, size_t i) {
   return std::byte(static_cast<uint8_t>(rank * 131 + i * 7 + i / 251));
 }
 
-class OnLinks : public ::testing::TestWithParam<std::tuple<LinkKind, int>> {
+// arena: the ranks also share a collective arena, which allgatherv, broadcast, reducescatter and
+// alltoallv then go through (a host with CPUs to spare: at every size).
+class OnLinks : public ::testing::TestWithParam<std::tuple<LinkKind, int, bool>> {
  protected:
-  RankThreads group() { return RankThreads(std::get<1>(GetParam()), std::get<0>(GetParam())); }
+  RankThreads group() {
+    const auto [kind, size, arena] = GetParam();
+    if (!arena) return RankThreads(size, kind);
+    CommunicatorOptions options = testing::default_test_options();
+    options.host_cpus = 64;
+    return RankThreads(std::vector<CommunicatorOptions>(static_cast<size_t>(size), options), kind,
+                       size_t{64} * 1024, std::nullopt, size_t{16} * 1024);
+  }
 };
 
 TEST_P(OnLinks, AllreduceEveryAlgorithmMatchesReference) {
@@ -140,13 +151,18 @@ TEST_P(OnLinks, AlltoallvUnevenBlocks) {
 }
 
 std::string link_name(const ::testing::TestParamInfo<OnLinks::ParamType>& info) {
-  return std::string(std::get<0>(info.param) == LinkKind::shm ? "shm" : "socket") + "_np" +
+  return std::string(std::get<0>(info.param) == LinkKind::shm ? "shm" : "socket") +
+         (std::get<2>(info.param) ? "_arena" : "") + "_np" +
          std::to_string(std::get<1>(info.param));
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, OnLinks,
                          ::testing::Combine(::testing::Values(LinkKind::shm, LinkKind::socket),
-                                            ::testing::Values(2, 3, 4)),
+                                            ::testing::Values(2, 3, 4), ::testing::Values(false)),
+                         link_name);
+INSTANTIATE_TEST_SUITE_P(HostArena, OnLinks,
+                         ::testing::Combine(::testing::Values(LinkKind::shm),
+                                            ::testing::Values(2, 3, 4), ::testing::Values(true)),
                          link_name);
 
 TEST(ShmLinks, LargeTransferThroughSmallRingBothWays) {

@@ -1,0 +1,55 @@
+// Allgatherv for the ranks of one host through the host's shared-memory arena: in step k every
+// rank copies the k-th slot-sized piece of its block into its own slot half k % 2, and after one
+// barrier (detail::finish_step_writes) copies everyone else's piece straight from their slots into
+// `out`. Two copies per byte as the ring over shared-memory links, but one barrier per step
+// instead of a handshake per ring round and peer: small messages cost one flag exchange.
+// Blocks may differ in size or be empty; every rank runs the steps of the largest block.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "base/errors.h"
+#include "comm/arena_wait.h"
+#include "comm/collective_arena.h"
+#include "comm/collective_checks.h"
+#include "comm/collectives.h"
+
+namespace kolo::comm {
+
+void allgatherv_shared_memory(Communicator& comm, ConstBytes mine, Bytes out,
+                              std::span<const size_t> bytes_per_rank) {
+  const std::vector<size_t> offset =
+      detail::checked_blocks(comm, "allgatherv_shared_memory", mine, out, bytes_per_rank);
+  CollectiveArena& collective = detail::required_arena(comm, "allgatherv_shared_memory");
+  const int n = comm.size();
+  const int self = collective.host.slot;
+  if (!mine.empty() && mine.data() != out.data() + offset[self]) {
+    std::memmove(out.data() + offset[self], mine.data(), mine.size());
+  }
+  if (n == 1) return;
+  transport::SharedArena& arena = *collective.host.arena;
+  const size_t chunk = arena.chunk_bytes();
+  const size_t largest = *std::max_element(bytes_per_rank.begin(), bytes_per_rank.end());
+  for (size_t done = 0; done < largest; done += chunk) {
+    const uint64_t step = collective.steps++;
+    const int half = static_cast<int>(step % 2);
+    auto piece = [&](int r) {  // the bytes of rank r's block this step moves
+      const size_t block = bytes_per_rank[static_cast<size_t>(r)];
+      return done < block ? std::min(chunk, block - done) : 0;
+    };
+    detail::before_writing(comm, collective, step);
+    if (const size_t bytes = piece(self); bytes > 0) {
+      std::memcpy(arena.slot(self, half), mine.data() + done, bytes);
+    }
+    detail::finish_step_writes(comm, collective, step);
+    for (int r = 0; r < n; ++r) {
+      if (const size_t bytes = piece(r); r != self && bytes > 0) {
+        std::memcpy(out.data() + offset[static_cast<size_t>(r)] + done, arena.slot(r, half), bytes);
+      }
+    }
+  }
+}
+
+}  // namespace kolo::comm

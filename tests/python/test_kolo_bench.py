@@ -1,0 +1,52 @@
+"""kolo-bench in real processes: every collective at np 2 and np 3 (one host, so allreduce,
+allgather, broadcast, reducescatter and alltoall go through the host's shared-memory arena) checks
+its results against the locally folded reference, and bench/compare/compare.py reads its table
+with the sizes the MPI and gloo peers use. A correctness check of the benchmark and the arena
+paths; no timing is asserted."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import kolorun_path, run_command
+
+COMPARE = Path(__file__).resolve().parents[2] / "bench" / "compare" / "compare.py"
+
+
+def load_compare():
+    spec = importlib.util.spec_from_file_location("kolo_bench_compare", COMPARE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def kolo_bench_path() -> str:
+    beside = Path(kolorun_path()).parent / "kolo-bench"
+    if beside.is_file():
+        return str(beside)
+    found = shutil.which("kolo-bench")
+    if found is None:
+        pytest.fail("kolo-bench is not installed next to kolorun nor on PATH")
+    return found
+
+
+@pytest.mark.parametrize("np_", [2, 3])
+def test_every_collective_is_correct_and_sized_as_the_peers(np_: int) -> None:
+    # Up to 4 MiB: several arena steps of 1 MiB; sizes not divisible by 3 at np 3.
+    result = run_command([kolorun_path(), "-np", str(np_), kolo_bench_path(), "-t", "all",
+                          "-b", "8", "-e", "4M", "-f", "16", "-n", "3", "-w", "1"], timeout=300)
+    assert result.returncode == 0, result.output
+    assert "Out of bounds values : 0 OK" in result.output, result.output
+    compare = load_compare()
+    rows = compare.table_rows(result.output)
+    for collective in compare.COLLECTIVES:
+        sizes = sorted(size for c, size in rows if c == collective)
+        whole = collective in ("allreduce", "broadcast")
+        # The peers' rule: whole float32 elements per rank, at least one.
+        want = [(b // 4 if whole else max(1, b // 4 // np_) * np_) * 4
+                for b in (8, 128, 2048, 32768, 524288, 4 << 20)]
+        assert sizes == want, f"{collective}: {sizes}\n{result.output}"
+        assert all(rows[(collective, size)][1] == 0 for size in sizes), result.output

@@ -3,8 +3,9 @@
 
     python3 bench/compare/compare.py --np 2 --rounds 5 -b 8 -e 256M -f 8 --plot np2.png
     python3 bench/compare/compare.py --np 3 -t allgather,alltoall --sizes 4K,256K
-    python3 bench/compare/compare.py --sizes 8,256K,64M \
-        --baseline-kolorun OLD/kolorun --baseline-kolo-bench OLD/kolo-bench   # before/after
+    # before/after: a second kolo build (OLD: its build directory) as one more peer
+    python3 bench/compare/compare.py --sizes 8,256K,64M --baseline-kolorun OLD/kolorun
+        --baseline-kolo-bench OLD/kolo-bench
 
 Collectives (-t, default all five): allreduce, allgather, broadcast, reducescatter, alltoall,
 float32 (sum where they reduce). The peers: kolo-bench under kolorun (kolo's algorithms on the

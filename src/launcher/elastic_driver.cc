@@ -31,6 +31,7 @@
 #include "launcher/spawner.h"
 #include "launcher/ssh_command.h"
 #include "launcher/ssh_spawner.h"
+#include "launcher/stopped_rank_watch.h"
 #include "rendezvous/elastic_keys.h"
 #include "rendezvous/tcp_store.h"
 #include "transport/shm/job_names.h"
@@ -53,18 +54,6 @@ constexpr auto kDiscoveryTimeout = std::chrono::seconds(10);
 
 Duration seconds(double value) {
   return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(value));
-}
-
-// KOLO_PEER_TIMEOUT / HOROVOD_PEER_TIMEOUT as the workers will read it (default 30 s).
-double peer_timeout_seconds(const Environment& env) {
-  for (const char* name : {"KOLO_PEER_TIMEOUT", "HOROVOD_PEER_TIMEOUT"}) {
-    const auto found = env.find(name);
-    if (found == env.end() || found->second.empty()) continue;
-    char* end = nullptr;
-    const double value = std::strtod(found->second.c_str(), &end);
-    if (end != found->second.c_str() && *end == '\0' && value > 0) return value;
-  }
-  return 30.0;
 }
 
 // "was killed by signal SIGKILL (9)" reads better in "lost (killed by ...)".
@@ -102,7 +91,7 @@ class ElasticDriver {
       : options_(options), logger_(logger), blacklist_(options.blacklist_cooldown) {
     base_env_ = inherited;
     apply_env_options(options.forwarded_env, base_env_);
-    peer_timeout_ = seconds(peer_timeout_seconds(base_env_));
+    peer_timeout_ = seconds(rank_peer_timeout_seconds(base_env_));
   }
 
   int run();

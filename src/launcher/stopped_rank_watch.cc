@@ -7,6 +7,8 @@
 #include <sstream>
 #include <string>
 
+#include "base/env.h"
+
 namespace kolo::launcher {
 
 bool StoppedRankWatch::overdue(int rank, bool stopped_now, Clock::time_point now) {
@@ -20,17 +22,17 @@ bool StoppedRankWatch::overdue(int rank, bool stopped_now, Clock::time_point now
   return true;
 }
 
+double rank_peer_timeout_seconds(const Environment& rank_env) {
+  const auto found = find_setting(lookup_in(rank_env), "PEER_TIMEOUT");
+  if (!found) return 30.0;
+  char* end = nullptr;
+  const double value = std::strtod(found->value.c_str(), &end);
+  return *end == '\0' && value > 0 ? value : 30.0;
+}
+
 Duration stopped_rank_allowance(const Environment& rank_env, double grace_seconds) {
-  double peer_timeout = 30.0;
-  for (const char* name : {"HOROVOD_PEER_TIMEOUT", "KOLO_PEER_TIMEOUT"}) {  // KOLO_ wins
-    const auto found = rank_env.find(name);
-    if (found == rank_env.end()) continue;
-    char* end = nullptr;
-    const double value = std::strtod(found->second.c_str(), &end);
-    if (end != found->second.c_str() && *end == '\0' && value > 0) peer_timeout = value;
-  }
   return std::chrono::duration_cast<Duration>(
-      std::chrono::duration<double>(peer_timeout + grace_seconds));
+      std::chrono::duration<double>(rank_peer_timeout_seconds(rank_env) + grace_seconds));
 }
 
 bool StoppedRankWatch::time_to_look(Clock::time_point now) {

@@ -37,8 +37,12 @@ class StoppedRankWatch {
   std::optional<Clock::time_point> last_look_;
 };
 
-// The peer timeout the ranks run with (KOLO_PEER_TIMEOUT, else HOROVOD_PEER_TIMEOUT, else 30 s,
-// as kolo's config reads it from `rank_env`) plus kolorun's failure grace.
+// The peer timeout the ranks run with, in seconds, as kolo's config reads it from `rank_env`:
+// KOLO_PEER_TIMEOUT, else HOROVOD_PEER_TIMEOUT (base/env's one settings table), else 30; a value
+// that is not a positive number counts as unset (the ranks refuse it themselves, naming it).
+double rank_peer_timeout_seconds(const Environment& rank_env);
+
+// rank_peer_timeout_seconds() plus kolorun's failure grace.
 Duration stopped_rank_allowance(const Environment& rank_env, double grace_seconds);
 
 // The process groups (local ranks are each the leader of one) with a member stopped now, read

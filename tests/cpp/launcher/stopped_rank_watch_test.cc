@@ -40,6 +40,9 @@ TEST(StoppedRankWatch, AllowanceIsThePeerTimeoutTheRanksUsePlusTheGrace) {
       stopped_rank_allowance({{"HOROVOD_PEER_TIMEOUT", "10"}, {"KOLO_PEER_TIMEOUT", "3"}}, 2.0),
       seconds(5));
   EXPECT_EQ(stopped_rank_allowance({{"KOLO_PEER_TIMEOUT", "soon"}}, 1.0), seconds(31));
+  // The elastic driver reads the same value: an empty KOLO_ variable counts as unset.
+  EXPECT_EQ(rank_peer_timeout_seconds({{"KOLO_PEER_TIMEOUT", ""}, {"HOROVOD_PEER_TIMEOUT", "7"}}),
+            7.0);
 }
 
 TEST(StoppedRankWatch, FindsTheGroupOfAStoppedProcessAndNotOfARunningOne) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdlib>
 
 #include "base/errors.h"
@@ -81,6 +82,17 @@ std::optional<FoundSetting> find_setting(const EnvLookup& lookup, std::string_vi
     }
   }
   return std::nullopt;
+}
+
+std::optional<double> find_seconds_setting(const EnvLookup& lookup, std::string_view name) {
+  auto found = find_setting(lookup, name);
+  if (!found) return std::nullopt;
+  char* end = nullptr;
+  const double value = std::strtod(found->value.c_str(), &end);
+  if (end != found->value.c_str() + found->value.size() || !std::isfinite(value) || value < 0) {
+    throw InvalidArgument(found->variable + "='" + found->value + "' is not a number of seconds");
+  }
+  return value;
 }
 
 std::vector<std::string> unknown_kolo_variables(const std::vector<std::string>& names) {

@@ -33,6 +33,10 @@ struct FoundSetting {
 // setting read is one that is not warned about as unknown.
 std::optional<FoundSetting> find_setting(const EnvLookup& lookup, std::string_view name);
 
+// find_setting() read as a number of seconds (>= 0, finite); throws InvalidArgument naming the
+// variable and its text when it is not one.
+std::optional<double> find_seconds_setting(const EnvLookup& lookup, std::string_view name);
+
 // Whether `name` (without prefix) is a setting kolo reads.
 bool is_setting(std::string_view name);
 // The KOLO_* names among `names` that name no setting, to warn about once.

@@ -14,6 +14,7 @@
 #include "base/env.h"
 #include "base/errors.h"
 #include "base/logger.h"
+#include "launcher/cli_elastic.h"
 #include "launcher/config_file.h"
 #include "launcher/tuning_flags.h"
 
@@ -51,13 +52,7 @@ struct RawOptions {
   std::vector<std::string> network_interfaces;
   std::optional<int> slots_per_host;
   std::optional<std::string> hosts_file_format;
-  // Elastic training (horovodrun's elastic group).
-  std::optional<int> min_np;
-  std::optional<int> max_np;
-  std::optional<std::string> discovery_script;
-  std::optional<double> elastic_timeout;
-  std::optional<int> reset_limit;
-  std::vector<double> cooldown_range;
+  ElasticFlags elastic;  // horovodrun's elastic group (cli_elastic.h)
   std::vector<std::string> forwarded_env;
   bool check_build = false;
   bool gloo = false;
@@ -165,30 +160,7 @@ void configure(CLI::App& app, RawOptions& raw) {
                  "Slots of a host given without a count: -H/--hostfile entries without one, every "
                  "Volcano worker (default 1), every Slurm node (default: SLURM_TASKS_PER_NODE).")
       ->group("host arguments");
-  app.add_option("--min-np,--min-num-proc", raw.min_np,
-                 "Elastic: minimum number of processes; below it for longer than "
-                 "--elastic-timeout the job fails (default: -np).")
-      ->group("elastic arguments");
-  app.add_option("--max-np,--max-num-proc", raw.max_np,
-                 "Elastic: maximum number of processes (default: every available slot).")
-      ->group("elastic arguments");
-  app.add_option("--host-discovery-script", raw.discovery_script,
-                 "Elastic: executable printing the available hosts, one 'host' or 'host:slots' "
-                 "per line; run every second.")
-      ->group("elastic arguments");
-  app.add_option("--elastic-timeout", raw.elastic_timeout,
-                 "Elastic: seconds to wait for at least --min-np slots before failing the job "
-                 "(default 600, or HOROVOD_ELASTIC_TIMEOUT).")
-      ->group("elastic arguments");
-  app.add_option("--reset-limit", raw.reset_limit,
-                 "Elastic: maximum number of resets (membership changes) before the job fails "
-                 "(default: unlimited).")
-      ->group("elastic arguments");
-  app.add_option("--blacklist-cooldown-range", raw.cooldown_range,
-                 "Elastic: MIN MAX seconds; a failed host is re-admitted after a random cooldown "
-                 "in this range (default: never).")
-      ->expected(2)
-      ->group("elastic arguments");
+  add_elastic_flags(app, raw.elastic);
   app.add_option("--hosts-file-format", raw.hosts_file_format,
                  "Format of --hostfile: 'mpi' (<hostname> slots=<slots> or <hostname>:<slots>, the "
                  "default) or 'volcano' (one worker per line, as in /etc/volcano/worker.host, "
@@ -258,21 +230,6 @@ bool takes_value(CLI::App& app, const std::string& token) {
   return option != nullptr && option->get_items_expected_max() > 0;
 }
 
-// A number of seconds from the setting `name` (KOLO_<name>, else HOROVOD_<name>); throws
-// InvalidArgument naming the variable.
-std::optional<double> seconds_from_env(const EnvLookup& env, std::string_view setting) {
-  auto found = find_setting(env, setting);
-  if (!found) return std::nullopt;
-  const std::string& name = found->variable;
-  const std::string* text = &found->value;
-  char* end = nullptr;
-  double value = std::strtod(text->c_str(), &end);
-  if (end != text->c_str() + text->size() || !std::isfinite(value) || value < 0) {
-    throw InvalidArgument(fmt::format("{}='{}' is not a number of seconds", name, *text));
-  }
-  return value;
-}
-
 std::string unknown_option_message(const std::string& token) {
   const std::string name = token.substr(0, token.find('='));
   if (std::find(std::begin(kUnsupportedHorovodFlags), std::end(kUnsupportedHorovodFlags), name) !=
@@ -310,63 +267,6 @@ void append_tuning_settings(const std::vector<std::pair<size_t, std::string>>& g
       options.warnings.push_back(
           fmt::format("{}: {}; accepted and ignored", flags[row].flag, flags[row].instead));
     }
-  }
-}
-
-// The elastic flags: any of --min-np / --max-np / --host-discovery-script turns elastic mode on
-// (as horovodrun); the others only shape it.
-void finish_elastic(const RawOptions& raw, const EnvLookup& env, LaunchOptions& options) {
-  options.elastic = raw.min_np || raw.max_np || raw.discovery_script;
-  if (!options.elastic) {
-    if (raw.elastic_timeout || raw.reset_limit || !raw.cooldown_range.empty()) {
-      throw InvalidArgument(
-          "--elastic-timeout, --reset-limit and --blacklist-cooldown-range need elastic mode: "
-          "give --min-np, --max-np or --host-discovery-script too");
-    }
-    return;
-  }
-  if (options.use_mpi) throw InvalidArgument("elastic training cannot run under --mpi");
-  if (raw.min_np && *raw.min_np < 1) {
-    throw InvalidArgument(fmt::format("--min-np must be at least 1, got {}", *raw.min_np));
-  }
-  if (raw.max_np && *raw.max_np < 1) {
-    throw InvalidArgument(fmt::format("--max-np must be at least 1, got {}", *raw.max_np));
-  }
-  options.min_np = raw.min_np.value_or(options.num_proc > 0 ? options.num_proc : 1);
-  options.max_np = raw.max_np.value_or(0);
-  if (options.num_proc == 0) options.num_proc = options.min_np;
-  if (options.max_np > 0 && options.min_np > options.max_np) {
-    throw InvalidArgument(
-        fmt::format("--min-np {} is larger than --max-np {}", options.min_np, options.max_np));
-  }
-  if (options.num_proc < options.min_np ||
-      (options.max_np > 0 && options.num_proc > options.max_np)) {
-    throw InvalidArgument(fmt::format("-np {} is outside --min-np {} .. --max-np {}",
-                                      options.num_proc, options.min_np,
-                                      options.max_np > 0 ? std::to_string(options.max_np) : "any"));
-  }
-  options.discovery_script = raw.discovery_script;
-  if (options.discovery_script && (options.hosts || options.hostfile)) {
-    throw InvalidArgument("--host-discovery-script replaces -H/--hostfile: give one or the other");
-  }
-  auto timeout = raw.elastic_timeout;
-  if (!timeout) timeout = seconds_from_env(env, "ELASTIC_TIMEOUT");  // KOLO_ or HOROVOD_
-  options.elastic_timeout_seconds = timeout.value_or(600.0);
-  if (!(options.elastic_timeout_seconds > 0) || !std::isfinite(options.elastic_timeout_seconds)) {
-    throw InvalidArgument(fmt::format("--elastic-timeout must be a positive number of seconds"));
-  }
-  if (raw.reset_limit && *raw.reset_limit < 0) {
-    throw InvalidArgument(fmt::format("--reset-limit must be >= 0, got {}", *raw.reset_limit));
-  }
-  options.reset_limit = raw.reset_limit;
-  if (!raw.cooldown_range.empty()) {
-    const double low = raw.cooldown_range[0];
-    const double high = raw.cooldown_range[1];
-    if (!(low >= 0) || !(high >= low) || !std::isfinite(high)) {
-      throw InvalidArgument(
-          fmt::format("--blacklist-cooldown-range {} {}: need 0 <= MIN <= MAX seconds", low, high));
-    }
-    options.blacklist_cooldown = std::make_pair(low, high);
   }
 }
 
@@ -411,7 +311,7 @@ LaunchOptions finish(const RawOptions& raw, std::vector<std::string> rest, const
 
   // Flag, then KOLO_* (kolo's own name wins, as everywhere), then the Horovod variable, then 30.
   auto start = raw.start_timeout;
-  if (!start) start = seconds_from_env(env, "START_TIMEOUT");
+  if (!start) start = find_seconds_setting(env, "START_TIMEOUT");
   options.start_timeout_seconds = start.value_or(30.0);
   if (!(options.start_timeout_seconds > 0) || !std::isfinite(options.start_timeout_seconds)) {
     throw InvalidArgument(
@@ -419,7 +319,7 @@ LaunchOptions finish(const RawOptions& raw, std::vector<std::string> rest, const
                     options.start_timeout_seconds));
   }
   auto grace = raw.failure_grace;
-  if (!grace) grace = seconds_from_env(env, "FAILURE_GRACE_SECONDS");
+  if (!grace) grace = find_seconds_setting(env, "FAILURE_GRACE_SECONDS");
   options.failure_grace_seconds = grace.value_or(5.0);
   if (!(options.failure_grace_seconds >= 0) || !std::isfinite(options.failure_grace_seconds)) {
     throw InvalidArgument(
@@ -476,7 +376,7 @@ LaunchOptions finish(const RawOptions& raw, std::vector<std::string> rest, const
         "--jsrun: kolo has no jsrun (IBM LSF) launcher; kolorun starts the ranks itself (locally, "
         "over ssh, or through mpirun with --mpi)");
   }
-  finish_elastic(raw, env, options);
+  finish_elastic(raw.elastic, env, options);
   tuning.insert(tuning.end(), raw.tuning.begin(), raw.tuning.end());
   append_tuning_settings(tuning, options);
   return options;

@@ -32,9 +32,10 @@ def test_ranks_blocked_on_different_collectives_fail_within_the_peer_timeout(np_
 
 
 @pytest.mark.parametrize("np_,victim", [(2, 1), (3, 1), (3, 0)])
-def test_dead_peer_fails_survivors_within_timeout(np_, victim):
+def test_dead_peer_fails_survivors_within_timeout(np_, victim, tmp_path):
     result = run_job(np_, "dead_peer.py", str(victim), timeout=60,
-                     env={"KOLO_PEER_TIMEOUT": "3", "KOLO_FAILURE_GRACE_SECONDS": "15"})
+                     env={"KOLO_PEER_TIMEOUT": "3", "KOLO_FAILURE_GRACE_SECONDS": "15",
+                          "DEAD_PEER_SYNC_DIR": str(tmp_path)})
     for rank in range(np_):
         if rank != victim:
             assert f"rank {rank} OK" in result.lines_of(rank), result.output
@@ -44,10 +45,11 @@ def test_dead_peer_fails_survivors_within_timeout(np_, victim):
 
 
 @pytest.mark.parametrize("np_", [2, 3])
-def test_frozen_peer_fails_survivors_after_peer_timeout(np_):
+def test_frozen_peer_fails_survivors_after_peer_timeout(np_, tmp_path):
     victim = np_ - 1
     result = run_job(np_, "dead_peer.py", str(victim), "stop", timeout=60,
-                     env={"KOLO_PEER_TIMEOUT": "2", "KOLO_FAILURE_GRACE_SECONDS": "1"})
+                     env={"KOLO_PEER_TIMEOUT": "2", "KOLO_FAILURE_GRACE_SECONDS": "1",
+                          "DEAD_PEER_SYNC_DIR": str(tmp_path)})
     for rank in range(np_ - 1):
         lines = result.lines_of(rank)
         assert f"rank {rank} OK" in lines, result.output

@@ -26,9 +26,10 @@ def test_join_with_uneven_steps(np_):
         result.output
 
 
-def test_dead_peer_fails_pending_process_set_ops():
+def test_dead_peer_fails_pending_process_set_ops(tmp_path):
     result = run_job(3, "dead_peer_process_set.py", timeout=60,
-                     env={"KOLO_PEER_TIMEOUT": "3", "KOLO_FAILURE_GRACE_SECONDS": "15"})
+                     env={"KOLO_PEER_TIMEOUT": "3", "KOLO_FAILURE_GRACE_SECONDS": "15",
+                          "DEAD_PEER_SYNC_DIR": str(tmp_path)})
     for rank in (0, 2):
         assert f"rank {rank} OK" in result.lines_of(rank), result.output
     assert any("pair." in line for line in result.lines_of(0)), result.output

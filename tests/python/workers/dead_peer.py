@@ -8,7 +8,8 @@ import sys
 import numpy as np
 
 import kolo
-from survivor import expect_dead_peer  # tests/python/workers/survivor.py
+# tests/python/workers/survivor.py
+from survivor import expect_dead_peer, wait_for_survivors_warmup
 
 
 def main() -> None:
@@ -18,6 +19,7 @@ def main() -> None:
     rank = kolo.rank()
     data = np.ones(1 << 20, np.float32)
     kolo.allreduce_(data, name="warmup")
+    wait_for_survivors_warmup(rank, victim, kolo.size())
     if rank == victim:
         os.kill(os.getpid(), signal.SIGSTOP if freeze else signal.SIGKILL)
     # The victim never submits these: ops must fail, not hang.

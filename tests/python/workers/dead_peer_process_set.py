@@ -9,7 +9,8 @@ import sys
 import torch
 
 import horovod.torch as hvd
-from survivor import expect_dead_peer  # tests/python/workers/survivor.py
+# tests/python/workers/survivor.py
+from survivor import expect_dead_peer, wait_for_survivors_warmup
 
 
 def main() -> None:
@@ -17,6 +18,7 @@ def main() -> None:
     rank = hvd.rank()
     pair = hvd.add_process_set([0, 1])
     hvd.allreduce(torch.ones(8), name="warmup")
+    wait_for_survivors_warmup(rank, 1, hvd.size())
     if rank == 1:
         os.kill(os.getpid(), signal.SIGKILL)
 

@@ -1,7 +1,9 @@
 """What a surviving rank checks when a peer dies: its collectives fail (no hang), within seconds,
 with an error that names the dead rank. Shared by the dead-peer workers."""
 
+import os
 import time
+from pathlib import Path
 
 import kolo
 
@@ -19,3 +21,22 @@ def expect_dead_peer(run_step, victim: int, steps: int, rank: int) -> kolo.KoloE
         assert elapsed < 10, elapsed
         return error
     raise AssertionError(f"collectives kept succeeding without rank {victim}")
+
+
+def wait_for_survivors_warmup(rank: int, victim: int, size: int) -> None:
+    """Holds the victim back until every survivor has finished the warmup op.
+
+    A rank that has finished an op may die while a peer is still finishing the same op, and kolo
+    then fails that op on the peer too (a hang-up anywhere in the group ends every wait). The
+    survivors' warmup must succeed in these tests, so with DEAD_PEER_SYNC_DIR set each survivor
+    leaves a file there once its warmup is done, and the victim waits for all of them."""
+    sync_dir = os.environ.get("DEAD_PEER_SYNC_DIR")
+    if not sync_dir:
+        return
+    if rank != victim:
+        (Path(sync_dir) / f"warm.{rank}").touch()
+        return
+    deadline = time.monotonic() + 30
+    while not all((Path(sync_dir) / f"warm.{r}").exists() for r in range(size) if r != victim):
+        assert time.monotonic() < deadline, "survivors never finished their warmup"
+        time.sleep(0.01)

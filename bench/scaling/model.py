@@ -132,10 +132,33 @@ def flat_time(algorithm: str, p: int, n: float, link: Link) -> float:
 SMALL_MESSAGE_BYTES = 64 * 1024
 
 
+TUNED_RANKS = 4
+
+
+def _steps_per_byte_saved(p: int) -> float:
+    """The ring's extra steps over recursive doubling per extra byte (transfer + fold) recursive
+    doubling pays."""
+    ring_steps, ring_bytes, ring_folds = ring(p)
+    doubling_steps, doubling_bytes, doubling_folds = recursive_doubling(p)
+    return (ring_steps - doubling_steps) / (doubling_bytes + doubling_folds - ring_bytes
+                                            - ring_folds)
+
+
+def recursive_doubling_limit(small_message_bytes: int, p: int) -> int:
+    """src/comm/allreduce_choice.cc: the configured limit up to 4 ranks, scaled beyond by the
+    ratio of the ring's extra steps to recursive doubling's extra bytes, never below it."""
+    if p <= TUNED_RANKS:
+        return small_message_bytes
+    scale = max(1.0, _steps_per_byte_saved(p) / _steps_per_byte_saved(TUNED_RANKS))
+    return round(small_message_bytes * scale)
+
+
 def kolo_flat_pick(p: int, n: float, element: int = 4,
-                   small_message_bytes: int = SMALL_MESSAGE_BYTES) -> str:
-    """What allreduce() runs on a group of p ranks with no arena and no hierarchy."""
-    if n < small_message_bytes or n / element < p:
+                   small_message_bytes: int = SMALL_MESSAGE_BYTES, scaled: bool = True) -> str:
+    """What allreduce() runs on a group of p ranks with no arena and no hierarchy (scaled=False:
+    main before this branch, a fixed limit)."""
+    limit = recursive_doubling_limit(small_message_bytes, p) if scaled else small_message_bytes
+    if n < limit or n / element < p:
         return "recursive_doubling"
     return "ring"
 
@@ -156,8 +179,9 @@ def hierarchical_time(p: int, per_host: int, n: float, net: Link, local: Link,
                       element: int = 4) -> float:
     """allreduce_hierarchical with even hosts: reduce-scatter inside the host (a ring over the
     local links: (L-1) steps of n/L), then local rank i of every host allreduces slice i (n/L
-    bytes, H = p/L ranks, picked by kolo's flat rule), all L slices at once through the host's one
-    network link (so that link carries L times the slice's bytes), then allgather inside the host."""
+    bytes, H = p/L ranks, picked by kolo's flat rule), all L slices at once through the host's
+    one network link (so that link carries L times the slice's bytes), then allgather inside the
+    host."""
     hosts = p // per_host
     slice_bytes = n / per_host
     stage = (per_host - 1) / per_host

@@ -36,7 +36,7 @@ def fmt_time(seconds: float) -> str:
 def fmt_bytes(n: float) -> str:
     for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= size:
-            return f"{n / size:g}{unit}"
+            return f"{n / size:.3g}{unit}"
     return f"{n:g}B"
 
 
@@ -74,7 +74,7 @@ def print_projection(name: str, network: model.Link, local: model.Link,
     print("\n## Projection\n")
     print(f"A datacentre hop: alpha = {network.alpha * 1e6:.1f} us ({name} fit) + "
           f"{HOP_ALPHA * 1e6:.0f} us = {(network.alpha + HOP_ALPHA) * 1e6:.1f} us; beta from the "
-          "line rate at 94% TCP goodput; gamma = the " f"{name} fit's "
+          f"line rate at 94% TCP goodput; gamma = the {name} fit's "
           f"{network.gamma * 1e9:.3f} ns/B (this machine's reduction speed, one core per rank). "
           "Flat rows: one rank per host. fp16 assumes the same reduction cost per element.")
 
@@ -94,15 +94,22 @@ def print_projection(name: str, network: model.Link, local: model.Link,
         link = model.link_for_network(rate, network.alpha + HOP_ALPHA, network.gamma)
         print(f"\n### {rate} Gb/s: kolo's pick (time) -> the model's fastest (time), "
               "one rank per host\n")
-        print("| ranks | " + " | ".join(fmt_bytes(n) for n in SIZES) + " | RD beats ring below |")
+        print("| ranks | " + " | ".join(fmt_bytes(n) for n in SIZES)
+              + " | RD beats ring below: model / kolo |")
         print("|---" * (len(SIZES) + 2) + "|")
         for p in RANKS:
             cells = []
             for n in SIZES:
                 pick, t, best, tb = flat_choice(p, n, link)
                 mark = "" if best == pick else f" -> {SHORT[best]} {fmt_time(tb)}"
+                before = model.kolo_flat_pick(p, n, scaled=False)
+                if before != pick:
+                    was = model.flat_time(before, p, n, link)
+                    mark += f" (main: {SHORT[before]} {fmt_time(was)})"
                 cells.append(f"{SHORT[pick]} {fmt_time(t)}{mark}")
-            print(f"| {p} | " + " | ".join(cells) + f" | {fmt_bytes(crossover(p, link))} |")
+            limit = model.recursive_doubling_limit(model.SMALL_MESSAGE_BYTES, p)
+            print(f"| {p} | " + " | ".join(cells) +
+                  f" | {fmt_bytes(crossover(p, link))} / {fmt_bytes(limit)} |")
 
         print(f"\n### {rate} Gb/s: gradient allreduce per step (fused in "
               f"{fmt_bytes(FUSION_BYTES)} buffers), kolo's pick / fastest flat / "

@@ -139,6 +139,29 @@ TEST(AllreduceLarge, EightMebibytesFloat32) {
   }
 }
 
+// Past 4 ranks automatic choice keeps recursive doubling above the configured limit
+// (allreduce_choice.h): sizes on both sides of the new limit, on 8 and 16 ranks, give the
+// reference result on every rank.
+TEST(AllreduceLarge, AutomaticAcrossTheScaledLimitOnEightAndSixteenRanks) {
+  for (int size : {8, 16}) {
+    for (size_t count : {size_t{17500}, size_t{50001}}) {  // 70 KB and 200 KB of float32
+      std::vector<std::vector<std::byte>> inputs;
+      for (int r = 0; r < size; ++r) {
+        inputs.push_back(kernels::testing::make_input(DataType::float32, ReduceOp::sum, r, count));
+      }
+      const auto expected =
+          kernels::testing::reference_reduce(inputs, DataType::float32, ReduceOp::sum);
+      RankThreads group(size);
+      group.run([&](Communicator& comm) {
+        auto data = inputs[comm.rank()];
+        allreduce(comm, data, count, DataType::float32, ReduceOp::sum);
+        EXPECT_EQ(kernels::testing::first_difference(data, expected, DataType::float32), "")
+            << "size " << size << " count " << count << " rank " << comm.rank();
+      });
+    }
+  }
+}
+
 TEST(AllreduceArguments, FailBeforeAnyTraffic) {
   RankThreads group(2);
   std::vector<std::byte> data(16);

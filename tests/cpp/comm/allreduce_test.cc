@@ -118,13 +118,18 @@ INSTANTIATE_TEST_SUITE_P(SizesAndTypes, AllreduceRounding,
                                             ::testing::Values(DataType::float16, DataType::bfloat16,
                                                               DataType::float32)));
 
+std::vector<std::vector<std::byte>> float32_sum_inputs(int size, size_t count) {
+  std::vector<std::vector<std::byte>> inputs;
+  for (int r = 0; r < size; ++r) {
+    inputs.push_back(kernels::testing::make_input(DataType::float32, ReduceOp::sum, r, count));
+  }
+  return inputs;
+}
+
 TEST(AllreduceLarge, EightMebibytesFloat32) {
   const size_t count = (8u << 20) / 4 + 3;  // not a multiple of any group size
   for (int size : {2, 3, 5}) {
-    std::vector<std::vector<std::byte>> inputs;
-    for (int r = 0; r < size; ++r) {
-      inputs.push_back(kernels::testing::make_input(DataType::float32, ReduceOp::sum, r, count));
-    }
+    const auto inputs = float32_sum_inputs(size, count);
     const auto expected =
         kernels::testing::reference_reduce(inputs, DataType::float32, ReduceOp::sum);
     RankThreads group(size);
@@ -145,10 +150,7 @@ TEST(AllreduceLarge, EightMebibytesFloat32) {
 TEST(AllreduceLarge, AutomaticAcrossTheScaledLimitOnEightAndSixteenRanks) {
   for (int size : {8, 16}) {
     for (size_t count : {size_t{17500}, size_t{50001}}) {  // 70 KB and 200 KB of float32
-      std::vector<std::vector<std::byte>> inputs;
-      for (int r = 0; r < size; ++r) {
-        inputs.push_back(kernels::testing::make_input(DataType::float32, ReduceOp::sum, r, count));
-      }
+      const auto inputs = float32_sum_inputs(size, count);
       const auto expected =
           kernels::testing::reference_reduce(inputs, DataType::float32, ReduceOp::sum);
       RankThreads group(size);

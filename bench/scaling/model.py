@@ -192,29 +192,47 @@ def hierarchical_time(p: int, per_host: int, n: float, net: Link, local: Link,
     return inside + across
 
 
-def fit(samples: list[tuple[tuple[float, float, float], float, float]]) -> tuple[Link, dict]:
-    """Least squares on relative error, alpha, beta, gamma >= 0. samples: (steps, n, seconds).
-    Relative error, so 8-byte latencies weigh as much as 64 MiB transfers. Non-negativity by
-    trying every subset of the three parameters (exact for three unknowns) and keeping the best
-    feasible one. Returns the link and its quality: median and worst |predicted/measured - 1|."""
-    rows = np.array([[a, b * n, c * n] for (a, b, c), n, _ in samples], dtype=float)
-    times = np.array([t for _, _, t in samples], dtype=float)
-    weighted = rows / times[:, None]
-    target = np.ones(len(times))
-    best, best_cost = np.zeros(3), math.inf
-    for size in (3, 2, 1):
-        for chosen in combinations(range(3), size):
+SMALL_MAX_BYTES = 2048  # alpha from these sizes: latency-bound
+LARGE_MIN_BYTES = 256 * 1024  # beta and gamma from these: bandwidth-bound
+
+
+def _nonnegative_least_squares(rows: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """min |rows x - target| with x >= 0, by trying every subset of columns (few unknowns)."""
+    best, best_cost = np.zeros(rows.shape[1]), float(np.sum(target**2))
+    for size in range(rows.shape[1], 0, -1):
+        for chosen in combinations(range(rows.shape[1]), size):
             columns = list(chosen)
-            solution, *_ = np.linalg.lstsq(weighted[:, columns], target, rcond=None)
+            solution, *_ = np.linalg.lstsq(rows[:, columns], target, rcond=None)
             if np.any(solution < 0):
                 continue
-            params = np.zeros(3)
+            params = np.zeros(rows.shape[1])
             params[columns] = solution
-            cost = float(np.sum((weighted @ params - target) ** 2))
+            cost = float(np.sum((rows @ params - target) ** 2))
             if cost < best_cost:
                 best, best_cost = params, cost
-    link = Link(*(float(x) for x in best))
-    ratios = (rows @ best) / times
+    return best
+
+
+def fit(samples: list[tuple[tuple[float, float, float], float, float]]) -> tuple[Link, dict]:
+    """alpha, beta, gamma >= 0 from samples (steps, n, seconds), Hockney's way: alpha from the
+    latency-bound sizes (<= 2 KiB: the median of (t - bandwidth terms) / steps, robust to the
+    wake-up spikes of a shared machine), beta and gamma from the bandwidth-bound ones (>= 256 KiB:
+    least squares on relative error of t - steps * alpha), alternating until they settle. The
+    middle sizes, where real links switch protocols and buffers, only enter the quality: the
+    median and the worst of predicted/measured - 1 over every sample."""
+    small = [(a, b * n, c * n, t) for (a, b, c), n, t in samples if n <= SMALL_MAX_BYTES and a]
+    large = [(a, b * n, c * n, t) for (a, b, c), n, t in samples if n >= LARGE_MIN_BYTES]
+    alpha, beta, gamma = 0.0, 0.0, 0.0
+    for _ in range(50):
+        if small:
+            alpha = max(0.0, float(np.median([(t - bn * beta - cn * gamma) / a
+                                              for a, bn, cn, t in small])))
+        if large:
+            rows = np.array([[bn / t, cn / t] for _, bn, cn, t in large])
+            target = np.array([1 - a * alpha / t for a, _, _, t in large])
+            beta, gamma = (float(x) for x in _nonnegative_least_squares(rows, target))
+    link = Link(alpha, beta, gamma)
+    ratios = np.array([link.time(steps, n) / t for steps, n, t in samples])
     quality = {"median_error": float(np.median(np.abs(ratios - 1))),
                "worst_ratio": float(ratios[np.argmax(np.abs(ratios - 1))]),
                "samples": len(samples)}

@@ -71,14 +71,17 @@ def buffers(total: float) -> list[float]:
 
 def print_projection(name: str, network: model.Link, local: model.Link,
                      shaped_gbit: float) -> None:
+    """network: the fit of the emulated hosts' link (alpha); local: shared memory's (its gamma is
+    the CPU's folding speed, and its alpha and beta the hierarchical algorithm's local stages)."""
+    gamma = local.gamma
     print("\n## Projection\n")
     print(f"A datacentre hop: alpha = {network.alpha * 1e6:.1f} us ({name} fit) + "
           f"{HOP_ALPHA * 1e6:.0f} us = {(network.alpha + HOP_ALPHA) * 1e6:.1f} us; beta from the "
-          f"line rate at 94% TCP goodput; gamma = the {name} fit's "
-          f"{network.gamma * 1e9:.3f} ns/B (this machine's reduction speed, one core per rank). "
-          "Flat rows: one rank per host. fp16 assumes the same reduction cost per element.")
+          f"line rate at 94% TCP goodput; gamma = the shm fit's {gamma * 1e9:.3f} ns/B (this "
+          "machine's folding speed, one core per rank, counted in full: no overlap with the "
+          "transfer). Flat rows: one rank per host. fp16: the same folding cost per element.")
 
-    issue = model.link_for_network(shaped_gbit, network.alpha + ISSUE_DELAY, network.gamma)
+    issue = model.link_for_network(shaped_gbit, network.alpha + ISSUE_DELAY, gamma)
     print(f"\n### The issue's link ({shaped_gbit:g} Gb/s, +25 us per hop: analytic, no netem), "
           "one rank per host, kolo's pick\n")
     print("| ranks | " + " | ".join(fmt_bytes(n) for n in SIZES) + " |")
@@ -91,7 +94,7 @@ def print_projection(name: str, network: model.Link, local: model.Link,
         print(f"| {p} | " + " | ".join(cells) + " |")
 
     for rate in RATES_GBIT:
-        link = model.link_for_network(rate, network.alpha + HOP_ALPHA, network.gamma)
+        link = model.link_for_network(rate, network.alpha + HOP_ALPHA, gamma)
         print(f"\n### {rate} Gb/s: kolo's pick (time) -> the model's fastest (time), "
               "one rank per host\n")
         print("| ranks | " + " | ".join(fmt_bytes(n) for n in SIZES)

@@ -135,22 +135,36 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=10)
     parser.add_argument("--gbit", type=float, default=10, help="veth shaping, Gb/s")
     parser.add_argument("--no-netns", action="store_true", help="skip the namespaces")
-    parser.add_argument("--json", type=Path, help="also write the medians and fits here")
+    parser.add_argument("--json", type=Path, help="also write every run's table here")
+    parser.add_argument("--replay", type=Path,
+                        help="fit, check and project the runs of a --json file; measure nothing")
     args = parser.parse_args()
     sweep = measure.Sweep(max_bytes=args.max_bytes, iterations=args.iterations)
-    print(f"# load before: {Path('/proc/loadavg').read_text().strip()}  cpus: {os.cpu_count()}")
+    if args.replay:
+        saved = json.loads(args.replay.read_text())
+        cases = [measure.Case(**case) for case in saved["cases"]]
+        for case in cases:  # JSON keys are strings
+            case.runs = [{int(n): t for n, t in run.items()} for run in case.runs]
+        print(f"# replaying {args.replay}: {saved['load']}")
+    else:
+        before = Path("/proc/loadavg").read_text().strip()
+        print(f"# load before: {before}  cpus: {os.cpu_count()}")
+        cases = local_cases()
+        run_rounds(cases, args.rounds, sweep, environment)
+        if not args.no_netns:
+            import netns  # noqa: PLC0415 (needs root; only when used)
 
-    cases = local_cases()
-    run_rounds(cases, args.rounds, sweep, environment)
-    if not args.no_netns:
-        import netns  # noqa: PLC0415 (needs root; only when used)
-
-        remote = veth_cases()
-        with netns.ShapedCluster(3, args.gbit) as cluster:
-            run_rounds(remote, args.rounds, sweep,
-                       lambda case: cluster.env(OMP_NUM_THREADS="1"))
-        cases += remote
-    print(f"# load after: {Path('/proc/loadavg').read_text().strip()}")
+            remote = veth_cases()
+            with netns.ShapedCluster(3, args.gbit) as cluster:
+                run_rounds(remote, args.rounds, sweep,
+                           lambda case: cluster.env(OMP_NUM_THREADS="1"))
+            cases += remote
+        after = Path("/proc/loadavg").read_text().strip()
+        print(f"# load after: {after}")
+        if args.json:
+            args.json.write_text(json.dumps({
+                "load": f"before {before}, after {after}",
+                "cases": [vars(case) for case in cases]}, indent=1))
 
     links, qualities = {}, {}
     for transport in FIT_ALGORITHMS:
@@ -160,10 +174,6 @@ def main() -> None:
     print_check(cases, links)
     name = "veth" if "veth" in links else "tcp"
     project.print_projection(name, links[name], links["shm"], args.gbit)
-    if args.json:
-        args.json.write_text(json.dumps({
-            "medians": {c.label(): c.medians() for c in cases},
-            "fits": {k: vars(v) for k, v in links.items()}, "quality": qualities}, indent=1))
 
 
 if __name__ == "__main__":

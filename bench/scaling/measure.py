@@ -55,6 +55,11 @@ class Case:
         where = f" -H {self.hostlist}" if self.hostlist else ""
         return f"{self.transport} np {self.np} {self.algorithm}{where}"
 
+    def best(self) -> dict[int, float]:
+        """Per size, the fastest run: the one least disturbed by the machine's other work."""
+        sizes = sorted(set().union(*self.runs)) if self.runs else []
+        return {n: min(r[n] for r in self.runs if n in r) for n in sizes}
+
     def medians(self) -> dict[int, float]:
         sizes = sorted(set().union(*self.runs)) if self.runs else []
         return {n: statistics.median(r[n] for r in self.runs if n in r) for n in sizes}

@@ -44,13 +44,33 @@ constexpr uint8_t kMuted = 16;  // peer hung up but left bytes for a later read:
 constexpr auto kPauseSpin = std::chrono::microseconds(2);
 constexpr unsigned kPausePasses = 32;
 
+}  // namespace
+
+struct Communicator::ExchangeLists {
+  std::vector<Transfer> transfers;
+  std::vector<uint8_t> peers;
+  std::vector<pollfd> fds;
+  std::vector<int> fd_peers;
+};
+
+void Communicator::ExchangeListsDeleter::operator()(ExchangeLists* lists) const { delete lists; }
+
+namespace {
+
 class Exchange {
  public:
-  Exchange(Communicator& comm, std::span<const SendOp> sends, std::span<const RecvOp> recvs)
+  // `lists` are the communicator's, reused: cleared here, grown only when a call needs more.
+  Exchange(Communicator& comm, std::span<const SendOp> sends, std::span<const RecvOp> recvs,
+           std::vector<Transfer>& transfers, std::vector<uint8_t>& peers, std::vector<pollfd>& fds,
+           std::vector<int>& fd_peers)
       : comm_(comm),
-        peers_(static_cast<size_t>(comm.size()), 0),
+        transfers_(transfers),
+        peers_(peers),
+        fds_(fds),
+        fd_peers_(fd_peers),
         oversubscribed_(comm.oversubscribed()) {
-    transfers_.reserve(sends.size() + recvs.size());
+    peers_.assign(static_cast<size_t>(comm.size()), 0);
+    transfers_.clear();
     for (const SendOp& op : sends) {
       if (!op.data.empty()) {
         transfers_.push_back(
@@ -207,10 +227,10 @@ class Exchange {
   }
 
   Communicator& comm_;
-  std::vector<Transfer> transfers_;
-  std::vector<uint8_t> peers_;
-  std::vector<pollfd> fds_;
-  std::vector<int> fd_peers_;
+  std::vector<Transfer>& transfers_;
+  std::vector<uint8_t>& peers_;
+  std::vector<pollfd>& fds_;
+  std::vector<int>& fd_peers_;
   size_t remaining_ = 0;
   bool oversubscribed_;
 };
@@ -218,7 +238,9 @@ class Exchange {
 }  // namespace
 
 void Communicator::exchange(std::span<const SendOp> sends, std::span<const RecvOp> recvs) {
-  Exchange(*this, sends, recvs).run();
+  if (!exchange_lists_) exchange_lists_.reset(new ExchangeLists);
+  ExchangeLists& lists = *exchange_lists_;
+  Exchange(*this, sends, recvs, lists.transfers, lists.peers, lists.fds, lists.fd_peers).run();
 }
 
 }  // namespace kolo::comm

@@ -121,6 +121,8 @@ class Communicator {
   // allocates nothing once they have grown: a small broadcast takes about 0.1 us, and building
   // them afresh (four heap allocations) was a large part of it.
   struct ExchangeLists;
+  // exchange() without its fast path for a lone transfer.
+  void exchange_loop(std::span<const SendOp> sends, std::span<const RecvOp> recvs);
   struct ExchangeListsDeleter {
     void operator()(ExchangeLists* lists) const;
   };

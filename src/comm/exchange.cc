@@ -238,6 +238,30 @@ class Exchange {
 }  // namespace
 
 void Communicator::exchange(std::span<const SendOp> sends, std::span<const RecvOp> recvs) {
+  // A lone transfer (a tree broadcast's send or receive, a point-to-point message) usually
+  // completes at its first attempt: the bytes already wait in the link, or fit its buffer. Try
+  // that before setting up the loop, which costs about as much again as the transfer itself for
+  // a few bytes; what is left (or nothing moved) goes through the loop as usual.
+  if (sends.size() + recvs.size() == 1) {
+    if (!sends.empty()) {
+      const SendOp& op = sends.front();
+      if (op.data.empty()) return;
+      const size_t done = peer(op.peer).send_some(op.data);
+      if (done == op.data.size()) return;
+      const SendOp rest{op.peer, op.data.subspan(done)};
+      return exchange_loop({&rest, 1}, {});
+    }
+    const RecvOp& op = recvs.front();
+    if (op.data.empty()) return;
+    const size_t done = peer(op.peer).recv_some(op.data);
+    if (done == op.data.size()) return;
+    const RecvOp rest{op.peer, op.data.subspan(done)};
+    return exchange_loop({}, {&rest, 1});
+  }
+  exchange_loop(sends, recvs);
+}
+
+void Communicator::exchange_loop(std::span<const SendOp> sends, std::span<const RecvOp> recvs) {
   if (!exchange_lists_) exchange_lists_.reset(new ExchangeLists);
   ExchangeLists& lists = *exchange_lists_;
   Exchange(*this, sends, recvs, lists.transfers, lists.peers, lists.fds, lists.fd_peers).run();

@@ -77,7 +77,7 @@ void broadcast_tree(Communicator& comm, Bytes data, int root) {
     if (k < segments) {
       const RecvOp recv{parent, segment(k)};
       comm.exchange(sends, {&recv, 1});
-    } else {
+    } else if (child_count > 0) {
       comm.exchange(sends, {});
     }
   }

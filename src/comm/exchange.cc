@@ -242,6 +242,7 @@ void Communicator::exchange(std::span<const SendOp> sends, std::span<const RecvO
   // completes at its first attempt: the bytes already wait in the link, or fit its buffer. Try
   // that before setting up the loop, which costs about as much again as the transfer itself for
   // a few bytes; what is left (or nothing moved) goes through the loop as usual.
+  if (sends.empty() && recvs.empty()) return;
   if (sends.size() + recvs.size() == 1) {
     if (!sends.empty()) {
       const SendOp& op = sends.front();

@@ -5,7 +5,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -18,24 +17,17 @@
 #include "launcher/agent_protocol.h"
 #include "launcher/blacklist.h"
 #include "launcher/discovery.h"
+#include "launcher/elastic_job_services.h"
 #include "launcher/elastic_rounds.h"
+#include "launcher/elastic_worker_process.h"
 #include "launcher/env_forwarding.h"
-#include "launcher/group_signal.h"
-#include "launcher/host_network.h"
-#include "launcher/host_sources.h"
-#include "launcher/job.h"
-#include "launcher/local_host.h"
-#include "launcher/local_spawner.h"
 #include "launcher/output.h"
 #include "launcher/signals.h"
 #include "launcher/spawner.h"
-#include "launcher/ssh_command.h"
-#include "launcher/ssh_spawner.h"
 #include "launcher/stopped_rank_watch.h"
 #include "rendezvous/elastic_keys.h"
 #include "rendezvous/tcp_store.h"
 #include "transport/shm/job_names.h"
-#include "transport/tcp/auth.h"
 
 namespace kolo::launcher {
 
@@ -69,21 +61,7 @@ std::vector<std::string> hosts_of(const std::vector<HostSlots>& pool) {
   return names;
 }
 
-struct Worker {
-  ElasticWorker who;
-  pid_t pid = -1;
-  UniqueFd control;
-  std::shared_ptr<std::optional<ExitStatus>> agent_report;
-  std::optional<ExitStatus> status;  // set once reaped
-  bool removed = false;              // its host left the pool: no assignment from now on
-  std::optional<Clock::time_point> dismissed_at;  // first round that left it out
-  bool member = false;                            // in the latest published round
-  int rank = -1;                                  // its rank there
-  bool stuck = false;                             // killed by kolorun for not arriving at a reset
-  bool hard_stopped = false;                      // kolorun ended its ssh session itself
-  [[nodiscard]] bool running() const { return !status.has_value(); }
-  [[nodiscard]] bool included() const { return running() && !removed; }
-};
+using Worker = ElasticWorkerProcess;
 
 class ElasticDriver {
  public:
@@ -109,10 +87,11 @@ class ElasticDriver {
   void on_exit(Worker& worker, ExitStatus status);
   void publish_round(const std::string& why);
   void check_ready(Clock::time_point now);
+  // Tells the members about added/removed hosts (they reset at their next commit).
+  void announce_host_changes();
   void handle_signals();
   // Ends the job: `signal` to every worker, SIGKILL kStopGrace later; kolorun exits with `code`.
   void stop_all(const std::string& why, int code, int signal = SIGTERM);
-  void signal_worker(Worker& worker, int signal);
   void dismiss_removed(Clock::time_point now);
   [[nodiscard]] int included_count() const;
   [[nodiscard]] int usable_slots(Clock::time_point now) const;
@@ -126,11 +105,12 @@ class ElasticDriver {
   Duration peer_timeout_{};
   Blacklist blacklist_;
   std::vector<HostSlots> pool_;
-  std::unique_ptr<SpawnerSelector> spawners_;
-  std::unique_ptr<OutputMultiplexer> output_;
-  std::unique_ptr<rendezvous::TcpStore> store_;
+  ElasticJobServices services_;
+  // Shorthands into services_, set once they are started.
+  SpawnerSelector* spawners_ = nullptr;
+  rendezvous::TcpStore* store_ = nullptr;
+  OutputMultiplexer* output_ = nullptr;
   std::unique_ptr<SignalWatcher> signals_;
-  JobSettings job_;
   std::vector<std::unique_ptr<Worker>> workers_;
   int next_serial_ = 0;
   int64_t round_ = 0;  // latest published round
@@ -217,7 +197,7 @@ void ElasticDriver::spawn(const std::string& host, int slot, int planned_rank, i
   auto worker = std::make_unique<Worker>();
   worker->who = ElasticWorker{next_serial_++, host, slot};
   SlotAssignment place{host, planned_rank, planned_size, slot, slot + 1, 0, 1};
-  Environment env = build_rank_environment(base_env_, job_, place);
+  Environment env = build_rank_environment(base_env_, services_.job, place);
   env["KOLO_ELASTIC"] = "1";
   env["HOROVOD_ELASTIC"] = "1";
   env["KOLO_WORKER_ID"] = worker->who.id();
@@ -350,6 +330,17 @@ void ElasticDriver::on_exit(Worker& worker, ExitStatus status) {
   if (remaining >= options_.min_np) publish_round(fmt::format("{} lost", where));
 }
 
+void ElasticDriver::announce_host_changes() {
+  if (pending_change_.empty() || round_ == 0) return;
+  // The workers' check_host_updates() reads this key at their next commit.
+  const std::string kind = pending_change_.size() > 1 ? "mixed" : *pending_change_.begin();
+  store_->set(std::string(rendezvous::kElasticHostsUpdatedKey),
+              fmt::format("{} {}", ++hosts_stamp_, kind));
+  if (kind != "removed")
+    say(fmt::format("growing to {} ranks at the next commit", included_count()));
+  pending_change_.clear();
+}
+
 void ElasticDriver::reap() {
   for (auto& worker : workers_) {
     if (!worker->running()) continue;
@@ -402,7 +393,7 @@ void ElasticDriver::check_ready(Clock::time_point now) {
     if (now - *reset_started_ < (worker->member ? member_limit : newcomer_limit)) continue;
     worker->stuck = true;
     logger_.warn("worker {} did not arrive at the reset; killing it (SIGKILL)", worker->who.id());
-    signal_worker(*worker, SIGKILL);
+    worker->send_signal(SIGKILL);
   }
 }
 
@@ -411,23 +402,9 @@ void ElasticDriver::dismiss_removed(Clock::time_point now) {
     if (worker->running() && worker->dismissed_at && !worker->hard_stopped &&
         now - *worker->dismissed_at > peer_timeout_ + kRemovedGrace) {
       logger_.warn("worker {} left the job but did not exit; killing it", worker->who.id());
-      signal_worker(*worker, SIGKILL);
+      worker->send_signal(SIGKILL);
     }
   }
-}
-
-void ElasticDriver::signal_worker(Worker& worker, int signal) {
-  if (worker.control.valid()) {
-    if (signal == SIGKILL) {
-      worker.control.reset();  // the agent kills the rank when its session ends
-      worker.hard_stopped = true;
-    } else {
-      const std::string request = agent_signal_request(signal);
-      if (write_fully(worker.control.fd(), request.data(), request.size())) return;
-    }
-  }
-  if (signal == SIGKILL) worker.hard_stopped = true;
-  (void)signal_group(worker.pid, signal);
 }
 
 void ElasticDriver::stop_all(const std::string& why, int code, int signal) {
@@ -435,7 +412,7 @@ void ElasticDriver::stop_all(const std::string& why, int code, int signal) {
   if (!failure_code_) failure_code_ = code;
   if (!why.empty()) say(why);
   for (auto& worker : workers_) {
-    if (worker->running()) signal_worker(*worker, signal);
+    if (worker->running()) worker->send_signal(signal);
   }
   stopping_since_ = Clock::now();
   kill_at_ = *stopping_since_ + kStopGrace;
@@ -449,7 +426,7 @@ void ElasticDriver::handle_signals() {
       if (Clock::now() - *stopping_since_ < kDuplicateWindow) continue;
       logger_.warn("received {} again: killing the workers now", signal_name(signal));
       for (auto& worker : workers_) {
-        if (worker->running()) signal_worker(*worker, SIGKILL);
+        if (worker->running()) worker->send_signal(SIGKILL);
       }
       continue;
     }
@@ -468,44 +445,12 @@ std::vector<int> ElasticDriver::running_pids() const {
 
 int ElasticDriver::run() {
   signals_ = std::make_unique<SignalWatcher>();
-  const std::string machine = machine_hostname();
-  if (options_.discovery_script) {
-    pool_ = discover();  // the first answer must work: a broken script is a usage error
-  } else {
-    HostSourceOptions sources{options_.hosts,
-                              options_.hostfile,
-                              options_.hostfile_format,
-                              options_.slots_per_host,
-                              std::max(options_.num_proc, options_.max_np),
-                              HostSourceOptions::kDefaultVolcanoPath,
-                              machine};
-    pool_ = hosts_for_launch(sources, lookup_in(base_env_)).hosts;
-  }
-  char cwd[4096] = {};
-  if (::getcwd(cwd, sizeof(cwd) - 1) == nullptr) throw SystemError("getcwd", errno, "kolorun");
-  const std::string kolorun = own_executable_path();
-  const SshOptions ssh{options_.ssh_port, options_.ssh_identity_file, std::nullopt};
-  spawners_ = std::make_unique<SpawnerSelector>(
-      machine, std::make_unique<LocalSpawner>(),
-      std::make_unique<SshSpawner>(ssh, kolorun, cwd, options_.forwarded_env));
-  std::vector<std::string> remote_hosts;
-  for (const auto& host : pool_) {
-    if (spawners_->is_remote(host.host)) remote_hosts.push_back(host.host);
-  }
-  // With a discovery script remote hosts may only appear later: then listen where they can reach.
-  if (remote_hosts.empty() && options_.discovery_script && !options_.network_interfaces.empty()) {
-    remote_hosts.emplace_back("");
-  }
-  const auto secret = transport::Secret::generate();
-  const std::string address = rendezvous_bind_address(remote_hosts, options_.network_interfaces);
-  rendezvous::TcpStoreServer server(address, 0, secret, logger_);
-  job_ = job_settings(options_, address, server.port(), secret.to_hex());
-  store_ = std::make_unique<rendezvous::TcpStore>(
-      transport::Endpoint{job_.rendezvous_addr, job_.rendezvous_port}, secret,
-      std::chrono::seconds(5));
-  output_ = std::make_unique<OutputMultiplexer>(OutputOptions{
-      1, 2, options_.output_filename, std::max({options_.num_proc, options_.max_np, 1}),
-      options_.prefix_output_with_timestamp});
+  // The first discovery answer must work: a broken script is a usage error.
+  pool_ = options_.discovery_script ? discover() : fixed_elastic_pool(options_, base_env_);
+  services_ = start_elastic_job_services(options_, pool_, logger_);
+  spawners_ = services_.spawners.get();
+  store_ = services_.store.get();
+  output_ = services_.output.get();
   MinSizeWatch min_size(options_.min_np, seconds(options_.elastic_timeout_seconds));
 
   fill_slots(Clock::now());
@@ -520,42 +465,23 @@ int ElasticDriver::run() {
       if (added) pending_change_.insert("added");
       if (round_ == 0 && included_count() >= options_.min_np) publish_round("start");
       check_ready(now);
-      if (!pending_change_.empty() && round_ > 0) {
-        const std::string kind = pending_change_.size() > 1 ? "mixed" : *pending_change_.begin();
-        store_->set(std::string(rendezvous::kElasticHostsUpdatedKey),
-                    fmt::format("{} {}", ++hosts_stamp_, kind));
-        if (kind != "removed") {
-          say(fmt::format("growing to {} ranks at the next commit", included_count()));
-        }
-        pending_change_.clear();
-      }
+      announce_host_changes();
       dismiss_removed(now);
-      const int available = included_count();
-      if (min_size.update(available, now) == MinSizeWatch::Verdict::expired) {
-        stop_all(fmt::format("only {} worker(s) available (hosts: {}; blacklisted: {}), fewer "
-                             "than --min-np {} for longer than --elastic-timeout {} s; ending "
-                             "the job",
-                             available, fmt::join(hosts_of(pool_), ","),
-                             fmt::join(blacklist_.blocked_hosts(now), ","), options_.min_np,
-                             format_seconds(options_.elastic_timeout_seconds)),
-                 1);
-      } else if (available < options_.min_np && !slots_can_come_back() &&
-                 usable_slots(now) < options_.min_np) {
-        stop_all(fmt::format("only {} worker(s) left and no slot can come back (hosts {}; "
-                             "blacklisted after failures: {}; no discovery script or "
-                             "--blacklist-cooldown-range), fewer than --min-np {}; ending the job",
-                             available, fmt::join(hosts_of(pool_), ","),
-                             fmt::join(blacklist_.blocked_hosts(now), ","), options_.min_np),
-                 1);
-      } else if (options_.reset_limit && resets_ > *options_.reset_limit) {
-        stop_all(fmt::format("{} resets exceed --reset-limit {}; ending the job", resets_,
-                             *options_.reset_limit),
-                 1);
-      }
+      ElasticCensus census{included_count(),
+                           usable_slots(now),
+                           slots_can_come_back(),
+                           resets_,
+                           MinSizeWatch::Verdict::enough,
+                           hosts_of(pool_),
+                           blacklist_.blocked_hosts(now)};
+      census.min_size = min_size.update(census.available, now);
+      const auto why = elastic_end_reason(
+          census, {options_.min_np, options_.elastic_timeout_seconds, options_.reset_limit});
+      if (why) stop_all(*why, 1);
     }
     if (kill_at_ && now >= *kill_at_) {
       for (auto& worker : workers_) {
-        if (worker->running() && !worker->hard_stopped) signal_worker(*worker, SIGKILL);
+        if (worker->running() && !worker->hard_stopped) worker->send_signal(SIGKILL);
       }
     }
     fds.clear();
@@ -570,7 +496,7 @@ int ElasticDriver::run() {
   const Deadline drain(std::chrono::seconds(2));
   while (!output_->all_closed() && !drain.expired()) output_->pump(drain.remaining_ms(100));
   output_->close_all();
-  (void)transport::shm::remove_job_leftovers(transport::shm::job_tag(job_.secret_hex));
+  (void)transport::shm::remove_job_leftovers(transport::shm::job_tag(services_.job.secret_hex));
   if (failure_code_) {
     logger_.error("elastic job failed; kolorun exits with status {}", *failure_code_);
     return *failure_code_;

@@ -1,10 +1,12 @@
 #include "launcher/elastic_rounds.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <set>
 
+#include "launcher/env.h"
 #include "rendezvous/elastic_keys.h"
 #include "rendezvous/elastic_seat.h"
 
@@ -61,6 +63,31 @@ MinSizeWatch::Verdict MinSizeWatch::update(int available, Clock::time_point now)
   }
   if (!short_since_) short_since_ = now;
   return now - *short_since_ >= timeout_ ? Verdict::expired : Verdict::waiting;
+}
+
+std::optional<std::string> elastic_end_reason(const ElasticCensus& census,
+                                              const ElasticLimits& limits) {
+  if (census.min_size == MinSizeWatch::Verdict::expired) {
+    return fmt::format(
+        "only {} worker(s) available (hosts: {}; blacklisted: {}), fewer than --min-np {} for "
+        "longer than --elastic-timeout {} s; ending the job",
+        census.available, fmt::join(census.hosts, ","), fmt::join(census.blacklisted, ","),
+        limits.min_np, format_seconds(limits.elastic_timeout_seconds));
+  }
+  if (census.available < limits.min_np && !census.slots_can_come_back &&
+      census.usable_slots < limits.min_np) {
+    return fmt::format(
+        "only {} worker(s) left and no slot can come back (hosts {}; blacklisted after failures: "
+        "{}; no discovery script or --blacklist-cooldown-range), fewer than --min-np {}; ending "
+        "the job",
+        census.available, fmt::join(census.hosts, ","), fmt::join(census.blacklisted, ","),
+        limits.min_np);
+  }
+  if (limits.reset_limit && census.resets > *limits.reset_limit) {
+    return fmt::format("{} resets exceed --reset-limit {}; ending the job", census.resets,
+                       *limits.reset_limit);
+  }
+  return std::nullopt;
 }
 
 }  // namespace kolo::launcher

@@ -61,4 +61,27 @@ class MinSizeWatch {
   std::optional<Clock::time_point> short_since_;
 };
 
+// What the end-of-job rules look at, counted by the driver on every pass.
+struct ElasticCensus {
+  int available = 0;                 // running workers whose host is still in the pool
+  int usable_slots = 0;              // those plus the free slots of hosts not blacklisted
+  bool slots_can_come_back = false;  // a discovery script or a blacklist cooldown may add slots
+  int resets = 0;                    // rounds published after the first
+  MinSizeWatch::Verdict min_size = MinSizeWatch::Verdict::enough;
+  std::vector<std::string> hosts;        // the pool, as "host:slots"
+  std::vector<std::string> blacklisted;  // hosts blacklisted now
+};
+
+struct ElasticLimits {
+  int min_np = 1;
+  double elastic_timeout_seconds = 600;
+  std::optional<int> reset_limit;
+};
+
+// Why the job must end now (the line kolorun prints), or nothing: fewer than --min-np workers for
+// longer than --elastic-timeout; fewer than --min-np with no slot able to come back (waiting would
+// only hang); more resets than --reset-limit.
+std::optional<std::string> elastic_end_reason(const ElasticCensus& census,
+                                              const ElasticLimits& limits);
+
 }  // namespace kolo::launcher

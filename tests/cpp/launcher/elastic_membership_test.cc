@@ -137,5 +137,43 @@ TEST(MinSizeWatch, ExpiresOnlyAfterTheTimeoutBelowMinNp) {
   EXPECT_EQ(watch.update(1, t0 + 22s), MinSizeWatch::Verdict::expired);
 }
 
+TEST(ElasticEndReason, ContinuesWhileEnoughOrSlotsCanComeBack) {
+  const ElasticLimits limits{2, 600, 3};
+  ElasticCensus census{3, 3, false, 3, MinSizeWatch::Verdict::enough, {"a:2", "b:1"}, {}};
+  EXPECT_FALSE(elastic_end_reason(census, limits).has_value());
+  census.available = 1;
+  census.usable_slots = 1;
+  census.min_size = MinSizeWatch::Verdict::waiting;
+  census.slots_can_come_back = true;  // a discovery script may bring hosts back: wait
+  EXPECT_FALSE(elastic_end_reason(census, limits).has_value());
+  census.slots_can_come_back = false;
+  census.usable_slots = 2;  // a free slot is left: a replacement starts there
+  EXPECT_FALSE(elastic_end_reason(census, limits).has_value());
+}
+
+TEST(ElasticEndReason, NamesWhatEndsTheJob) {
+  const ElasticLimits limits{2, 30, 3};
+  ElasticCensus census{1, 1, true, 0, MinSizeWatch::Verdict::expired, {"a:2", "b:1"}, {"b"}};
+  const auto expired = elastic_end_reason(census, limits);
+  ASSERT_TRUE(expired.has_value());
+  EXPECT_NE(expired->find("only 1 worker(s) available (hosts: a:2,b:1; blacklisted: b)"),
+            std::string::npos)
+      << *expired;
+  EXPECT_NE(expired->find("--min-np 2 for longer than --elastic-timeout 30 s"), std::string::npos)
+      << *expired;
+
+  census.min_size = MinSizeWatch::Verdict::waiting;
+  census.slots_can_come_back = false;
+  const auto stranded = elastic_end_reason(census, limits);
+  ASSERT_TRUE(stranded.has_value());
+  EXPECT_NE(stranded->find("no slot can come back"), std::string::npos) << *stranded;
+
+  census = {2, 2, false, 4, MinSizeWatch::Verdict::enough, {"a:2"}, {}};
+  const auto resets = elastic_end_reason(census, limits);
+  ASSERT_TRUE(resets.has_value());
+  EXPECT_EQ(*resets, "4 resets exceed --reset-limit 3; ending the job");
+  EXPECT_FALSE(elastic_end_reason(census, {2, 30, std::nullopt}).has_value());
+}
+
 }  // namespace
 }  // namespace kolo::launcher

@@ -1,0 +1,38 @@
+// What an elastic job runs on besides its workers, started once before the first worker: the
+// spawners (local, or ssh to the agent on a remote host), the rendezvous server with a client of
+// its store (membership rounds are published there), and the output multiplexer.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "base/logger.h"
+#include "launcher/cli.h"
+#include "launcher/env.h"
+#include "launcher/hosts.h"
+#include "launcher/output.h"
+#include "launcher/spawner.h"
+#include "rendezvous/tcp_store.h"
+
+namespace kolo::launcher {
+
+struct ElasticJobServices {
+  JobSettings job;
+  std::unique_ptr<SpawnerSelector> spawners;
+  std::unique_ptr<rendezvous::TcpStoreServer> server;
+  std::unique_ptr<rendezvous::TcpStore> store;  // destroyed before the server it talks to
+  std::unique_ptr<OutputMultiplexer> output;
+};
+
+// The pool of a job without a discovery script: -H, --hostfile, Slurm or Volcano, as a fixed
+// job would use them, with room for --max-np workers.
+std::vector<HostSlots> fixed_elastic_pool(const LaunchOptions& options, const Environment& env);
+
+// Starts the services for a job whose first pool is `pool`. The rendezvous server listens where
+// the pool's remote hosts (or, with a discovery script and --network-interface, later ones) can
+// reach it.
+ElasticJobServices start_elastic_job_services(const LaunchOptions& options,
+                                              const std::vector<HostSlots>& pool,
+                                              const Logger& logger);
+
+}  // namespace kolo::launcher

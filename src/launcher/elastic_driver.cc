@@ -1,7 +1,6 @@
 #include "launcher/elastic_driver.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -15,18 +14,16 @@
 
 #include "base/errors.h"
 #include "launcher/agent_protocol.h"
-#include "launcher/blacklist.h"
-#include "launcher/discovery.h"
+#include "launcher/elastic_host_pool.h"
 #include "launcher/elastic_job_services.h"
 #include "launcher/elastic_rounds.h"
+#include "launcher/elastic_store.h"
 #include "launcher/elastic_worker_process.h"
 #include "launcher/env_forwarding.h"
 #include "launcher/output.h"
 #include "launcher/signals.h"
 #include "launcher/spawner.h"
 #include "launcher/stopped_rank_watch.h"
-#include "rendezvous/elastic_keys.h"
-#include "rendezvous/tcp_store.h"
 #include "transport/shm/job_names.h"
 
 namespace kolo::launcher {
@@ -41,8 +38,6 @@ constexpr auto kStopGrace = std::chrono::seconds(5);
 constexpr auto kRemovedGrace = std::chrono::seconds(10);
 // A second interrupt this soon after the first is the same request (see failure_policy.h).
 constexpr auto kDuplicateWindow = std::chrono::milliseconds(500);
-// The discovery script must answer within this.
-constexpr auto kDiscoveryTimeout = std::chrono::seconds(10);
 
 Duration seconds(double value) {
   return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(value));
@@ -54,11 +49,10 @@ std::string without_was(std::string text) {
   return text;
 }
 
-std::vector<std::string> hosts_of(const std::vector<HostSlots>& pool) {
-  std::vector<std::string> names;
-  names.reserve(pool.size());
-  for (const auto& host : pool) names.push_back(fmt::format("{}:{}", host.host, host.slots));
-  return names;
+// The environment every worker starts from: kolorun's own, with -x/--env options applied.
+Environment with_forwarded(const LaunchOptions& options, Environment inherited) {
+  apply_env_options(options.forwarded_env, inherited);
+  return inherited;
 }
 
 using Worker = ElasticWorkerProcess;
@@ -66,11 +60,11 @@ using Worker = ElasticWorkerProcess;
 class ElasticDriver {
  public:
   ElasticDriver(const LaunchOptions& options, const Environment& inherited, const Logger& logger)
-      : options_(options), logger_(logger), blacklist_(options.blacklist_cooldown) {
-    base_env_ = inherited;
-    apply_env_options(options.forwarded_env, base_env_);
-    peer_timeout_ = seconds(rank_peer_timeout_seconds(base_env_));
-  }
+      : options_(options),
+        logger_(logger),
+        base_env_(with_forwarded(options, inherited)),
+        peer_timeout_(seconds(rank_peer_timeout_seconds(base_env_))),
+        pool_(options, base_env_) {}
 
   int run();
 
@@ -79,7 +73,6 @@ class ElasticDriver {
     std::fprintf(stderr, "[kolorun] elastic: %s\n", line.c_str());
     std::fflush(stderr);
   }
-  std::vector<HostSlots> discover();
   void refresh_pool(Clock::time_point now);
   int fill_slots(Clock::time_point now);
   void spawn(const std::string& host, int slot, int planned_rank, int planned_size);
@@ -95,20 +88,17 @@ class ElasticDriver {
   void dismiss_removed(Clock::time_point now);
   [[nodiscard]] int included_count() const;
   [[nodiscard]] int usable_slots(Clock::time_point now) const;
-  [[nodiscard]] bool slots_can_come_back() const;
-  [[nodiscard]] std::string commit_text();
   [[nodiscard]] std::vector<int> running_pids() const;
 
   const LaunchOptions& options_;
   const Logger& logger_;
   Environment base_env_;
   Duration peer_timeout_{};
-  Blacklist blacklist_;
-  std::vector<HostSlots> pool_;
+  ElasticHostPool pool_;
   ElasticJobServices services_;
   // Shorthands into services_, set once they are started.
   SpawnerSelector* spawners_ = nullptr;
-  rendezvous::TcpStore* store_ = nullptr;
+  std::unique_ptr<ElasticStore> store_;
   OutputMultiplexer* output_ = nullptr;
   std::unique_ptr<SignalWatcher> signals_;
   std::vector<std::unique_ptr<Worker>> workers_;
@@ -122,13 +112,7 @@ class ElasticDriver {
   std::optional<int> failure_code_;  // the job ends in failure with this code
   std::optional<Clock::time_point> kill_at_;
   std::optional<Clock::time_point> stopping_since_;
-  std::optional<Clock::time_point> next_discovery_;
 };
-
-std::vector<HostSlots> ElasticDriver::discover() {
-  const std::string text = run_discovery_script(*options_.discovery_script, kDiscoveryTimeout);
-  return parse_discovery_output(text, options_.slots_per_host.value_or(1));
-}
 
 int ElasticDriver::included_count() const {
   return static_cast<int>(
@@ -137,60 +121,28 @@ int ElasticDriver::included_count() const {
 
 int ElasticDriver::usable_slots(Clock::time_point now) const {
   // The workers that count now, plus the free slots of hosts that may get new ones.
-  int slots = included_count();
-  for (const auto& host : pool_) {
-    if (!blacklist_.blocked(host.host, now)) slots += host.slots;
-  }
+  int slots = included_count() + pool_.open_slots(now);
   for (const auto& worker : workers_) {
-    if (worker->included() && !blacklist_.blocked(worker->who.host, now)) --slots;
+    if (worker->included() && !pool_.blacklist().blocked(worker->who.host, now)) --slots;
   }
   return slots;
 }
 
-bool ElasticDriver::slots_can_come_back() const {
-  return options_.discovery_script.has_value() || options_.blacklist_cooldown.has_value();
-}
-
-std::string ElasticDriver::commit_text() {
-  try {
-    return store_->get(std::string(rendezvous::kElasticCommitKey), Duration::zero());
-  } catch (const Error&) {
-    return "0";  // nothing committed yet
-  }
-}
-
 void ElasticDriver::refresh_pool(Clock::time_point now) {
-  if (!options_.discovery_script) return;
-  if (next_discovery_ && now < *next_discovery_) return;
-  next_discovery_ = now + kDiscoveryInterval;
-  std::vector<HostSlots> found;
-  try {
-    found = discover();
-  } catch (const Error& error) {
-    logger_.warn("host discovery failed (keeping the last answer): {}", error.what());
-    return;
-  }
-  std::map<std::string, int> before;
-  for (const auto& host : pool_) before[host.host] = host.slots;
-  std::map<std::string, int> after;
-  for (const auto& host : found) after[host.host] = host.slots;
-  for (const auto& [host, slots] : after) {
-    if (!before.contains(host)) say(fmt::format("host {} added ({} slots)", host, slots));
+  const auto change = pool_.refresh(now, logger_);
+  if (!change) return;
+  for (const auto& host : change->added) {
+    say(fmt::format("host {} added ({} slots)", host.host, host.slots));
   }
   for (auto& worker : workers_) {
-    const auto found_host = after.find(worker->who.host);
-    const bool gone = found_host == after.end() || worker->who.slot >= found_host->second;
-    if (gone && worker->included()) {
+    if (worker->included() && !pool_.has_slot(worker->who.host, worker->who.slot)) {
       worker->removed = true;
       pending_change_.insert("removed");
     }
   }
-  for (const auto& [host, slots] : before) {
-    if (!after.contains(host)) {
-      say(fmt::format("host {} removed; its workers leave at the next reset", host));
-    }
+  for (const auto& host : change->removed) {
+    say(fmt::format("host {} removed; its workers leave at the next reset", host));
   }
-  pool_ = std::move(found);
 }
 
 void ElasticDriver::spawn(const std::string& host, int slot, int planned_rank, int planned_size) {
@@ -238,8 +190,8 @@ int ElasticDriver::fill_slots(Clock::time_point now) {
     if (worker->running()) running.push_back(worker->who);
   }
   const auto free = slots_to_fill(
-      pool_, [&](const std::string& host) { return blacklist_.blocked(host, now); }, running,
-      wanted);
+      pool_.hosts(), [&](const std::string& host) { return pool_.blacklist().blocked(host, now); },
+      running, wanted);
   int started = 0;
   const int size = included_count() + static_cast<int>(free.size());
   for (const auto& [host, slot] : free) {
@@ -249,7 +201,7 @@ int ElasticDriver::fill_slots(Clock::time_point now) {
     } catch (const Error& error) {
       say(fmt::format("cannot start a worker on host {}: {}; host blacklisted", host,
                       error.what()));
-      blacklist_.add(host, now);
+      pool_.blacklist().add(host, now);
     }
   }
   return started;
@@ -262,7 +214,7 @@ void ElasticDriver::publish_round(const std::string& why) {
   }
   const auto members = round_order(candidates);
   const int64_t round = round_ + 1;
-  for (const auto& [key, value] : round_publication(round, members)) store_->set(key, value);
+  store_->publish_round(round, members);
   round_ = round;
   if (round > 1) ++resets_;
   reset_started_.reset();
@@ -305,7 +257,7 @@ void ElasticDriver::on_exit(Worker& worker, ExitStatus status) {
     return;
   }
   if (worker.removed && worker.dismissed_at) return;  // killed by us after leaving
-  blacklist_.add(worker.who.host, now);
+  pool_.blacklist().add(worker.who.host, now);
   const std::string how =
       worker.stuck
           ? fmt::format("stuck: no reset within {} s, killed",
@@ -313,8 +265,8 @@ void ElasticDriver::on_exit(Worker& worker, ExitStatus status) {
           : without_was(status.describe());
   if (worker.member) {
     // Where this round's survivors look for the cause while they report their failed collective.
-    store_->set(rendezvous::elastic_failure_key(round_),
-                fmt::format("rank {} (host {}) {}", worker.rank, worker.who.host, how));
+    store_->report_lost_member(
+        round_, fmt::format("rank {} (host {}) {}", worker.rank, worker.who.host, how));
   }
   if (!worker.member) {
     // A new worker that never got into a round: the running ones need no reset for it.
@@ -326,7 +278,7 @@ void ElasticDriver::on_exit(Worker& worker, ExitStatus status) {
   fill_slots(now);
   const int remaining = included_count();
   say(fmt::format("{} lost ({}); continuing with {} ranks from commit {}", where, how, remaining,
-                  commit_text()));
+                  store_->last_commit()));
   if (remaining >= options_.min_np) publish_round(fmt::format("{} lost", where));
 }
 
@@ -334,8 +286,7 @@ void ElasticDriver::announce_host_changes() {
   if (pending_change_.empty() || round_ == 0) return;
   // The workers' check_host_updates() reads this key at their next commit.
   const std::string kind = pending_change_.size() > 1 ? "mixed" : *pending_change_.begin();
-  store_->set(std::string(rendezvous::kElasticHostsUpdatedKey),
-              fmt::format("{} {}", ++hosts_stamp_, kind));
+  store_->announce_hosts_updated(++hosts_stamp_, kind);
   if (kind != "removed")
     say(fmt::format("growing to {} ranks at the next commit", included_count()));
   pending_change_.clear();
@@ -353,27 +304,12 @@ void ElasticDriver::reap() {
 
 void ElasticDriver::check_ready(Clock::time_point now) {
   if (round_ == 0 || finishing_ || failure_code_ || kill_at_) return;
-  int64_t count = 0;
-  try {
-    count =
-        std::stoll(store_->get(rendezvous::elastic_ready_count_key(round_ + 1), Duration::zero()));
-  } catch (const Error&) {
-    return;  // nobody asked for the next round
-  } catch (const std::exception&) {
-    return;
-  }
-  if (count <= 0) return;
+  if (store_->ready_count(round_ + 1) <= 0) return;  // nobody asked for the next round
   bool member_ready = false;
   std::vector<Worker*> waiting;
   for (auto& worker : workers_) {
     if (!worker->included()) continue;
-    bool ready = false;
-    try {
-      (void)store_->get(rendezvous::elastic_ready_key(round_ + 1, worker->who.id()),
-                        Duration::zero());
-      ready = true;
-    } catch (const Error&) {
-    }
+    const bool ready = store_->is_ready(round_ + 1, worker->who.id());
     if (ready && worker->member) member_ready = true;
     if (!ready) waiting.push_back(worker.get());
   }
@@ -445,11 +381,9 @@ std::vector<int> ElasticDriver::running_pids() const {
 
 int ElasticDriver::run() {
   signals_ = std::make_unique<SignalWatcher>();
-  // The first discovery answer must work: a broken script is a usage error.
-  pool_ = options_.discovery_script ? discover() : fixed_elastic_pool(options_, base_env_);
-  services_ = start_elastic_job_services(options_, pool_, logger_);
+  services_ = start_elastic_job_services(options_, pool_.hosts(), logger_);
   spawners_ = services_.spawners.get();
-  store_ = services_.store.get();
+  store_ = std::make_unique<ElasticStore>(*services_.store);
   output_ = services_.output.get();
   MinSizeWatch min_size(options_.min_np, seconds(options_.elastic_timeout_seconds));
 
@@ -469,11 +403,11 @@ int ElasticDriver::run() {
       dismiss_removed(now);
       ElasticCensus census{included_count(),
                            usable_slots(now),
-                           slots_can_come_back(),
+                           pool_.slots_can_come_back(),
                            resets_,
                            MinSizeWatch::Verdict::enough,
-                           hosts_of(pool_),
-                           blacklist_.blocked_hosts(now)};
+                           pool_.describe(),
+                           pool_.blacklist().blocked_hosts(now)};
       census.min_size = min_size.update(census.available, now);
       const auto why = elastic_end_reason(
           census, {options_.min_np, options_.elastic_timeout_seconds, options_.reset_limit});

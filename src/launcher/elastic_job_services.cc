@@ -9,7 +9,6 @@
 
 #include "base/errors.h"
 #include "launcher/host_network.h"
-#include "launcher/host_sources.h"
 #include "launcher/job.h"
 #include "launcher/local_host.h"
 #include "launcher/local_spawner.h"
@@ -18,17 +17,6 @@
 #include "transport/tcp/auth.h"
 
 namespace kolo::launcher {
-
-std::vector<HostSlots> fixed_elastic_pool(const LaunchOptions& options, const Environment& env) {
-  const HostSourceOptions sources{options.hosts,
-                                  options.hostfile,
-                                  options.hostfile_format,
-                                  options.slots_per_host,
-                                  std::max(options.num_proc, options.max_np),
-                                  HostSourceOptions::kDefaultVolcanoPath,
-                                  machine_hostname()};
-  return hosts_for_launch(sources, lookup_in(env)).hosts;
-}
 
 ElasticJobServices start_elastic_job_services(const LaunchOptions& options,
                                               const std::vector<HostSlots>& pool,

@@ -24,10 +24,6 @@ struct ElasticJobServices {
   std::unique_ptr<OutputMultiplexer> output;
 };
 
-// The pool of a job without a discovery script: -H, --hostfile, Slurm or Volcano, as a fixed
-// job would use them, with room for --max-np workers.
-std::vector<HostSlots> fixed_elastic_pool(const LaunchOptions& options, const Environment& env);
-
 // Starts the services for a job whose first pool is `pool`. The rendezvous server listens where
 // the pool's remote hosts (or, with a discovery script and --network-interface, later ones) can
 // reach it.

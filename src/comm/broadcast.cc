@@ -6,7 +6,8 @@
 // forwards segment k to its children while segment k+1 is still arriving from its parent
 // (pipelining the tree's depth).
 #include <algorithm>
-#include <vector>
+#include <array>
+#include <span>
 
 #include "comm/arena_wait.h"
 #include "comm/collective_checks.h"
@@ -17,6 +18,7 @@ namespace kolo::comm {
 namespace {
 constexpr size_t kSegmentBytes = size_t{512} * 1024;
 constexpr size_t kArenaBroadcastMinBytes = size_t{16} * 1024;
+constexpr size_t kMaxChildren = 31;  // ranks are ints
 }  // namespace
 
 void broadcast(Communicator& comm, Bytes data, int root) {
@@ -47,15 +49,21 @@ void broadcast_tree(Communicator& comm, Bytes data, int root) {
       break;
     }
   }
-  std::vector<int> children;  // largest subtree first
+  // Fixed arrays, not vectors: a small broadcast is a fraction of a microsecond, and a heap
+  // allocation per call was a visible part of it. A rank has at most one child per bit of n.
+  std::array<int, kMaxChildren> children{};  // largest subtree first
+  size_t child_count = 0;
   for (bit >>= 1; bit > 0; bit >>= 1) {
-    if (relative + bit < n) children.push_back(actual(relative + bit));
+    if (relative + bit < n) children[child_count++] = actual(relative + bit);
   }
 
-  std::vector<SendOp> sends;
+  std::array<SendOp, kMaxChildren> send_ops{};
+  auto sends_of = [&](ConstBytes piece) {
+    for (size_t c = 0; c < child_count; ++c) send_ops[c] = {children[c], piece};
+    return std::span<const SendOp>(send_ops.data(), child_count);
+  };
   if (parent < 0) {  // the root has everything already: feed all children at once
-    for (int child : children) sends.push_back({child, data});
-    comm.exchange(sends, {});
+    comm.exchange(sends_of(data), {});
     return;
   }
   const size_t segments = (data.size() + kSegmentBytes - 1) / kSegmentBytes;
@@ -64,14 +72,12 @@ void broadcast_tree(Communicator& comm, Bytes data, int root) {
     return data.subspan(begin, std::min(kSegmentBytes, data.size() - begin));
   };
   for (size_t k = 0; k <= segments; ++k) {
-    sends.clear();
-    if (k > 0) {
-      for (int child : children) sends.push_back({child, segment(k - 1)});
-    }
+    const std::span<const SendOp> sends =
+        k > 0 ? sends_of(segment(k - 1)) : std::span<const SendOp>{};
     if (k < segments) {
       const RecvOp recv{parent, segment(k)};
       comm.exchange(sends, {&recv, 1});
-    } else {
+    } else if (child_count > 0) {
       comm.exchange(sends, {});
     }
   }

@@ -1,10 +1,10 @@
 // Broadcast for the ranks of one host through the host's shared-memory arena: in step k the root
-// copies the k-th slot-sized piece of its buffer into its slot half k % 2 and posts `ready`; every
-// other rank posts its own `ready` at once (it writes nothing), waits for the root's alone and
-// copies the piece out. No barrier: the root may run a step ahead of the slowest receiver (it
-// waits only until every receiver entered the step before, detail::before_writing), so back to
-// back broadcasts overlap as they do in the links' buffers. Each byte is copied twice whatever
-// the group size, where the tree over links copies it twice per level.
+// copies the k-th piece of its buffer into its slot half k % 2 and posts `ready`; every other rank
+// posts its own `ready` at once (it writes nothing), waits for the root's alone and copies the
+// piece out. No barrier: the root may run a step ahead of the slowest receiver (it waits only
+// until every receiver entered the step before, detail::before_writing), so back to back
+// broadcasts overlap as they do in the links' buffers. Each byte is copied twice whatever the
+// group size, where the tree over links copies it twice per level.
 #include <algorithm>
 #include <cstring>
 
@@ -15,15 +15,27 @@
 
 namespace kolo::comm {
 
+namespace {
+// A piece is at most this, not the whole slot half: the root copies piece k + 1 while the
+// receivers copy piece k out, so the smaller the piece the less the two copies run one after the
+// other (a 2 MiB broadcast in two 1 MiB pieces is three piece-times, in sixteen of 128 KiB
+// seventeen eighths). And a receiver then waits only one piece's copy (~3 us), well inside the
+// spin before it sleeps (spin_before_poll, 20 us): with 1 MiB pieces the wait was about as long
+// as the spin, and runs fell into a mode where every step paid a futex wake-up (np 2 pinned,
+// kolo-bench: 2 MiB in 46 us or 251 us from run to run; 67 us every run with 128 KiB pieces,
+// 64 KiB no better: more steps, each with its flag round trip).
+constexpr size_t kPieceBytes = size_t{128} * 1024;
+}  // namespace
+
 void broadcast_shared_memory(Communicator& comm, Bytes data, int root) {
   detail::check_root(comm, "broadcast_shared_memory", root);
   CollectiveArena& collective = detail::required_arena(comm, "broadcast_shared_memory");
   if (comm.size() == 1) return;
   transport::SharedArena& arena = *collective.host.arena;
   const int self = collective.host.slot;
-  const size_t chunk = arena.chunk_bytes();
-  for (size_t done = 0; done < data.size(); done += chunk) {
-    const size_t bytes = std::min(chunk, data.size() - done);
+  const size_t piece = std::min(arena.chunk_bytes(), kPieceBytes);
+  for (size_t done = 0; done < data.size(); done += piece) {
+    const size_t bytes = std::min(piece, data.size() - done);
     const uint64_t step = collective.steps++;
     const int half = static_cast<int>(step % 2);
     if (self == root) {

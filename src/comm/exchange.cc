@@ -44,13 +44,33 @@ constexpr uint8_t kMuted = 16;  // peer hung up but left bytes for a later read:
 constexpr auto kPauseSpin = std::chrono::microseconds(2);
 constexpr unsigned kPausePasses = 32;
 
+}  // namespace
+
+struct Communicator::ExchangeLists {
+  std::vector<Transfer> transfers;
+  std::vector<uint8_t> peers;
+  std::vector<pollfd> fds;
+  std::vector<int> fd_peers;
+};
+
+void Communicator::ExchangeListsDeleter::operator()(ExchangeLists* lists) const { delete lists; }
+
+namespace {
+
 class Exchange {
  public:
-  Exchange(Communicator& comm, std::span<const SendOp> sends, std::span<const RecvOp> recvs)
+  // `lists` are the communicator's, reused: cleared here, grown only when a call needs more.
+  Exchange(Communicator& comm, std::span<const SendOp> sends, std::span<const RecvOp> recvs,
+           std::vector<Transfer>& transfers, std::vector<uint8_t>& peers, std::vector<pollfd>& fds,
+           std::vector<int>& fd_peers)
       : comm_(comm),
-        peers_(static_cast<size_t>(comm.size()), 0),
+        transfers_(transfers),
+        peers_(peers),
+        fds_(fds),
+        fd_peers_(fd_peers),
         oversubscribed_(comm.oversubscribed()) {
-    transfers_.reserve(sends.size() + recvs.size());
+    peers_.assign(static_cast<size_t>(comm.size()), 0);
+    transfers_.clear();
     for (const SendOp& op : sends) {
       if (!op.data.empty()) {
         transfers_.push_back(
@@ -207,10 +227,10 @@ class Exchange {
   }
 
   Communicator& comm_;
-  std::vector<Transfer> transfers_;
-  std::vector<uint8_t> peers_;
-  std::vector<pollfd> fds_;
-  std::vector<int> fd_peers_;
+  std::vector<Transfer>& transfers_;
+  std::vector<uint8_t>& peers_;
+  std::vector<pollfd>& fds_;
+  std::vector<int>& fd_peers_;
   size_t remaining_ = 0;
   bool oversubscribed_;
 };
@@ -218,7 +238,34 @@ class Exchange {
 }  // namespace
 
 void Communicator::exchange(std::span<const SendOp> sends, std::span<const RecvOp> recvs) {
-  Exchange(*this, sends, recvs).run();
+  // A lone transfer (a tree broadcast's send or receive, a point-to-point message) usually
+  // completes at its first attempt: the bytes already wait in the link, or fit its buffer. Try
+  // that before setting up the loop, which costs about as much again as the transfer itself for
+  // a few bytes; what is left (or nothing moved) goes through the loop as usual.
+  if (sends.empty() && recvs.empty()) return;
+  if (sends.size() + recvs.size() == 1) {
+    if (!sends.empty()) {
+      const SendOp& op = sends.front();
+      if (op.data.empty()) return;
+      const size_t done = peer(op.peer).send_some(op.data);
+      if (done == op.data.size()) return;
+      const SendOp rest{op.peer, op.data.subspan(done)};
+      return exchange_loop({&rest, 1}, {});
+    }
+    const RecvOp& op = recvs.front();
+    if (op.data.empty()) return;
+    const size_t done = peer(op.peer).recv_some(op.data);
+    if (done == op.data.size()) return;
+    const RecvOp rest{op.peer, op.data.subspan(done)};
+    return exchange_loop({}, {&rest, 1});
+  }
+  exchange_loop(sends, recvs);
+}
+
+void Communicator::exchange_loop(std::span<const SendOp> sends, std::span<const RecvOp> recvs) {
+  if (!exchange_lists_) exchange_lists_.reset(new ExchangeLists);
+  ExchangeLists& lists = *exchange_lists_;
+  Exchange(*this, sends, recvs, lists.transfers, lists.peers, lists.fds, lists.fd_peers).run();
 }
 
 }  // namespace kolo::comm

@@ -200,6 +200,41 @@ TEST_P(ArenaCollectives, LongMixOfEveryCollective) {
   });
 }
 
+// A slot half of 1 MiB, as the runtime sets it up: broadcast then cuts its buffer into pieces
+// smaller than the half (128 KiB), and successive calls land their pieces in either half. Sizes
+// around the piece (one element short, one over, uneven, more than a whole half, zero), every
+// root, each call followed by an allreduce that rewrites the slot halves, whose steps must wait
+// for the broadcast's readers.
+TEST_P(ArenaCollectives, BroadcastInPiecesSmallerThanTheSlot) {
+  const int n = GetParam();
+  CommunicatorOptions options = testing::default_test_options();
+  options.host_cpus = 64;
+  RankThreads group(std::vector<CommunicatorOptions>(static_cast<size_t>(n), options),
+                    LinkKind::shm, size_t{64} * 1024, std::nullopt, size_t{1} << 20, SIZE_MAX);
+  constexpr size_t kPieceCount = size_t{128} * 1024 / 4;
+  group.run([&](Communicator& comm) {
+    const int rank = comm.rank();
+    int call = 0;
+    for (const size_t count : {kPieceCount - 1, kPieceCount + 1, 3 * kPieceCount + 7, size_t{0},
+                               (size_t{1} << 20) / 4 * 2 + 13, size_t{1}}) {
+      for (int root = 0; root < n; ++root, ++call) {
+        auto value = [&](int r, size_t i) { return static_cast<int32_t>(i * 5 + r * 7 + call); };
+        std::vector<int32_t> data(count);
+        for (size_t i = 0; i < count; ++i) data[i] = value(rank, i);
+        broadcast_shared_memory(comm, std::as_writable_bytes(std::span(data)), root);
+        for (size_t i = 0; i < count; ++i) {
+          ASSERT_EQ(data[i], value(root, i))
+              << "broadcast of " << count << " from " << root << ", rank " << rank << ", at " << i;
+        }
+        std::vector<int32_t> sum(count / 3 + 1, rank + 1);
+        allreduce(comm, std::as_writable_bytes(std::span(sum)), sum.size(), DataType::int32,
+                  ReduceOp::sum, {AllreduceAlgorithm::shared_memory});
+        for (const int32_t v : sum) ASSERT_EQ(v, n * (n + 1) / 2) << "allreduce after " << count;
+      }
+    }
+  });
+}
+
 // The automatic choice: through the arena at every size on a host with CPUs to spare; on an
 // oversubscribed one allgatherv and reducescatter only below 64 KiB; broadcast from 16 KiB and
 // never oversubscribed; alltoallv always (its ranks cannot agree on a size); never with a zero

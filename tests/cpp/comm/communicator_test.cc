@@ -124,6 +124,34 @@ TEST(Communicator, ReceivesFromManyPeersConcurrently) {
   });
 }
 
+// A lone send or receive first tries once outside the loop (exchange's fast path): here the
+// first try moves only part (a message larger than the link's buffer; a receive posted before
+// the sender starts moves nothing) or all of it (a few bytes already waiting), and the rest must
+// follow through the loop in order. Over sockets and shared-memory links, odd sizes.
+TEST(Communicator, LoneTransfersFinishWhatTheFirstTryLeft) {
+  for (const auto kind : {testing::LinkKind::socket, testing::LinkKind::shm}) {
+    const auto big = pattern((size_t{3} << 20) + 5, 7), small = pattern(13, 8);
+    RankThreads group(2, kind, size_t{64} * 1024);
+    group.run([&](Communicator& comm) {
+      if (comm.rank() == 0) {
+        comm.send(1, big);  // more than the ring (64 KiB) or a socket buffer holds
+        comm.send(1, small);
+        std::this_thread::sleep_for(50ms);  // the receive below waits in the loop
+        comm.send(1, small);
+        return;
+      }
+      std::this_thread::sleep_for(50ms);  // the sender's first try fills the buffer only
+      std::vector<std::byte> in(big.size()), few(small.size()), later(small.size());
+      comm.recv(0, in);
+      comm.recv(0, few);  // already waiting: done at the first try
+      comm.recv(0, later);
+      EXPECT_TRUE(in == big);
+      EXPECT_TRUE(few == small);
+      EXPECT_TRUE(later == small);
+    });
+  }
+}
+
 TEST(Communicator, ZeroLengthAndInvalidPeers) {
   RankThreads group(2);
   group.comm(0).exchange({}, {});

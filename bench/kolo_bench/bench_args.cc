@@ -34,6 +34,20 @@ ReduceOp parse_op(const std::string& text) {
   throw InvalidArgument("unknown op '" + text + "' (-o sum|prod|min|max)");
 }
 
+comm::AllreduceAlgorithm parse_algorithm(const std::string& text) {
+  static const std::pair<const char*, comm::AllreduceAlgorithm> kAlgorithms[] = {
+      {"auto", comm::AllreduceAlgorithm::automatic},
+      {"ring", comm::AllreduceAlgorithm::ring},
+      {"recursive_doubling", comm::AllreduceAlgorithm::recursive_doubling},
+      {"shared_memory", comm::AllreduceAlgorithm::shared_memory},
+      {"hierarchical", comm::AllreduceAlgorithm::hierarchical}};
+  for (const auto& [name, algorithm] : kAlgorithms) {
+    if (text == name) return algorithm;
+  }
+  throw InvalidArgument("unknown allreduce algorithm '" + text +
+                        "' (-a auto|ring|recursive_doubling|shared_memory|hierarchical)");
+}
+
 int parse_int(const std::string& flag, const std::string& text, int min_value) {
   char* end = nullptr;
   const long value = std::strtol(text.c_str(), &end, 10);
@@ -66,6 +80,7 @@ std::string usage() {
   return "usage: kolorun -np N kolo-bench [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP]\n"
          "                 [-d float|double|half|bfloat16|int32|int64|int8|uint8]\n"
          "                 [-o sum|prod|min|max] [-c 0|1]\n"
+         "                 [-a auto|ring|recursive_doubling|shared_memory|hierarchical]\n"
          "                 [-t all|allreduce,allgather,broadcast,reducescatter,alltoall]\n";
 }
 
@@ -90,6 +105,8 @@ BenchArgs parse_bench_args(int argc, char** argv) {
       args.type = parse_type(value);
     else if (flag == "-o")
       args.op = parse_op(value);
+    else if (flag == "-a")
+      args.algorithm = parse_algorithm(value);
     else if (flag == "-c")
       args.check = parse_int(flag, value, 0) != 0;
     else if (flag == "-t") {

@@ -1,5 +1,6 @@
 // kolo-bench's command line, in nccl-tests' words: -b/-e/-f sizes, -n iterations, -w warm-up,
-// -d type, -o op, -c check; plus -t to pick the collectives.
+// -d type, -o op, -c check; plus -t to pick the collectives and -a to force allreduce's
+// algorithm (bench/scaling fits each algorithm's cost on its own).
 #pragma once
 
 #include <cstddef>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "base/types.h"
+#include "comm/collectives.h"
 
 namespace kolo::bench {
 
@@ -20,6 +22,8 @@ struct BenchArgs {
   DataType type = DataType::float32;
   ReduceOp op = ReduceOp::sum;
   bool check = true;
+  // -a: allreduce's algorithm (automatic: the runtime's own choice by size and topology).
+  comm::AllreduceAlgorithm algorithm = comm::AllreduceAlgorithm::automatic;
   std::vector<std::string> collectives = {"allreduce", "allgather", "broadcast", "reducescatter",
                                           "alltoall"};
 };

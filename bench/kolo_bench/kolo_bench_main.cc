@@ -54,6 +54,7 @@ int run(int argc, char** argv) {
   comm::Communicator comm(launch.rank, std::move(links), connected.world.topology, options);
   // The same choices the runtime's kolo backend makes.
   comm::AllreduceOptions allreduce_options;
+  allreduce_options.algorithm = args.algorithm;  // automatic unless -a forces one
   allreduce_options.small_message_bytes = config.small_allreduce_bytes;
   if (config.hierarchical_allreduce) {
     allreduce_options.hierarchical =

@@ -1,9 +1,10 @@
 // allreduce: picks the algorithm. Recursive doubling needs log2(size) rounds of whole-buffer
 // messages (latency-bound sizes); the ring moves 2(size-1)/size of the buffer per rank in
-// 2(size-1) rounds (bandwidth-bound sizes). Ranks over several hosts, several per host: the
-// hierarchical algorithm (unless switched off). All ranks on one host with a shared-memory arena,
-// up to its size limit (KOLO_SHM_ALLREDUCE_BYTES, and only small messages when the host has more
-// ranks than CPUs): straight through the arena.
+// 2(size-1) rounds (bandwidth-bound sizes); the size between them grows with the rank count. Ranks
+// over several hosts, several per host: the hierarchical algorithm (unless switched off). All ranks
+// on one host with a shared-memory arena, up to its size limit (KOLO_SHM_ALLREDUCE_BYTES, and only
+// small messages when the host has more ranks than CPUs): straight through the arena.
+#include "comm/allreduce_choice.h"
 #include "comm/arena_wait.h"
 #include "comm/collectives.h"
 #include "kernels/reduce.h"
@@ -35,8 +36,10 @@ void allreduce(Communicator& comm, Bytes data, size_t count, DataType type, Redu
   if (options.hierarchical != Hierarchical::off && hierarchical_applies(comm)) {
     return allreduce_hierarchical(comm, data, count, type, op, options);
   }
-  // With fewer elements than ranks most ring chunks are empty: rounds without payload.
-  if (bytes < options.small_message_bytes || count < static_cast<size_t>(comm.size())) {
+  // With fewer elements than ranks most ring chunks are empty: rounds without payload. Past 4
+  // ranks the limit grows with the ring's step count (allreduce_choice.h).
+  if (bytes < recursive_doubling_limit(options.small_message_bytes, comm.size()) ||
+      count < static_cast<size_t>(comm.size())) {
     return allreduce_recursive_doubling(comm, data, count, type, op);
   }
   allreduce_ring(comm, data, count, type, op);

@@ -21,7 +21,8 @@ enum class Hierarchical { automatic, on, off };
 
 struct AllreduceOptions {
   AllreduceAlgorithm algorithm = AllreduceAlgorithm::automatic;
-  // automatic: below this many bytes recursive doubling (latency-bound), else ring (bandwidth).
+  // automatic: below this many bytes recursive doubling (latency-bound), else ring (bandwidth);
+  // the limit of groups up to 4 ranks, larger ones scale it (allreduce_choice.h).
   size_t small_message_bytes = 64 * 1024;
   Hierarchical hierarchical = Hierarchical::automatic;
 };

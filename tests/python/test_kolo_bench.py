@@ -50,3 +50,23 @@ def test_every_collective_is_correct_and_sized_as_the_peers(np_: int) -> None:
                 for b in (8, 128, 2048, 32768, 524288, 4 << 20)]
         assert sizes == want, f"{collective}: {sizes}\n{result.output}"
         assert all(rows[(collective, size)][1] == 0 for size in sizes), result.output
+
+
+@pytest.mark.parametrize("algorithm,shm_disable", [("ring", "1"), ("recursive_doubling", "1"),
+                                                   ("shared_memory", "0")])
+def test_a_forced_allreduce_algorithm_is_correct_at_np_3(algorithm: str, shm_disable: str) -> None:
+    # bench/scaling fits each algorithm from these runs (-a); sizes not divisible by 3.
+    result = run_command([kolorun_path(), "-np", "3", kolo_bench_path(), "-t", "allreduce",
+                          "-a", algorithm, "-b", "8", "-e", "1M", "-f", "32", "-n", "2", "-w", "1"],
+                         env={"KOLO_SHM_DISABLE": shm_disable}, timeout=300)
+    assert result.returncode == 0, result.output
+    assert "Out of bounds values : 0 OK" in result.output, result.output
+    assert result.output.count("float32     sum") == 5, result.output  # 8 B .. 1 MiB by 32
+
+
+def test_an_unknown_allreduce_algorithm_is_an_error_naming_it_and_the_choices() -> None:
+    result = run_command([kolorun_path(), "-np", "2", kolo_bench_path(), "-a", "tree"],
+                         timeout=120)
+    assert result.returncode != 0
+    assert "unknown allreduce algorithm 'tree'" in result.output, result.output
+    assert "ring|recursive_doubling|shared_memory|hierarchical" in result.output, result.output

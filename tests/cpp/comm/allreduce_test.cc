@@ -118,13 +118,18 @@ INSTANTIATE_TEST_SUITE_P(SizesAndTypes, AllreduceRounding,
                                             ::testing::Values(DataType::float16, DataType::bfloat16,
                                                               DataType::float32)));
 
+std::vector<std::vector<std::byte>> float32_sum_inputs(int size, size_t count) {
+  std::vector<std::vector<std::byte>> inputs;
+  for (int r = 0; r < size; ++r) {
+    inputs.push_back(kernels::testing::make_input(DataType::float32, ReduceOp::sum, r, count));
+  }
+  return inputs;
+}
+
 TEST(AllreduceLarge, EightMebibytesFloat32) {
   const size_t count = (8u << 20) / 4 + 3;  // not a multiple of any group size
   for (int size : {2, 3, 5}) {
-    std::vector<std::vector<std::byte>> inputs;
-    for (int r = 0; r < size; ++r) {
-      inputs.push_back(kernels::testing::make_input(DataType::float32, ReduceOp::sum, r, count));
-    }
+    const auto inputs = float32_sum_inputs(size, count);
     const auto expected =
         kernels::testing::reference_reduce(inputs, DataType::float32, ReduceOp::sum);
     RankThreads group(size);
@@ -134,6 +139,26 @@ TEST(AllreduceLarge, EightMebibytesFloat32) {
         allreduce(comm, data, count, DataType::float32, ReduceOp::sum, {algorithm, 64 * 1024});
         EXPECT_EQ(kernels::testing::first_difference(data, expected, DataType::float32), "")
             << "size " << size << " rank " << comm.rank() << " " << algorithm_name(algorithm);
+      });
+    }
+  }
+}
+
+// Past 4 ranks automatic choice keeps recursive doubling above the configured limit
+// (allreduce_choice.h): sizes on both sides of the new limit, on 8 and 16 ranks, give the
+// reference result on every rank.
+TEST(AllreduceLarge, AutomaticAcrossTheScaledLimitOnEightAndSixteenRanks) {
+  for (int size : {8, 16}) {
+    for (size_t count : {size_t{17500}, size_t{50001}}) {  // 70 KB and 200 KB of float32
+      const auto inputs = float32_sum_inputs(size, count);
+      const auto expected =
+          kernels::testing::reference_reduce(inputs, DataType::float32, ReduceOp::sum);
+      RankThreads group(size);
+      group.run([&](Communicator& comm) {
+        auto data = inputs[comm.rank()];
+        allreduce(comm, data, count, DataType::float32, ReduceOp::sum);
+        EXPECT_EQ(kernels::testing::first_difference(data, expected, DataType::float32), "")
+            << "size " << size << " count " << count << " rank " << comm.rank();
       });
     }
   }

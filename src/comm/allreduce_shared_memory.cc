@@ -10,12 +10,10 @@
 //       owners' slots.
 // Every element is computed by one fixed sequence of operations on the same inputs, so all ranks
 // end with identical bits. Reuse of a half: see detail::before_writing.
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <cstring>
 
-#include "base/errors.h"
 #include "comm/arena_wait.h"
 #include "comm/collective_arena.h"
 #include "comm/collective_checks.h"
@@ -49,13 +47,7 @@ void allreduce_shared_memory(Communicator& comm, Bytes data, size_t count, DataT
                              ReduceOp op) {
   const kernels::ReduceFn combine = kernels::reduce_function(type, op);
   detail::checked_bytes(comm, "allreduce_shared_memory", data.size(), count, type);
-  CollectiveArena* const collective = comm.arena();
-  if (collective == nullptr) {
-    throw InvalidArgument(fmt::format(
-        "rank {}: allreduce_shared_memory needs every rank of the group on this host's "
-        "shared-memory arena (none was set up, or the group is not exactly the host's ranks)",
-        comm.rank()));
-  }
+  CollectiveArena* const collective = &detail::required_arena(comm, "allreduce_shared_memory");
   const int n = comm.size();
   if (n == 1 || count == 0) return;
   SharedArena& arena = *collective->host.arena;

@@ -6,6 +6,17 @@
 
 namespace kolo::comm::detail {
 
+namespace {
+
+// Each entry's start when `sizes` are laid out back to back, plus the total at the end.
+std::vector<size_t> prefix_sums(std::span<const size_t> sizes) {
+  std::vector<size_t> starts(sizes.size() + 1, 0);
+  for (size_t i = 0; i < sizes.size(); ++i) starts[i + 1] = starts[i] + sizes[i];
+  return starts;
+}
+
+}  // namespace
+
 size_t checked_bytes(const Communicator& comm, const char* collective, size_t data_bytes,
                      size_t count, DataType type) {
   const size_t element = dtype_size(type);
@@ -33,8 +44,7 @@ std::vector<size_t> checked_blocks(const Communicator& comm, const char* collect
     throw InvalidArgument(fmt::format("rank {}: {} got {} block sizes for a group of {}", rank,
                                       collective, bytes_per_rank.size(), n));
   }
-  std::vector<size_t> offset(static_cast<size_t>(n) + 1, 0);
-  for (int r = 0; r < n; ++r) offset[r + 1] = offset[r] + bytes_per_rank[r];
+  const std::vector<size_t> offset = prefix_sums(bytes_per_rank);
   if (mine.size() != bytes_per_rank[rank] || out.size() < offset[n]) {
     throw InvalidArgument(
         fmt::format("rank {}: {} block is {} bytes (expected {}), output {} bytes (needs {})", rank,
@@ -52,8 +62,7 @@ std::vector<size_t> checked_reducescatter(const Communicator& comm, const char* 
     throw InvalidArgument(fmt::format("rank {}: {} got {} block counts for a group of {}", rank,
                                       collective, counts.size(), n));
   }
-  std::vector<size_t> first(static_cast<size_t>(n) + 1, 0);
-  for (int b = 0; b < n; ++b) first[b + 1] = first[b] + counts[b];
+  std::vector<size_t> first = prefix_sums(counts);
   checked_bytes(comm, collective, data.size(), first[n], type);
   const size_t needed = counts[static_cast<size_t>(rank)] * dtype_size(type);
   if (out.size() < needed) {
@@ -73,12 +82,7 @@ AlltoallOffsets checked_alltoall(const Communicator& comm, const char* collectiv
         fmt::format("rank {}: {} got {} send and {} receive sizes for a group of {}", rank,
                     collective, send_bytes.size(), recv_bytes.size(), n));
   }
-  AlltoallOffsets at{std::vector<size_t>(static_cast<size_t>(n) + 1, 0),
-                     std::vector<size_t>(static_cast<size_t>(n) + 1, 0)};
-  for (int r = 0; r < n; ++r) {
-    at.send[r + 1] = at.send[r] + send_bytes[r];
-    at.recv[r + 1] = at.recv[r] + recv_bytes[r];
-  }
+  AlltoallOffsets at{prefix_sums(send_bytes), prefix_sums(recv_bytes)};
   if (in.size() < at.send[n] || out.size() < at.recv[n]) {
     throw InvalidArgument(
         fmt::format("rank {}: {} input has {} bytes (needs {}), output {} bytes (needs {})", rank,

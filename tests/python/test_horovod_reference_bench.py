@@ -88,3 +88,17 @@ def test_report_gives_the_kolo_over_horovod_ratio_and_checks_its_convergence() -
     assert "Horovod 0.28.1 |" in text
     assert "kolo/Horovod 0.28.1 2.400 samples/s" in text  # medians 600 / 250
     assert "convergence horovod vs DDP: MATCH" in text
+
+
+torch_level = load(BENCH / "compare" / "torch_level.py", "compare_torch_level")
+
+
+def test_torch_level_reads_tagged_rows_and_tabulates_horovod_over_kolo() -> None:
+    assert torch_level.parse_size("256K") == 256 << 10 and torch_level.parse_size("8") == 8
+    text = "[0]<stdout>:allreduce\t8\t1100.50\n[1,0]<stdout>:broadcast\t4096\t30\nnoise\n"
+    assert torch_level.rows(text) == {("allreduce", 8): 1100.5, ("broadcast", 4096): 30.0}
+    table = torch_level.ratio_table({("allreduce", 8): [10.0, 20.0, 30.0],
+                                     ("broadcast", 8): [5.0]},
+                                    {("allreduce", 8): [900.0, 1000.0, 5000.0]})
+    assert table[2] == "| allreduce | 8 | 20.0 | 1000.0 | 50.00 |"
+    assert table[3] == "| broadcast | 8 | 5.0 | - | - |"  # Horovod did not run it

@@ -44,8 +44,8 @@ def rows(text: str) -> dict[tuple[str, int], float]:
     """(collective, bytes) -> median us from the ranks' "collective<TAB>bytes<TAB>us" lines
     (launchers' rank tags stripped)."""
     found = {}
-    for line in text.splitlines():
-        fields = line.split(">:", 1)[-1].split("\t")
+    for line in horovod_reference.untagged_lines(text):
+        fields = line.split("\t")
         if len(fields) == 3 and fields[0] in COLLECTIVES:
             found[(fields[0], int(fields[1]))] = float(fields[2])
     return found

@@ -9,6 +9,7 @@ so that `import horovod` in the ranks is Horovod's own and never kolo's alias pa
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 # bench/perop's kolo_cases.py prefixes its case labels with this under the real Horovod.
@@ -36,3 +37,14 @@ def environment(python: str, base: dict[str, str] | None = None) -> dict[str, st
            if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env["PATH"] = f"{Path(python).parent}{os.pathsep}{env.get('PATH', '')}"
     return env
+
+
+# A rank's output tag: "[0]<stdout>:" (horovodrun --gloo), "[1,0]<stdout>:" (mpirun's
+# --tag-output under horovodrun --mpi).
+_TAG = re.compile(r"\[[0-9,]+\]<std(?:out|err)>:")
+
+
+def untagged_lines(text: str) -> list[str]:
+    """The ranks' lines without their tags. Under horovodrun --mpi one rank's line can arrive
+    with another rank's tag glued to its end (no newline between), so every tag starts a line."""
+    return [part for line in text.splitlines() for part in _TAG.split(line) if part]

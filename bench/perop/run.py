@@ -51,11 +51,10 @@ def run(command: list[str], env: dict[str, str] | None = None) -> str:
 
 
 def rows(text: str) -> dict[str, tuple[float, float]]:
-    """case -> (median us, p90 us) from "case<TAB>median<TAB>p90" lines (kolorun's rank tag
-    stripped)."""
+    """case -> (median us, p90 us) from "case<TAB>median<TAB>p90" lines (kolorun's and
+    horovodrun's rank tags stripped)."""
     found = {}
-    for line in text.splitlines():
-        line = line.split(">:", 1)[-1] if line.startswith("[") else line
+    for line in horovod_reference.untagged_lines(text):
         fields = line.split("\t")
         if len(fields) == 3:
             found[fields[0]] = (float(fields[1]), float(fields[2]))

@@ -102,3 +102,10 @@ def test_torch_level_reads_tagged_rows_and_tabulates_horovod_over_kolo() -> None
                                     {("allreduce", 8): [900.0, 1000.0, 5000.0]})
     assert table[2] == "| allreduce | 8 | 20.0 | 1000.0 | 50.00 |"
     assert table[3] == "| broadcast | 8 | 5.0 | - | - |"  # Horovod did not run it
+
+
+def test_rank_tags_are_stripped_even_when_lines_arrive_glued() -> None:
+    # horovodrun --mpi: mpirun's "[job,rank]" tag can follow a line without a newline between.
+    text = "[1,0]<stdout>:a\t1\t10.90[1,0]<stdout>:b\t2\t3\n[0]<stdout>:c\nplain\n"
+    assert launch.untagged_lines(text) == ["a\t1\t10.90", "b\t2\t3", "c", "plain"]
+    assert perop.rows(text) == {"a": (1.0, 10.9), "b": (2.0, 3.0)}

@@ -21,7 +21,6 @@ import argparse
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
@@ -63,14 +62,6 @@ def ratio_table(kolo: Samples, horovod: Samples) -> list[str]:
     return lines
 
 
-def run(command: list[str], env: dict[str, str] | None = None) -> str:
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(command)} failed ({done.returncode}):\n{done.stdout}\n"
-                         f"{done.stderr}")
-    return done.stdout
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -104,13 +95,13 @@ def main() -> None:
     horovod: Samples = {}
     for round_ in range(args.rounds):
         print(f"# round {round_ + 1}/{args.rounds}", file=sys.stderr, flush=True)
-        for key, us in rows(run(kolo_command)).items():
+        for key, us in rows(horovod_reference.output(kolo_command)).items():
             kolo.setdefault(key, []).append(us)
         if args.horovod_python:
             python = args.horovod_python
             command = horovod_reference.horovodrun(python, args.np, args.horovod_controller,
                                                    [python, *script], pin=pin)
-            text = run(command, env=horovod_reference.environment(python))
+            text = horovod_reference.output(command, env=horovod_reference.environment(python))
             for key, us in rows(text).items():
                 horovod.setdefault(key, []).append(us)
     print(f"# horovod.torch blocking collectives, float32, np {args.np}, "

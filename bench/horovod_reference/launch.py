@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from pathlib import Path
 
 # bench/perop's kolo_cases.py prefixes its case labels with this under the real Horovod.
@@ -48,3 +49,12 @@ def untagged_lines(text: str) -> list[str]:
     """The ranks' lines without their tags. Under horovodrun --mpi one rank's line can arrive
     with another rank's tag glued to its end (no newline between), so every tag starts a line."""
     return [part for line in text.splitlines() for part in _TAG.split(line) if part]
+
+
+def output(command: list[str], env: dict[str, str] | None = None, timeout: float = 900) -> str:
+    """`command`'s stdout; its exit status, stdout and stderr in the error when it fails."""
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed ({done.returncode}):\n{done.stdout}\n"
+                         f"{done.stderr}")
+    return done.stdout

@@ -62,8 +62,12 @@ fi
 export MAKEFLAGS=-j2 CMAKE_BUILD_PARALLEL_LEVEL=2 CMAKE_POLICY_VERSION_MINIMUM=3.5
 export HOROVOD_CMAKE="$VENV/bin/cmake"
 cd "$SRC"
-nice -n 10 "$VENV/bin/pip" install -v --no-build-isolation --no-deps . 2>&1 | tee "$WORK/build.log" \
-  | grep -E '^(--|\[ *[0-9]+%\]|.*error|.*Error)' || true
+echo "building (log: $WORK/build.log)"
+if ! nice -n 10 "$VENV/bin/pip" install -v --no-build-isolation --no-deps . >"$WORK/build.log" 2>&1; then
+  grep -E -m 20 'error:|Error' "$WORK/build.log" >&2 || true
+  echo "build failed: see $WORK/build.log" >&2
+  exit 1
+fi
 "$VENV/bin/pip" install -q cloudpickle psutil pyyaml packaging
 
 # 5. Check: the real Horovod (not kolo's alias) with torch, MPI and gloo built in.

@@ -1,0 +1,54 @@
+// Internal to comm/: the pieces recursive doubling and halving-doubling share. Both run their
+// rounds among the largest power of two P <= size ranks (the "core"); for other sizes the first
+// 2*(size-P) ranks pair up beforehand, each even one handing its data to the odd one above it,
+// and get the result back at the end. Every fold combines (lower rank's values) op (higher
+// rank's values), so the bits of an element depend only on the group size, never on which rank
+// folds it.
+#pragma once
+
+#include <cstddef>
+
+#include "comm/communicator.h"
+#include "kernels/reduce.h"
+
+namespace kolo::comm::detail {
+
+struct PowerOfTwoCore {
+  int size = 1;           // P
+  int extra = 0;          // group size - P
+  int virtual_rank = -1;  // this rank's place among the P; -1 while it sits out
+
+  // The group rank of core member `virtual_rank` (increasing with it).
+  [[nodiscard]] int rank_of(int virtual_rank_of_peer) const {
+    return virtual_rank_of_peer < extra ? virtual_rank_of_peer * 2 + 1
+                                        : virtual_rank_of_peer + extra;
+  }
+};
+
+PowerOfTwoCore power_of_two_core(int rank, int group_size);
+
+// Folds are done one segment at a time through a scratch buffer of at most this many bytes, so
+// an incoming segment is folded while still in cache (as ring_reduce_scatter does) and a call
+// needs no buffer of the message's size.
+constexpr size_t kFoldSegmentBytes = size_t{1} << 20;
+
+// The communicator's reused scratch, sized for folding `bytes` of `element`-byte values.
+Bytes fold_scratch(Communicator& comm, size_t bytes, size_t element);
+
+// Sends `outgoing` to `partner` while receiving the partner's values of `target`'s elements and
+// folds them in, so that target = lower op higher (`mine_first`: this rank is the lower one).
+// `outgoing` may be `target` itself: each segment is sent before it is folded. Both partners cut
+// their transfers into the same number of segments (from the larger of the two ranges, which
+// both know), so segment k of one's outgoing meets segment k of the other's target.
+void exchange_and_fold(Communicator& comm, int partner, ConstBytes outgoing, Bytes target,
+                       size_t element, kernels::ReduceFn combine, bool mine_first, Bytes scratch);
+
+// Before the core's rounds: the ranks below 2*extra pair up and the odd one folds in the even
+// one's `mine` (a no-op for the other ranks).
+void fold_extra_ranks_in(Communicator& comm, const PowerOfTwoCore& core, Bytes mine, size_t element,
+                         kernels::ReduceFn combine, Bytes scratch);
+
+// After the core's rounds: the odd ranks below 2*extra send the result to the even ones.
+void send_result_to_extra_ranks(Communicator& comm, const PowerOfTwoCore& core, Bytes mine);
+
+}  // namespace kolo::comm::detail

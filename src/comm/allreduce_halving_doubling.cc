@@ -13,60 +13,48 @@
 // copied everywhere else, so every rank ends with identical bits.
 #include <algorithm>
 
-#include "comm/collective_checks.h"
 #include "comm/collectives.h"
 #include "comm/pairwise_exchange.h"
-#include "kernels/reduce.h"
 
 namespace kolo::comm {
 
 void allreduce_halving_doubling(Communicator& comm, Bytes data, size_t count, DataType type,
                                 ReduceOp op) {
-  const kernels::ReduceFn combine = kernels::reduce_function(type, op);
-  const size_t bytes =
-      detail::checked_bytes(comm, "allreduce_halving_doubling", data.size(), count, type);
-  const int n = comm.size();
-  if (n == 1 || count == 0) return;
-
-  const size_t element = dtype_size(type);
-  const detail::PowerOfTwoCore core = detail::power_of_two_core(comm.rank(), n);
-  const Bytes mine = data.first(bytes);
-  const Bytes scratch = detail::fold_scratch(comm, bytes, element);
-
-  detail::fold_extra_ranks_in(comm, core, mine, element, combine, scratch);
-  if (core.virtual_rank >= 0) {
-    const auto blocks = static_cast<size_t>(core.size);
-    // Blocks [low, high): their elements, block b starting at element count/P*b + min(b, count%P).
-    auto range = [&](int low, int high) {
-      auto first = [&](int b) {
-        const auto block = static_cast<size_t>(b);
-        return count / blocks * block + std::min(block, count % blocks);
-      };
-      return mine.subspan(first(low) * element, (first(high) - first(low)) * element);
-    };
-    const int self = core.virtual_rank;
-    int low = 0;
-    int high = core.size;
-    for (int distance = core.size / 2; distance >= 1; distance /= 2) {
-      const int middle = low + distance;
-      const bool lower = (self & distance) == 0;
-      const Bytes keep = lower ? range(low, middle) : range(middle, high);
-      const Bytes give = lower ? range(middle, high) : range(low, middle);
-      detail::exchange_and_fold(comm, core.rank_of(self ^ distance), give, keep, element, combine,
-                                lower, scratch);
-      (lower ? high : low) = middle;
-    }
-    // Now [low, high) is block `self` alone. The partner at distance d holds the aligned
-    // d blocks next to this rank's.
-    for (int distance = 1; distance < core.size; distance *= 2) {
-      const int theirs = low ^ distance;
-      const int partner = core.rank_of(self ^ distance);
-      comm.send_recv(partner, range(low, high), partner, range(theirs, theirs + distance));
-      low = std::min(low, theirs);
-      high = low + 2 * distance;
-    }
-  }
-  detail::send_result_to_extra_ranks(comm, core, mine);
+  detail::allreduce_on_power_of_two_core(
+      comm, "allreduce_halving_doubling", data, count, type, op,
+      [&comm, count](const detail::CoreCall& call) {
+        const auto blocks = static_cast<size_t>(call.core.size);
+        // Blocks [low, high): block b starts at element count/P*b + min(b, count%P).
+        auto range = [&](int low, int high) {
+          auto first = [&](int b) {
+            const auto block = static_cast<size_t>(b);
+            return count / blocks * block + std::min(block, count % blocks);
+          };
+          return call.mine.subspan(first(low) * call.element,
+                                   (first(high) - first(low)) * call.element);
+        };
+        const int self = call.core.virtual_rank;
+        int low = 0;
+        int high = call.core.size;
+        for (int distance = call.core.size / 2; distance >= 1; distance /= 2) {
+          const int middle = low + distance;
+          const bool lower = (self & distance) == 0;
+          const Bytes keep = lower ? range(low, middle) : range(middle, high);
+          const Bytes give = lower ? range(middle, high) : range(low, middle);
+          detail::exchange_and_fold(comm, call.core.rank_of(self ^ distance), give, keep,
+                                    call.element, call.combine, lower, call.scratch);
+          (lower ? high : low) = middle;
+        }
+        // Now [low, high) is block `self` alone. The partner at distance d holds the aligned
+        // d blocks next to this rank's.
+        for (int distance = 1; distance < call.core.size; distance *= 2) {
+          const int theirs = low ^ distance;
+          const int partner = call.core.rank_of(self ^ distance);
+          comm.send_recv(partner, range(low, high), partner, range(theirs, theirs + distance));
+          low = std::min(low, theirs);
+          high = low + 2 * distance;
+        }
+      });
 }
 
 }  // namespace kolo::comm

@@ -8,6 +8,8 @@
 
 #include <cstddef>
 
+#include "base/types.h"
+#include "comm/collective_checks.h"
 #include "comm/communicator.h"
 #include "kernels/reduce.h"
 
@@ -50,5 +52,31 @@ void fold_extra_ranks_in(Communicator& comm, const PowerOfTwoCore& core, Bytes m
 
 // After the core's rounds: the odd ranks below 2*extra send the result to the even ones.
 void send_result_to_extra_ranks(Communicator& comm, const PowerOfTwoCore& core, Bytes mine);
+
+// What the core's rounds work on.
+struct CoreCall {
+  PowerOfTwoCore core;
+  Bytes mine;  // the buffer's `bytes`
+  size_t element;
+  kernels::ReduceFn combine;
+  Bytes scratch;  // fold_scratch
+};
+
+// The frame both algorithms share: the argument checks, nothing to do for one rank or zero
+// elements, the extra ranks folded in, `rounds(call)` on the core's members, the result handed
+// back. A template, not a std::function: an 8-byte allreduce must not allocate.
+template <typename Rounds>
+void allreduce_on_power_of_two_core(Communicator& comm, const char* collective, Bytes data,
+                                    size_t count, DataType type, ReduceOp op, Rounds&& rounds) {
+  const kernels::ReduceFn combine = kernels::reduce_function(type, op);
+  const size_t bytes = checked_bytes(comm, collective, data.size(), count, type);
+  if (comm.size() == 1 || count == 0) return;
+  const size_t element = dtype_size(type);
+  const CoreCall call{power_of_two_core(comm.rank(), comm.size()), data.first(bytes), element,
+                      combine, fold_scratch(comm, bytes, element)};
+  fold_extra_ranks_in(comm, call.core, call.mine, element, combine, call.scratch);
+  if (call.core.virtual_rank >= 0) rounds(call);
+  send_result_to_extra_ranks(comm, call.core, call.mine);
+}
 
 }  // namespace kolo::comm::detail

@@ -56,9 +56,9 @@ def main() -> None:
             times = [medians[a][n] for a in ALGORITHMS]
             hd = medians["halving_doubling"][n]
             busbw = n * 2 * (np_ - 1) / np_ / hd / 1e9
+            ratios = [medians[a][n] / hd for a in ("ring", "recursive_doubling")]
             print(f"| {n} | " + " | ".join(f"{t * 1e6:.1f}" for t in times)
-                  + f" | {medians['ring'][n] / hd:.2f} | {medians['recursive_doubling'][n] / hd:.2f}"
-                  f" | {busbw:.2f} |")
+                  + "".join(f" | {r:.2f}" for r in ratios) + f" | {busbw:.2f} |")
 
 
 if __name__ == "__main__":

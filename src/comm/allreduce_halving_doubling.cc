@@ -9,8 +9,9 @@
 // block v. Allgather by recursive doubling: at distance 1, 2, .., P/2 partners swap the ranges
 // they hold, which doubles them. Group sizes that are not a power of two fold their extra ranks
 // in first and hand them the result at the end, as recursive doubling does (pairwise_exchange.h).
-// Each block's total is folded on one rank, (lower rank) op (higher rank) in every fold, and
-// copied everywhere else, so every rank ends with identical bits.
+// Each block's total is folded on one rank alone, in an order fixed by the group size (the
+// keeper's values first: no copy back), and copied everywhere else, so every rank ends with
+// identical bits.
 #include <algorithm>
 
 #include "comm/collectives.h"
@@ -42,7 +43,7 @@ void allreduce_halving_doubling(Communicator& comm, Bytes data, size_t count, Da
           const Bytes keep = lower ? range(low, middle) : range(middle, high);
           const Bytes give = lower ? range(middle, high) : range(low, middle);
           detail::exchange_and_fold(comm, call.core.rank_of(self ^ distance), give, keep,
-                                    call.element, call.combine, lower, call.scratch);
+                                    call.element, call.combine, /*mine_first=*/true, call.scratch);
           (lower ? high : low) = middle;
         }
         // Now [low, high) is block `self` alone. The partner at distance d holds the aligned

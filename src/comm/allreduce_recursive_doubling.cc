@@ -2,8 +2,8 @@
 // whose (virtual) rank differs in bit k and both combine, so after log2(p) rounds every rank holds
 // the total. For a size that is not a power of two, the first 2*extra ranks pair up beforehand:
 // each even one hands its data to the odd one above it and sits out, and gets the final result
-// back at the end (pairwise_exchange.h). Partners always combine as (lower rank) op (higher
-// rank), so both compute the same bits even for NaN payloads and signed zeros in min/max.
+// back at the end (pairwise_exchange.h). Partners of a round always combine as (lower rank) op
+// (higher rank), so both compute the same bits even for NaN payloads and signed zeros in min/max.
 // The partner's values arrive a segment at a time in the communicator's reused scratch: no
 // allocation per call (fresh pages for every large call cost 7x the model at 32 MiB,
 // bench/SCALING.md) and none for small ones (a measurable part of an 8-byte allreduce).

@@ -34,7 +34,8 @@ Bytes segment_of(Bytes whole, size_t k, size_t segment) {
   return whole.subspan(begin, std::min(whole.size() - begin, segment));
 }
 
-// target = lower op higher, where `incoming` holds the partner's values (clobbered).
+// target = mine op theirs (mine_first) or theirs op mine, where `incoming` holds the partner's
+// values (clobbered).
 void fold(Bytes target, Bytes incoming, size_t element, kernels::ReduceFn combine,
           bool mine_first) {
   if (target.empty()) return;
@@ -78,7 +79,7 @@ void fold_extra_ranks_in(Communicator& comm, const PowerOfTwoCore& core, Bytes m
     const Bytes into = segment_of(mine, k, segment);
     const Bytes incoming = scratch.first(into.size());
     comm.recv(rank - 1, incoming);
-    fold(into, incoming, element, combine, /*mine_first=*/false);
+    fold(into, incoming, element, combine, /*mine_first=*/true);
   }
 }
 

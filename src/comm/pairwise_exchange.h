@@ -1,9 +1,13 @@
 // Internal to comm/: the pieces recursive doubling and halving-doubling share. Both run their
 // rounds among the largest power of two P <= size ranks (the "core"); for other sizes the first
 // 2*(size-P) ranks pair up beforehand, each even one handing its data to the odd one above it,
-// and get the result back at the end. Every fold combines (lower rank's values) op (higher
-// rank's values), so the bits of an element depend only on the group size, never on which rank
-// folds it.
+// and get the result back at the end. Each element's folds happen in an order fixed by the group
+// size alone. Where two partners fold the same elements (recursive doubling's rounds) both
+// combine (lower rank's values) op (higher rank's values), so they compute the same bits even for
+// NaN payloads and signed zeros in min/max; where one rank alone folds them (the fold-in,
+// halving-doubling's reduce-scatter) it combines its own values first, which saves a copy per
+// segment (measured at np 2 over loopback TCP: the copy made 64 MiB 5% slower), and the others
+// receive its bits.
 #pragma once
 
 #include <cstddef>
@@ -38,7 +42,8 @@ constexpr size_t kFoldSegmentBytes = size_t{1} << 20;
 Bytes fold_scratch(Communicator& comm, size_t bytes, size_t element);
 
 // Sends `outgoing` to `partner` while receiving the partner's values of `target`'s elements and
-// folds them in, so that target = lower op higher (`mine_first`: this rank is the lower one).
+// folds them in: target = mine op theirs when `mine_first`, else theirs op mine (one more copy of
+// each segment, still in cache).
 // `outgoing` may be `target` itself: each segment is sent before it is folded. Both partners cut
 // their transfers into the same number of segments (from the larger of the two ranges, which
 // both know), so segment k of one's outgoing meets segment k of the other's target.
@@ -46,7 +51,7 @@ void exchange_and_fold(Communicator& comm, int partner, ConstBytes outgoing, Byt
                        size_t element, kernels::ReduceFn combine, bool mine_first, Bytes scratch);
 
 // Before the core's rounds: the ranks below 2*extra pair up and the odd one folds in the even
-// one's `mine` (a no-op for the other ranks).
+// one's `mine`, its own values first (a no-op for the other ranks).
 void fold_extra_ranks_in(Communicator& comm, const PowerOfTwoCore& core, Bytes mine, size_t element,
                          kernels::ReduceFn combine, Bytes scratch);
 

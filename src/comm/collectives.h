@@ -14,7 +14,14 @@
 
 namespace kolo::comm {
 
-enum class AllreduceAlgorithm { automatic, ring, recursive_doubling, hierarchical, shared_memory };
+enum class AllreduceAlgorithm {
+  automatic,
+  ring,
+  recursive_doubling,
+  halving_doubling,
+  hierarchical,
+  shared_memory
+};
 // HOROVOD_HIERARCHICAL_ALLREDUCE: automatic = on when ranks span several hosts and some host
 // runs more than one of them.
 enum class Hierarchical { automatic, on, off };
@@ -33,6 +40,10 @@ void allreduce(Communicator& comm, Bytes data, size_t count, DataType type, Redu
 void allreduce_ring(Communicator& comm, Bytes data, size_t count, DataType type, ReduceOp op);
 void allreduce_recursive_doubling(Communicator& comm, Bytes data, size_t count, DataType type,
                                   ReduceOp op);
+// Recursive-halving reduce-scatter + recursive-doubling allgather (Rabenseifner): the ring's
+// bandwidth in 2 log2(size) steps.
+void allreduce_halving_doubling(Communicator& comm, Bytes data, size_t count, DataType type,
+                                ReduceOp op);
 // Inside each host, then across hosts, then inside each host again (see the .cc); `options`
 // choose the flat algorithm of each stage.
 void allreduce_hierarchical(Communicator& comm, Bytes data, size_t count, DataType type,
@@ -76,9 +87,10 @@ void alltoallv_shared_memory(Communicator& comm, ConstBytes in, std::span<const 
                              Bytes out, std::span<const size_t> recv_bytes);
 
 // Root's data ends up on every rank: through the host arena when the group is one host's
-// ranks, else a binomial tree.
+// ranks, else a pipelined chain for large buffers (broadcast_choice.h) or a binomial tree.
 void broadcast(Communicator& comm, Bytes data, int root);
 void broadcast_tree(Communicator& comm, Bytes data, int root);
+void broadcast_chain(Communicator& comm, Bytes data, int root);
 void broadcast_shared_memory(Communicator& comm, Bytes data, int root);
 
 // Returns once every rank has entered.

@@ -123,7 +123,7 @@ def projection_cell(collective: str, p: int, n: float, link: model.Link) -> tupl
 
 def print_projection(name: str, network: model.Link) -> None:
     print("\n## Projection (one rank per host)\n")
-    print(f"alpha = {network.alpha * 1e6:.1f} us ({name} fit) + {project.HOP_ALPHA * 1e6:.0f} us "
+    print(f"alpha = {network.alpha * 1e6:.1f} us ({name}) + {project.HOP_ALPHA * 1e6:.0f} us "
           "per datacentre hop; beta from the line rate at 94% TCP goodput. A cell is kolo's pick "
           "and its time; where another algorithm is more than 5% faster, that one's; where kolo "
           "picked differently before its chain broadcast and doubling allgather, what that took.")
@@ -158,6 +158,9 @@ def main() -> None:
     parser.add_argument("--gbit", type=float, default=10, help="veth shaping, Gb/s")
     parser.add_argument("--no-netns", action="store_true", help="skip the namespaces")
     parser.add_argument("--json", type=Path, help="also write every run's table here")
+    parser.add_argument("--alpha-us", type=float,
+                        help="project with this per-step alpha of the emulated link instead of "
+                             "the fit's (e.g. a fit from a quieter run)")
     parser.add_argument("--replay", type=Path,
                         help="fit, check and project the runs of a --json file; measure nothing")
     args = parser.parse_args()
@@ -189,7 +192,12 @@ def main() -> None:
     print_fits(links, qualities)
     print_check(cases, links)
     name = "veth" if "veth" in links else "tcp"
-    print_projection(name, links[name])
+    network = links[name]
+    label = f"{name} fit"
+    if args.alpha_us is not None:
+        network = model.Link(args.alpha_us * 1e-6, network.beta, network.gamma)
+        label = f"--alpha-us, instead of the {name} fit's {links[name].alpha * 1e6:.1f} us"
+    print_projection(label, network)
 
 
 if __name__ == "__main__":

@@ -90,10 +90,12 @@ void alltoallv_shared_memory(Communicator& comm, ConstBytes in, std::span<const 
                              Bytes out, std::span<const size_t> recv_bytes);
 
 // Root's data ends up on every rank: through the host arena when the group is one host's
-// ranks, else a pipelined chain for large buffers (broadcast_choice.h) or a binomial tree.
+// ranks, else a pipelined chain for large buffers, scatter + allgather for medium ones on 8+
+// ranks (broadcast_choice.h), or a binomial tree.
 void broadcast(Communicator& comm, Bytes data, int root);
 void broadcast_tree(Communicator& comm, Bytes data, int root);
 void broadcast_chain(Communicator& comm, Bytes data, int root);
+void broadcast_scatter_allgather(Communicator& comm, Bytes data, int root);
 void broadcast_shared_memory(Communicator& comm, Bytes data, int root);
 
 // Returns once every rank has entered.

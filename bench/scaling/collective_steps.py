@@ -33,13 +33,14 @@ def broadcast_tree(p: int, n: float) -> tuple[float, float, float]:
 
 
 def broadcast_chain(p: int, n: float) -> tuple[float, float, float]:
-    """kolo's broadcast_chain (NCCL's ring broadcast): chunks stream rank to rank in order, so
-    p - 2 + chunks steps of one chunk each; every link carries n once plus the fill."""
+    """kolo's broadcast_chain (NCCL's ring broadcast): chunks stream rank to rank in order. The
+    first chunk reaches the end after p - 1 hops (a latency each); after that the chunks arrive
+    back to back, their latencies hidden behind the transfers, so p - 2 + chunks chunk-times of
+    bytes: every link carries n once plus the fill."""
     if p == 1:
         return (0.0, 0.0, 0.0)
     chunks = max(1, math.ceil(n / CHAIN_CHUNK_BYTES))
-    steps = p - 2 + chunks
-    return (float(steps), steps / chunks, 0.0)
+    return (float(p - 1), (p - 2 + chunks) / chunks, 0.0)
 
 
 # src/comm/broadcast_choice.cc: alpha + one chunk's transfer counted as this many bytes.
@@ -55,14 +56,32 @@ def broadcast_chain_limit(p: int) -> float:
     return float(-(-((p - 2) * CHAIN_STEP_WORTH_BYTES) // saved))  # rounded up
 
 
+# src/comm/broadcast_choice.cc: scatter + allgather from 8 ranks, a step counted as 128 KiB.
+SCATTER_ALLGATHER_FROM_RANKS = 8
+SCATTER_ALLGATHER_STEP_WORTH_BYTES = 128 * 1024
+
+
+def broadcast_scatter_allgather_limit(p: int) -> float:
+    """broadcast_scatter_allgather_limit(): its p - 1 extra steps over the bytes it saves the
+    tree's root, (depth - 2(p-1)/p) n; from 8 ranks."""
+    if p < SCATTER_ALLGATHER_FROM_RANKS:
+        return math.inf
+    saved = _depth(p) - 2.0 * (p - 1) / p
+    return float(math.ceil((p - 1) * SCATTER_ALLGATHER_STEP_WORTH_BYTES / saved))
+
+
 def kolo_broadcast_pick(p: int, n: float) -> str:
-    """broadcast() between hosts (no arena): the chain from its limit, else the tree."""
-    return "chain" if n >= broadcast_chain_limit(p) else "tree"
+    """broadcast() between hosts (no arena): the chain from its limit, scatter + allgather from
+    its own, else the tree."""
+    if n >= broadcast_chain_limit(p):
+        return "chain"
+    return "scatter_allgather" if n >= broadcast_scatter_allgather_limit(p) else "tree"
 
 
 def broadcast_scatter_allgather(p: int, n: float) -> tuple[float, float, float]:
-    """van de Geijn's broadcast (MPICH's for large buffers; kolo lacks it): a binomial scatter of
-    p blocks, then a ring allgather of them. Each rank's link carries about 2n (p-1)/p."""
+    """kolo's broadcast_scatter_allgather (van de Geijn's, MPICH's for large buffers): a binomial
+    scatter of p blocks, then a ring allgather of them. Each rank's link carries about
+    2n (p-1)/p."""
     if p == 1:
         return (0.0, 0.0, 0.0)
     return (float(_depth(p) + p - 1), 2.0 * (p - 1) / p, 0.0)
@@ -76,20 +95,45 @@ def allgather_ring(p: int, n: float) -> tuple[float, float, float]:
 
 
 def allgather_doubling(p: int, n: float) -> tuple[float, float, float]:
-    """Recursive doubling (a power of two) or Bruck's algorithm (any p), MPICH's small-message
-    allgathers (kolo lacks them): ceil(log2 p) rounds that double what each rank holds, the
-    same bytes as the ring."""
+    """kolo's allgatherv_doubling: log2 P rounds among the largest power of two P <= p that double
+    what each rank holds; the p - P extra ranks first hand their block over (one step of n/p)
+    and get the whole output back at the end (one step of n)."""
+    if p == 1:
+        return (0.0, 0.0, 0.0)
+    rounds = _depth(p + 1) - 1  # log2 P
+    big = 1 << rounds
+    if big == p:
+        return (float(rounds), (p - 1) / p, 0.0)
+    return (float(rounds + 2), 1.0 / p + (big - 1) / big + 1.0, 0.0)
+
+
+def allgather_bruck(p: int, n: float) -> tuple[float, float, float]:
+    """Bruck's algorithm (MPICH's small-message allgather for any p; kolo lacks it): ceil(log2 p)
+    rounds, the ring's bytes, plus a local rotation at the end (left out)."""
     if p == 1:
         return (0.0, 0.0, 0.0)
     return (float(_depth(p)), (p - 1) / p, 0.0)
 
 
+# src/comm/allgather_choice.h
+ALLGATHER_DOUBLING_MAX_BYTES = 512 * 1024
+
+
+def allgather_doubling_serves(p: int, total: float) -> bool:
+    """allgather_doubling_serves(): powers of two from 4 ranks, others from 6, up to 512 KiB."""
+    if total > ALLGATHER_DOUBLING_MAX_BYTES:
+        return False
+    return p >= 4 if p & (p - 1) == 0 else p >= 6
+
+
 BROADCAST = {"tree": broadcast_tree, "scatter_allgather": broadcast_scatter_allgather,
              "chain": broadcast_chain}
-ALLGATHER = {"ring": allgather_ring, "doubling": allgather_doubling}
+ALLGATHER = {"ring": allgather_ring, "doubling": allgather_doubling, "bruck": allgather_bruck}
 ALGORITHMS = {"broadcast": BROADCAST, "allgather": ALLGATHER}
 
 
 def kolo_pick(collective: str, p: int, n: float) -> str:
     """What kolo runs between hosts (one rank per host, so the arena never serves)."""
-    return kolo_broadcast_pick(p, n) if collective == "broadcast" else "ring"
+    if collective == "broadcast":
+        return kolo_broadcast_pick(p, n)
+    return "doubling" if allgather_doubling_serves(p, n) else "ring"

@@ -34,8 +34,10 @@ VETH_PLACEMENT = {2: "ns1:1,ns2:1", 3: "ns1:1,ns2:1,ns3:1"}
 # broadcast_parameters sends at the start), a 1 B-parameter fp16 model's 2 GB.
 BROADCAST_SIZES = (8, 64 << 10, 1 << 20, 16 << 20, 25_557_032 * 4, 2_000_000_000)
 ALLGATHER_SIZES = (8 << 10, 1 << 20, 16 << 20, 256 << 20)
+# What kolo ran between hosts before the chain broadcast and the doubling allgather.
+BEFORE_THIS_SESSION = {"broadcast": "tree", "allgather": "ring"}
 SHORT = {"tree": "tree", "scatter_allgather": "S+AG", "chain": "chain", "ring": "ring",
-         "doubling": "RD/Bruck"}
+         "doubling": "RD", "bruck": "Bruck"}
 
 
 def local_cases() -> list[measure.Case]:
@@ -113,14 +115,18 @@ def projection_cell(collective: str, p: int, n: float, link: model.Link) -> tupl
     text = f"{SHORT[pick]} {project.fmt_time(times[pick])}"
     if best != pick and times[best] < 0.95 * times[pick]:  # 5%: inside the model's error
         text += f" -> {SHORT[best]} {project.fmt_time(times[best])}"
+    before = BEFORE_THIS_SESSION[collective]
+    if pick != before:
+        text += f" (was {SHORT[before]} {project.fmt_time(times[before])})"
     return text, best
 
 
 def print_projection(name: str, network: model.Link) -> None:
     print("\n## Projection (one rank per host)\n")
-    print(f"alpha = {network.alpha * 1e6:.1f} us ({name} fit) + {project.HOP_ALPHA * 1e6:.0f} us "
-          "per datacentre hop; beta from the line rate at 94% TCP goodput. A cell is kolo's time "
-          "and, where another algorithm is more than 5% faster, that one's.")
+    print(f"alpha = {network.alpha * 1e6:.1f} us ({name}) + {project.HOP_ALPHA * 1e6:.0f} us "
+          "per datacentre hop; beta from the line rate at 94% TCP goodput. A cell is kolo's pick "
+          "and its time; where another algorithm is more than 5% faster, that one's; where kolo "
+          "picked differently before its chain broadcast and doubling allgather, what that took.")
     for rate in project.RATES_GBIT:
         link = model.link_for_network(rate, network.alpha + project.HOP_ALPHA, 0.0)
         for collective, sizes in (("broadcast", BROADCAST_SIZES),
@@ -152,6 +158,9 @@ def main() -> None:
     parser.add_argument("--gbit", type=float, default=10, help="veth shaping, Gb/s")
     parser.add_argument("--no-netns", action="store_true", help="skip the namespaces")
     parser.add_argument("--json", type=Path, help="also write every run's table here")
+    parser.add_argument("--alpha-us", type=float,
+                        help="project with this per-step alpha of the emulated link instead of "
+                             "the fit's (e.g. a fit from a quieter run)")
     parser.add_argument("--replay", type=Path,
                         help="fit, check and project the runs of a --json file; measure nothing")
     args = parser.parse_args()
@@ -183,7 +192,12 @@ def main() -> None:
     print_fits(links, qualities)
     print_check(cases, links)
     name = "veth" if "veth" in links else "tcp"
-    print_projection(name, links[name])
+    network = links[name]
+    label = f"{name} fit"
+    if args.alpha_us is not None:
+        network = model.Link(args.alpha_us * 1e-6, network.beta, network.gamma)
+        label = f"--alpha-us, instead of the {name} fit's {links[name].alpha * 1e6:.1f} us"
+    print_projection(label, network)
 
 
 if __name__ == "__main__":

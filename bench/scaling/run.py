@@ -59,6 +59,37 @@ def environment(case: measure.Case) -> dict[str, str]:
     return env
 
 
+def measure_or_replay(args, local_cases_of, veth_cases_of, environment_of) -> list[measure.Case]:
+    """The cases of a --replay file; else every local case and, unless --no-netns, every veth case
+    measured in interleaved rounds, the load printed before and after, written to --json. Shared
+    with run_collectives.py."""
+    if args.replay:
+        saved = json.loads(args.replay.read_text())
+        cases = [measure.Case(**case) for case in saved["cases"]]
+        for case in cases:  # JSON keys are strings
+            case.runs = [{int(n): t for n, t in run.items()} for run in case.runs]
+        print(f"# replaying {args.replay}: {saved['load']}")
+        return cases
+    sweep = measure.Sweep(max_bytes=args.max_bytes, iterations=args.iterations)
+    before = Path("/proc/loadavg").read_text().strip()
+    print(f"# load before: {before}  cpus: {os.cpu_count()}")
+    cases = local_cases_of()
+    run_rounds(cases, args.rounds, sweep, environment_of)
+    if not args.no_netns:
+        import netns  # noqa: PLC0415 (needs root; only when used)
+
+        remote = veth_cases_of()
+        with netns.ShapedCluster(3, args.gbit) as cluster:
+            run_rounds(remote, args.rounds, sweep, lambda case: cluster.env(OMP_NUM_THREADS="1"))
+        cases += remote
+    after = Path("/proc/loadavg").read_text().strip()
+    print(f"# load after: {after}")
+    if args.json:
+        args.json.write_text(json.dumps({"load": f"before {before}, after {after}",
+                                         "cases": [vars(case) for case in cases]}, indent=1))
+    return cases
+
+
 def run_rounds(cases: list[measure.Case], rounds: int, sweep: measure.Sweep, env_of) -> None:
     """Every round runs every case once, so slow phases of the shared machine spread evenly."""
     for round_ in range(rounds):
@@ -143,32 +174,7 @@ def main() -> None:
     parser.add_argument("--replay", type=Path,
                         help="fit, check and project the runs of a --json file; measure nothing")
     args = parser.parse_args()
-    sweep = measure.Sweep(max_bytes=args.max_bytes, iterations=args.iterations)
-    if args.replay:
-        saved = json.loads(args.replay.read_text())
-        cases = [measure.Case(**case) for case in saved["cases"]]
-        for case in cases:  # JSON keys are strings
-            case.runs = [{int(n): t for n, t in run.items()} for run in case.runs]
-        print(f"# replaying {args.replay}: {saved['load']}")
-    else:
-        before = Path("/proc/loadavg").read_text().strip()
-        print(f"# load before: {before}  cpus: {os.cpu_count()}")
-        cases = local_cases()
-        run_rounds(cases, args.rounds, sweep, environment)
-        if not args.no_netns:
-            import netns  # noqa: PLC0415 (needs root; only when used)
-
-            remote = veth_cases()
-            with netns.ShapedCluster(3, args.gbit) as cluster:
-                run_rounds(remote, args.rounds, sweep,
-                           lambda case: cluster.env(OMP_NUM_THREADS="1"))
-            cases += remote
-        after = Path("/proc/loadavg").read_text().strip()
-        print(f"# load after: {after}")
-        if args.json:
-            args.json.write_text(json.dumps({
-                "load": f"before {before}, after {after}",
-                "cases": [vars(case) for case in cases]}, indent=1))
+    cases = measure_or_replay(args, local_cases, veth_cases, environment)
 
     links, qualities = {}, {}
     for transport in FIT_ALGORITHMS:

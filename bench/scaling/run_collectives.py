@@ -15,7 +15,6 @@ the figures: bench/SCALING.md, "Broadcast and allgather".
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
@@ -25,7 +24,7 @@ import collective_steps as steps  # noqa: E402
 import measure  # noqa: E402
 import model  # noqa: E402
 import project  # noqa: E402
-from run import run_rounds  # noqa: E402
+from run import measure_or_replay  # noqa: E402
 
 COLLECTIVES = ("broadcast", "allgather")
 # One rank per host: the tree's and the ring's every edge is then a veth link.
@@ -140,15 +139,6 @@ def print_projection(name: str, network: model.Link) -> None:
                 print(f"| {p} | " + " | ".join(cells) + " |")
 
 
-def load_cases(path: Path) -> list[measure.Case]:
-    saved = json.loads(path.read_text())
-    cases = [measure.Case(**case) for case in saved["cases"]]
-    for case in cases:  # JSON keys are strings
-        case.runs = [{int(n): t for n, t in run.items()} for run in case.runs]
-    print(f"# replaying {path}: {saved['load']}")
-    return cases
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -164,27 +154,7 @@ def main() -> None:
     parser.add_argument("--replay", type=Path,
                         help="fit, check and project the runs of a --json file; measure nothing")
     args = parser.parse_args()
-    if args.replay:
-        cases = load_cases(args.replay)
-    else:
-        sweep = measure.Sweep(max_bytes=args.max_bytes, iterations=args.iterations)
-        before = Path("/proc/loadavg").read_text().strip()
-        print(f"# load before: {before}  cpus: {os.cpu_count()}")
-        cases = local_cases()
-        run_rounds(cases, args.rounds, sweep, environment)
-        if not args.no_netns:
-            import netns  # noqa: PLC0415 (needs root; only when used)
-
-            remote = veth_cases()
-            with netns.ShapedCluster(3, args.gbit) as cluster:
-                run_rounds(remote, args.rounds, sweep,
-                           lambda case: cluster.env(OMP_NUM_THREADS="1"))
-            cases += remote
-        after = Path("/proc/loadavg").read_text().strip()
-        print(f"# load after: {after}")
-        if args.json:
-            args.json.write_text(json.dumps({"load": f"before {before}, after {after}",
-                                             "cases": [vars(case) for case in cases]}, indent=1))
+    cases = measure_or_replay(args, local_cases, veth_cases, environment)
     links, qualities = {}, {}
     for transport in ("tcp", "shm", "veth"):
         if any(case.transport == transport for case in cases):

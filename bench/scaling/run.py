@@ -59,6 +59,21 @@ def environment(case: measure.Case) -> dict[str, str]:
     return env
 
 
+def measurement_parser(description: str) -> argparse.ArgumentParser:
+    """The options of measure_or_replay(), shared with run_collectives.py."""
+    parser = argparse.ArgumentParser(description=description,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--max-bytes", default="64M")
+    parser.add_argument("--iterations", type=int, default=10)
+    parser.add_argument("--gbit", type=float, default=10, help="veth shaping, Gb/s")
+    parser.add_argument("--no-netns", action="store_true", help="skip the namespaces")
+    parser.add_argument("--json", type=Path, help="also write every run's table here")
+    parser.add_argument("--replay", type=Path,
+                        help="fit, check and project the runs of a --json file; measure nothing")
+    return parser
+
+
 def measure_or_replay(args, local_cases_of, veth_cases_of, environment_of) -> list[measure.Case]:
     """The cases of a --replay file; else every local case and, unless --no-netns, every veth case
     measured in interleaved rounds, the load printed before and after, written to --json. Shared
@@ -163,16 +178,7 @@ def print_check(cases, links) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--max-bytes", default="64M")
-    parser.add_argument("--iterations", type=int, default=10)
-    parser.add_argument("--gbit", type=float, default=10, help="veth shaping, Gb/s")
-    parser.add_argument("--no-netns", action="store_true", help="skip the namespaces")
-    parser.add_argument("--json", type=Path, help="also write every run's table here")
-    parser.add_argument("--replay", type=Path,
-                        help="fit, check and project the runs of a --json file; measure nothing")
+    parser = measurement_parser(__doc__)
     args = parser.parse_args()
     cases = measure_or_replay(args, local_cases, veth_cases, environment)
 

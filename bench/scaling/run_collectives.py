@@ -14,7 +14,6 @@ the figures: bench/SCALING.md, "Broadcast and allgather".
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
@@ -24,7 +23,7 @@ import collective_steps as steps  # noqa: E402
 import measure  # noqa: E402
 import model  # noqa: E402
 import project  # noqa: E402
-from run import measure_or_replay  # noqa: E402
+from run import measure_or_replay, measurement_parser  # noqa: E402
 
 COLLECTIVES = ("broadcast", "allgather")
 # One rank per host: the tree's and the ring's every edge is then a veth link.
@@ -140,19 +139,10 @@ def print_projection(name: str, network: model.Link) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--max-bytes", default="64M")
-    parser.add_argument("--iterations", type=int, default=10)
-    parser.add_argument("--gbit", type=float, default=10, help="veth shaping, Gb/s")
-    parser.add_argument("--no-netns", action="store_true", help="skip the namespaces")
-    parser.add_argument("--json", type=Path, help="also write every run's table here")
+    parser = measurement_parser(__doc__)
     parser.add_argument("--alpha-us", type=float,
                         help="project with this per-step alpha of the emulated link instead of "
                              "the fit's (e.g. a fit from a quieter run)")
-    parser.add_argument("--replay", type=Path,
-                        help="fit, check and project the runs of a --json file; measure nothing")
     args = parser.parse_args()
     cases = measure_or_replay(args, local_cases, veth_cases, environment)
     links, qualities = {}, {}

@@ -30,7 +30,7 @@ struct AllreduceOptions {
   AllreduceAlgorithm algorithm = AllreduceAlgorithm::automatic;
   // automatic: below this many bytes recursive doubling (latency-bound), else ring (bandwidth);
   // the limit of groups up to 4 ranks, larger ones scale it (allreduce_choice.h).
-  size_t small_message_bytes = 64 * 1024;
+  size_t small_message_bytes = size_t{64} * 1024;
   Hierarchical hierarchical = Hierarchical::automatic;
 };
 

@@ -6,6 +6,7 @@ for the end. Shared by tests/python/test_elastic_launcher.py and tests/multihost
 from __future__ import annotations
 
 import re
+import signal
 import subprocess
 import threading
 import time
@@ -13,12 +14,18 @@ import time
 import pytest
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Job:
     def __init__(self, command: list[str], env: dict[str, str], timeout: float = 120):
         self.lines: list[str] = []
         self.cond = threading.Condition()
+        # Ctrl-C's default action, as from a terminal, whatever this process inherited (a shell's
+        # background job ignores SIGINT, and its workers would then never see KeyboardInterrupt).
         self.proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     text=True, env=env)
+                                     text=True, env=env, preexec_fn=_default_sigint)
         self.deadline = time.monotonic() + timeout
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()

@@ -13,6 +13,10 @@ import pytest
 from conftest import JobResult, WORKERS, kolorun_path
 
 
+def default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def wait_for(path: Path, proc: subprocess.Popen, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while not path.exists():
@@ -27,7 +31,11 @@ def wait_for(path: Path, proc: subprocess.Popen, timeout: float = 60) -> None:
 def test_ctrl_c_interrupts_a_blocking_wait_and_the_handle_survives(np_, tmp_path):
     cmd = [kolorun_path(), "-np", str(np_), sys.executable, str(WORKERS / "interrupt_wait.py"),
            str(tmp_path)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # The job starts with Ctrl-C's default action, as from a terminal: a test run started in the
+    # background of a non-interactive shell inherits SIGINT ignored, and Python then installs no
+    # KeyboardInterrupt handler at all.
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=default_sigint)
     try:
         for wait_number in (1, 2, 3):
             wait_for(tmp_path / f"waiting.{wait_number}", proc)

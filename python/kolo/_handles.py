@@ -71,19 +71,28 @@ def synchronize(handle: int) -> Any:
             raise first_error
         return results
     entry = _in_flight[handle]
+    # A KeyboardInterrupt (Ctrl-C during the wait) is not an Exception and leaves the entry in
+    # place: the operation still runs and reads or writes the arrays referenced here, so they
+    # must outlive it; synchronize(handle) may be called again.
     if entry.op in _SAME_SHAPE:
         # Nothing allocated by the core: wait and forget the handle in one call.
         try:
             _core.finish(handle)
-        finally:
+        except Exception:
             del _in_flight[handle]
+            raise
+        del _in_flight[handle]
         result = entry.output if entry.output is not None else entry.array
         return entry.finish(result) if entry.finish is not None else result
     try:
         _core.wait(handle)
-    finally:
-        allocated = _take(handle, entry) if _core.poll(handle) else None
+    except Exception:
+        if _core.poll(handle):
+            _take(handle, entry)  # frees what the core allocated for the failed operation
         del _in_flight[handle]
+        raise
+    allocated = _take(handle, entry)
+    del _in_flight[handle]
     result = _result(entry, allocated)
     return entry.finish(result) if entry.finish is not None else result
 

@@ -53,21 +53,37 @@ bool HandleTable::poll(HandleId handle) const {
 
 void HandleTable::wait(HandleId handle) const {
   std::unique_lock lock(mutex_);
-  ++waiters_;
-  done_.wait(lock, [&] {
-    // find() throws for an unknown handle: leave the count right on that way out too.
-    bool done = false;
-    try {
-      done = find(handle).done;
-    } catch (...) {
-      --waiters_;
-      throw;
+  (void)wait_until(lock, handle, std::chrono::steady_clock::time_point::max());
+}
+
+bool HandleTable::wait_for(HandleId handle, std::chrono::milliseconds timeout) const {
+  std::unique_lock lock(mutex_);
+  return wait_until(lock, handle, std::chrono::steady_clock::now() + timeout);
+}
+
+bool HandleTable::wait_until(std::unique_lock<std::mutex>& lock, HandleId handle,
+                             std::chrono::steady_clock::time_point deadline) const {
+  // find() throws for an unknown handle before anything is counted.
+  if (!find(handle).done) {
+    ++waiters_;
+    // Another thread may release the handle once it is done: gone counts as done here, and the
+    // find() below then says it is unknown. Nothing throws between the two counts.
+    auto done = [&] {
+      auto it = states_.find(handle);
+      return it == states_.end() || it->second.done;
+    };
+    bool finished = true;
+    if (deadline == std::chrono::steady_clock::time_point::max()) {
+      done_.wait(lock, done);
+    } else {
+      finished = done_.wait_until(lock, deadline, done);
     }
-    if (done) --waiters_;
-    return done;
-  });
+    --waiters_;
+    if (!finished) return false;
+  }
   const State& state = find(handle);
   if (state.error) throw Error(*state.error);
+  return true;
 }
 
 bool HandleTable::anyone_waiting() const {

@@ -2,6 +2,7 @@
 // Thread-safe; wait() blocks on a condition variable (the Python layer releases the GIL first).
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <optional>
@@ -22,6 +23,9 @@ class HandleTable {
   bool poll(HandleId handle) const;
   // Blocks until done; throws kolo::Error with the failure message. Does not release the handle.
   void wait(HandleId handle) const;
+  // wait() for at most `timeout`: false if still pending then (so a caller can look at other
+  // things, such as a pending Ctrl-C, between slices of a long wait).
+  bool wait_for(HandleId handle, std::chrono::milliseconds timeout) const;
   // Whether some thread is blocked in wait() now.
   [[nodiscard]] bool anyone_waiting() const;
   // Forgets a finished handle and returns what it produced (allgather output). Throws if unknown
@@ -35,6 +39,10 @@ class HandleTable {
     OwnedBuffer output;
   };
   const State& find(HandleId handle) const;
+  // Waits under `lock` until done or `deadline`; rethrows a failure. The one place waiters_ is
+  // counted.
+  bool wait_until(std::unique_lock<std::mutex>& lock, HandleId handle,
+                  std::chrono::steady_clock::time_point deadline) const;
 
   mutable std::mutex mutex_;
   mutable std::condition_variable done_;

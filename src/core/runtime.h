@@ -57,6 +57,11 @@ class Runtime {
   int join();
   [[nodiscard]] bool poll(HandleId handle) const { return handles_.poll(handle); }
   void wait(HandleId handle) const { handles_.wait(handle); }
+  // wait() for at most `timeout`; false if still pending (the Python layer checks for Ctrl-C
+  // between slices).
+  bool wait_for(HandleId handle, std::chrono::milliseconds timeout) const {
+    return handles_.wait_for(handle, timeout);
+  }
   OwnedBuffer release(HandleId handle) { return handles_.release(handle); }
   // Elastic training (KOLO_ELASTIC=1, core/elastic_join.h). The membership round the current
   // session belongs to (0: not elastic, or not initialized).

@@ -9,6 +9,8 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <chrono>
+
 #include "backends/mpi_plugin.h"
 #include "base/errors.h"
 #include "core/launcher_watch.h"
@@ -51,6 +53,26 @@ nb::object take_output(HandleId handle, bool as_torch) {
 nb::tuple take_alltoall_output(HandleId handle, bool as_torch) {
   core::OwnedBuffer buffer = runtime().release(handle);
   return nb::make_tuple(as_array(buffer, as_torch), buffer.received_splits);
+}
+
+// How often a blocking wait lets Python look for a pending signal: a Ctrl-C is answered within
+// this, and an operation that completes sooner never pays for it.
+constexpr std::chrono::milliseconds kSignalCheckInterval{100};
+
+// Waits for `handle` with the GIL released, in slices; between them runs Python's signal
+// handlers, so Ctrl-C during a blocking collective (a peer that never submits it, a long
+// transfer) raises KeyboardInterrupt in the main thread. Horovod's wait ignores signals until
+// the operation ends, which with a stuck peer is the peer timeout or never.
+void wait_interruptibly(HandleId handle) {
+  for (;;) {
+    bool done = false;
+    {
+      nb::gil_scoped_release unlocked;
+      done = runtime().wait_for(handle, kSignalCheckInterval);
+    }
+    if (done) return;
+    if (PyErr_CheckSignals() != 0) throw nb::python_error();
+  }
 }
 
 }  // namespace
@@ -120,23 +142,20 @@ NB_MODULE(_core, m) {
       "join", [] { return kolo::core::runtime().join(); },
       nb::call_guard<nb::gil_scoped_release>());
   m.def("poll", [](kolo::core::HandleId h) { return kolo::core::runtime().poll(h); });
-  m.def(
-      "wait", [](kolo::core::HandleId h) { kolo::core::runtime().wait(h); },
-      nb::call_guard<nb::gil_scoped_release>());
+  m.def("wait", &wait_interruptibly);
   // wait() then release() in one call, for operations without a runtime-allocated output: the
-  // handle is forgotten whether the operation succeeded or failed (and then raises).
-  m.def(
-      "finish",
-      [](kolo::core::HandleId h) {
-        try {
-          kolo::core::runtime().wait(h);
-        } catch (const kolo::Error&) {
-          (void)kolo::core::runtime().release(h);
-          throw;
-        }
-        (void)kolo::core::runtime().release(h);
-      },
-      nb::call_guard<nb::gil_scoped_release>());
+  // handle is forgotten whether the operation succeeded or failed (and then raises). Not after
+  // a Ctrl-C: the operation still runs and may write the caller's arrays, which the Python
+  // layer keeps referenced while the handle exists.
+  m.def("finish", [](kolo::core::HandleId h) {
+    try {
+      wait_interruptibly(h);
+    } catch (const kolo::Error&) {
+      (void)kolo::core::runtime().release(h);
+      throw;
+    }
+    (void)kolo::core::runtime().release(h);
+  });
   m.def("take_output", &take_output, nb::arg("handle"), nb::arg("as_torch") = false);
   m.def("take_alltoall_output", &take_alltoall_output, nb::arg("handle"),
         nb::arg("as_torch") = false);

@@ -38,6 +38,10 @@ DOCKER_LIKE = "172.17.0.1/16"
 SSHD = "/usr/sbin/sshd"
 ETC_HOSTS = Path("/etc/hosts")
 
+# The cluster this process made ("cluster": it), shared by every fixture that asks for one: the
+# conftest that makes it is loaded under several module names, and this module only once.
+IN_THIS_PROCESS: dict[str, "Cluster"] = {}
+
 
 def run(*cmd: str, check: bool = True, timeout: float = 30) -> subprocess.CompletedProcess:
     result = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

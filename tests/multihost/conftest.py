@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from cluster import Cluster, sweep_stale, unavailable_reason  # noqa: E402
+from cluster import IN_THIS_PROCESS, Cluster, sweep_stale, unavailable_reason  # noqa: E402
 
 HOST_COUNT = 3
 LOCK = Path("/tmp/kolo-multihost.lock")
@@ -36,6 +36,11 @@ def cluster(request):
     reason = unavailable_reason()
     if reason:
         pytest.skip(f"multi-host tests skipped: {reason}")
+    # This file is also loaded under other module names (tests/faults/netns, tests/elastic/netns),
+    # each load with its own session fixture; in one pytest process they share one cluster,
+    # since a second flock on the machine-wide lock would wait for the first forever.
+    if "cluster" in IN_THIS_PROCESS:
+        return IN_THIS_PROCESS["cluster"]
     # One harness at a time per machine: the names and the 10.231.0.0/24 range are fixed.
     lock = open(LOCK, "w")
     fcntl.flock(lock, fcntl.LOCK_EX)
@@ -43,8 +48,10 @@ def cluster(request):
     made = Cluster(HOST_COUNT)
     request.addfinalizer(lock.close)
     request.addfinalizer(made.destroy)
+    request.addfinalizer(lambda: IN_THIS_PROCESS.pop("cluster", None))
     _install_signal_cleanup(made)
     made.create()
+    IN_THIS_PROCESS["cluster"] = made
     return made
 
 

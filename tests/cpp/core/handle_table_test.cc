@@ -34,6 +34,32 @@ TEST(HandleTable, FailureIsRethrownWithItsMessage) {
   }
 }
 
+TEST(HandleTable, WaitForGivesUpWhilePendingAndSeesTheLaterResult) {
+  HandleTable table;
+  HandleId h = table.create();
+  EXPECT_FALSE(table.wait_for(h, std::chrono::milliseconds(20)));
+  EXPECT_FALSE(table.anyone_waiting());  // the timed-out waiter is no longer counted
+  std::thread finisher([&] {
+    // complete() only once the waiter is inside, so the wait really is woken.
+    while (!table.anyone_waiting()) std::this_thread::yield();
+    table.complete(h);
+  });
+  EXPECT_TRUE(table.wait_for(h, std::chrono::hours(1)));
+  finisher.join();
+  EXPECT_FALSE(table.anyone_waiting());
+  (void)table.release(h);
+}
+
+TEST(HandleTable, WaitForRethrowsAFailureAndRefusesUnknownHandles) {
+  HandleTable table;
+  HandleId h = table.create();
+  table.fail(h, "rank 1 closed the connection");
+  EXPECT_THROW((void)table.wait_for(h, std::chrono::milliseconds(1)), Error);
+  (void)table.release(h);
+  EXPECT_THROW((void)table.wait_for(h, std::chrono::milliseconds(1)), InvalidArgument);
+  EXPECT_FALSE(table.anyone_waiting());
+}
+
 TEST(HandleTable, ReleaseOfPendingHandleIsRefused) {
   HandleTable table;
   HandleId h = table.create();

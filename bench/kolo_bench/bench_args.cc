@@ -39,13 +39,15 @@ comm::AllreduceAlgorithm parse_algorithm(const std::string& text) {
       {"auto", comm::AllreduceAlgorithm::automatic},
       {"ring", comm::AllreduceAlgorithm::ring},
       {"recursive_doubling", comm::AllreduceAlgorithm::recursive_doubling},
+      {"halving_doubling", comm::AllreduceAlgorithm::halving_doubling},
       {"shared_memory", comm::AllreduceAlgorithm::shared_memory},
       {"hierarchical", comm::AllreduceAlgorithm::hierarchical}};
+  std::string choices;  // the error lists them from the same table
   for (const auto& [name, algorithm] : kAlgorithms) {
     if (text == name) return algorithm;
+    choices += (choices.empty() ? "" : "|") + std::string(name);
   }
-  throw InvalidArgument("unknown allreduce algorithm '" + text +
-                        "' (-a auto|ring|recursive_doubling|shared_memory|hierarchical)");
+  throw InvalidArgument("unknown allreduce algorithm '" + text + "' (-a " + choices + ")");
 }
 
 int parse_int(const std::string& flag, const std::string& text, int min_value) {
@@ -80,7 +82,8 @@ std::string usage() {
   return "usage: kolorun -np N kolo-bench [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP]\n"
          "                 [-d float|double|half|bfloat16|int32|int64|int8|uint8]\n"
          "                 [-o sum|prod|min|max] [-c 0|1]\n"
-         "                 [-a auto|ring|recursive_doubling|shared_memory|hierarchical]\n"
+         "                 [-a auto|ring|recursive_doubling|halving_doubling|shared_memory|\n"
+         "                     hierarchical]\n"
          "                 [-t all|allreduce,allgather,broadcast,reducescatter,alltoall]\n";
 }
 

@@ -1,5 +1,5 @@
-"""Runs kolo-bench with one allreduce algorithm forced (-a) and reads its table: the timings the
-scaling model is fitted to and checked against."""
+"""Runs kolo-bench (one collective; for allreduce, one algorithm forced with -a) and reads its
+table: the timings the scaling model is fitted to and checked against."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def kolo_bench_path() -> str:
 
 
 def parse_table(output: str) -> dict[int, float]:
-    """kolo-bench's allreduce rows: bytes -> seconds (the slowest rank's mean per iteration)."""
+    """kolo-bench's rows: bytes -> seconds (the slowest rank's mean per iteration)."""
     rows: dict[int, float] = {}
     for line in output.splitlines():
         if line.startswith("[0]<stdout>:"):  # kolorun's prefix on rank 0's output
@@ -42,18 +42,21 @@ def parse_table(output: str) -> dict[int, float]:
 
 @dataclass
 class Case:
-    """One kolo-bench configuration: np, algorithm, where the ranks run and how they talk."""
+    """One kolo-bench configuration: np, collective and algorithm, where the ranks run and how
+    they talk."""
 
     transport: str  # "tcp" (loopback, shared memory off), "shm" or "veth" (namespaces)
     np: int
-    algorithm: str  # kolo-bench -a
+    algorithm: str  # kolo-bench -a (allreduce only; other collectives: "auto")
     hostlist: str = ""  # kolorun -H, for the namespaces
     hosts: int = 1
+    collective: str = "allreduce"  # kolo-bench -t
     runs: list[dict[int, float]] = field(default_factory=list)
 
     def label(self) -> str:
         where = f" -H {self.hostlist}" if self.hostlist else ""
-        return f"{self.transport} np {self.np} {self.algorithm}{where}"
+        what = self.algorithm if self.collective == "allreduce" else self.collective
+        return f"{self.transport} np {self.np} {what}{where}"
 
     def best(self) -> dict[int, float]:
         """Per size, the fastest run: the one least disturbed by the machine's other work."""
@@ -80,9 +83,11 @@ def run_case(case: Case, sweep: Sweep, env: dict[str, str], timeout: float = 300
     command = [kolorun_path(), "-np", str(case.np)]
     if case.hostlist:
         command += ["-H", case.hostlist, "-x", "OMP_NUM_THREADS"]
-    command += [kolo_bench_path(), "-t", "allreduce", "-a", case.algorithm, "-b", sweep.min_bytes,
-                "-e", sweep.max_bytes, "-f", str(sweep.factor), "-n", str(sweep.iterations),
-                "-w", str(sweep.warmup), "-c", "1"]
+    command += [kolo_bench_path(), "-t", case.collective]
+    if case.collective == "allreduce":
+        command += ["-a", case.algorithm]
+    command += ["-b", sweep.min_bytes, "-e", sweep.max_bytes, "-f", str(sweep.factor),
+                "-n", str(sweep.iterations), "-w", str(sweep.warmup), "-c", "1"]
     result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             env=env, timeout=timeout, check=False)
     if result.returncode != 0 or "Out of bounds values : 0 OK" not in result.stdout:

@@ -71,9 +71,10 @@ def shared_memory(p: int, n: float = 0) -> tuple[float, float, float]:
 
 
 def halving_doubling(p: int, n: float = 0) -> tuple[float, float, float]:
-    """Rabenseifner's recursive halving reduce-scatter + recursive doubling allgather (MPICH's
-    large-message allreduce; kolo lacks it): 2 log2 P steps, ring's bandwidth. Extra ranks of a
-    non-power-of-two fold in first as in recursive doubling."""
+    """allreduce_halving_doubling (Rabenseifner's recursive halving reduce-scatter + recursive
+    doubling allgather, MPICH's large-message allreduce): 2 log2 P steps, the ring's bandwidth
+    among the largest power of two P <= p. The p - P extra ranks fold in first and get the
+    result back as in recursive doubling (two steps, two whole transfers, one whole fold)."""
     if p == 1:
         return (0.0, 0.0, 0.0)
     rounds = _log2_floor(p)
@@ -121,7 +122,7 @@ FLAT = {
     "tree": tree,
     "ring_2d": ring_2d,
 }
-KOLO_HAS = {"ring", "recursive_doubling", "shared_memory", "hierarchical"}
+KOLO_HAS = {"ring", "recursive_doubling", "halving_doubling", "shared_memory", "hierarchical"}
 
 
 def flat_time(algorithm: str, p: int, n: float, link: Link) -> float:
@@ -135,13 +136,16 @@ SMALL_MESSAGE_BYTES = 64 * 1024
 TUNED_RANKS = 4
 
 
-def _steps_per_byte_saved(p: int) -> float:
-    """The ring's extra steps over recursive doubling per extra byte (transfer + fold) recursive
-    doubling pays."""
+def _steps_per_byte_saved(p: int, other=recursive_doubling) -> float:
+    """The ring's extra steps over `other`'s per extra byte (transfer + fold) `other` pays."""
     ring_steps, ring_bytes, ring_folds = ring(p)
-    doubling_steps, doubling_bytes, doubling_folds = recursive_doubling(p)
-    return (ring_steps - doubling_steps) / (doubling_bytes + doubling_folds - ring_bytes
-                                            - ring_folds)
+    other_steps, other_bytes, other_folds = other(p)
+    return (ring_steps - other_steps) / (other_bytes + other_folds - ring_bytes - ring_folds)
+
+
+def _scaled(small_message_bytes: int, steps_per_byte: float) -> int:
+    scale = max(1.0, steps_per_byte / _steps_per_byte_saved(TUNED_RANKS))
+    return round(small_message_bytes * scale)
 
 
 def recursive_doubling_limit(small_message_bytes: int, p: int) -> int:
@@ -149,17 +153,35 @@ def recursive_doubling_limit(small_message_bytes: int, p: int) -> int:
     ratio of the ring's extra steps to recursive doubling's extra bytes, never below it."""
     if p <= TUNED_RANKS:
         return small_message_bytes
-    scale = max(1.0, _steps_per_byte_saved(p) / _steps_per_byte_saved(TUNED_RANKS))
-    return round(small_message_bytes * scale)
+    return _scaled(small_message_bytes, _steps_per_byte_saved(p))
+
+
+HALVING_DOUBLING_MIN_RANKS = 8  # kHalvingDoublingMinRanks
+
+
+def halving_doubling_limit(small_message_bytes: int, p: int) -> float:
+    """src/comm/allreduce_choice.cc: halving-doubling from the recursive-doubling limit up to this
+    many bytes: none below 8 ranks, every size on a power of two (the ring's bytes in fewer
+    steps), else the configured limit scaled by the steps it saves per extra byte its extra
+    ranks' fold-in and hand-back cost."""
+    if p < HALVING_DOUBLING_MIN_RANKS:
+        return 0
+    if p & (p - 1) == 0:
+        return math.inf
+    return _scaled(small_message_bytes, _steps_per_byte_saved(p, halving_doubling))
 
 
 def kolo_flat_pick(p: int, n: float, element: int = 4,
-                   small_message_bytes: int = SMALL_MESSAGE_BYTES, scaled: bool = True) -> str:
+                   small_message_bytes: int = SMALL_MESSAGE_BYTES, scaled: bool = True,
+                   halving: bool = True) -> str:
     """What allreduce() runs on a group of p ranks with no arena and no hierarchy (scaled=False:
-    main before this branch, a fixed limit)."""
+    a fixed recursive-doubling limit, as before the scaling branch; halving=False: no
+    halving-doubling, as before this one)."""
     limit = recursive_doubling_limit(small_message_bytes, p) if scaled else small_message_bytes
     if n < limit or n / element < p:
         return "recursive_doubling"
+    if halving and n < halving_doubling_limit(small_message_bytes, p):
+        return "halving_doubling"
     return "ring"
 
 

@@ -105,10 +105,10 @@ def print_projection(name: str, network: model.Link, local: model.Link,
             for n in SIZES:
                 pick, t, best, tb = flat_choice(p, n, link)
                 mark = "" if best == pick else f" -> {SHORT[best]} {fmt_time(tb)}"
-                before = model.kolo_flat_pick(p, n, scaled=False)
+                before = model.kolo_flat_pick(p, n, halving=False)
                 if before != pick:
                     was = model.flat_time(before, p, n, link)
-                    mark += f" (main: {SHORT[before]} {fmt_time(was)})"
+                    mark += f" (before: {SHORT[before]} {fmt_time(was)})"
                 cells.append(f"{SHORT[pick]} {fmt_time(t)}{mark}")
             limit = model.recursive_doubling_limit(model.SMALL_MESSAGE_BYTES, p)
             print(f"| {p} | " + " | ".join(cells) +
@@ -125,9 +125,12 @@ def print_projection(name: str, network: model.Link, local: model.Link,
                 scaled = model.Link(link.alpha, link.beta, link.gamma * 4 / element)
                 local_scaled = model.Link(local.alpha, local.beta, local.gamma * 4 / element)
                 kolo = sum(flat_choice(p, n, scaled, element)[1] for n in buffers(total))
+                before = sum(model.flat_time(model.kolo_flat_pick(p, n, element, halving=False),
+                                             p, n, scaled) for n in buffers(total))
                 fastest = sum(flat_choice(p, n, scaled, element)[3] for n in buffers(total))
                 hier = (sum(model.hierarchical_time(p, PER_HOST, n, scaled, local_scaled, element)
                             for n in buffers(total)) if p > PER_HOST else math.nan)
                 hier_text = fmt_time(hier) if not math.isnan(hier) else "one host"
-                cells.append(f"{fmt_time(kolo)} / {fmt_time(fastest)} / {hier_text}")
+                was = f" (before: {fmt_time(before)})" if fmt_time(before) != fmt_time(kolo) else ""
+                cells.append(f"{fmt_time(kolo)}{was} / {fmt_time(fastest)} / {hier_text}")
             print(f"| {p} | " + " | ".join(cells) + " |")

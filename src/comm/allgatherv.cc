@@ -1,11 +1,13 @@
 // allgatherv: the host's shared-memory arena when the group is exactly one host's ranks (see
-// detail::arena_serves), else the ring. Ring: every rank copies its own block into place, then
-// in round s forwards block r-s to its right neighbour while receiving block r-s-1 from its left
-// one, straight into `out`. Blocks may differ in size or be empty.
+// detail::arena_serves), else recursive doubling for small totals on 4+ ranks
+// (allgatherv_doubling.cc, allgather_choice.h), else the ring. Ring: every rank copies its own
+// block into place, then in round s forwards block r-s to its right neighbour while receiving
+// block r-s-1 from its left one, straight into `out`. Blocks may differ in size or be empty.
 #include <cstring>
 #include <numeric>
 #include <vector>
 
+#include "comm/allgather_choice.h"
 #include "comm/arena_wait.h"
 #include "comm/collective_checks.h"
 #include "comm/collectives.h"
@@ -17,6 +19,10 @@ void allgatherv(Communicator& comm, ConstBytes mine, Bytes out,
   const size_t total = std::accumulate(bytes_per_rank.begin(), bytes_per_rank.end(), size_t{0});
   if (detail::arena_serves(comm, total, detail::kOversubscribedArenaBytes)) {
     return allgatherv_shared_memory(comm, mine, out, bytes_per_rank);
+  }
+  // Same on every rank: every rank knows every block's size.
+  if (allgather_doubling_serves(comm.size(), total)) {
+    return allgatherv_doubling(comm, mine, out, bytes_per_rank);
   }
   allgatherv_ring(comm, mine, out, bytes_per_rank);
 }

@@ -1,22 +1,24 @@
 // broadcast: the host's shared-memory arena from 16 KiB when the group is exactly one host's
-// ranks and the host has a CPU per rank (see detail::arena_serves), else a binomial tree from any
-// root. Ranks are
-// renumbered relative to the root; a rank receives from the rank that differs in its lowest set bit
-// and forwards to the ranks below it in the tree. Large buffers are cut into segments so a rank
-// forwards segment k to its children while segment k+1 is still arriving from its parent
-// (pipelining the tree's depth).
+// ranks and the host has a CPU per rank (see detail::arena_serves); else, for large buffers on 3
+// or more ranks, a pipelined chain (broadcast_chain.cc; broadcast_choice.h says from which size);
+// else a binomial tree from any root. Tree: ranks are renumbered relative to the root; a rank
+// receives from the rank that differs in its lowest set bit and forwards to the ranks below it in
+// the tree. Large buffers are cut into segments (the chain's chunks) so a rank forwards segment k
+// to its children while segment k+1 is still arriving from its parent (pipelining the tree's
+// depth).
 #include <algorithm>
 #include <array>
 #include <span>
 
 #include "comm/arena_wait.h"
+#include "comm/broadcast_choice.h"
 #include "comm/collective_checks.h"
 #include "comm/collectives.h"
 
 namespace kolo::comm {
 
 namespace {
-constexpr size_t kSegmentBytes = size_t{512} * 1024;
+constexpr size_t kSegmentBytes = kBroadcastChunkBytes;
 constexpr size_t kArenaBroadcastMinBytes = size_t{16} * 1024;
 constexpr size_t kMaxChildren = 31;  // ranks are ints
 }  // namespace
@@ -31,6 +33,8 @@ void broadcast(Communicator& comm, Bytes data, int root) {
       detail::arena_serves(comm, data.size(), /*oversubscribed_limit=*/0)) {
     return broadcast_shared_memory(comm, data, root);
   }
+  // Same on every rank: size and group size only.
+  if (data.size() >= broadcast_chain_limit(comm.size())) return broadcast_chain(comm, data, root);
   broadcast_tree(comm, data, root);
 }
 

@@ -14,7 +14,14 @@
 
 namespace kolo::comm {
 
-enum class AllreduceAlgorithm { automatic, ring, recursive_doubling, hierarchical, shared_memory };
+enum class AllreduceAlgorithm {
+  automatic,
+  ring,
+  recursive_doubling,
+  halving_doubling,
+  hierarchical,
+  shared_memory
+};
 // HOROVOD_HIERARCHICAL_ALLREDUCE: automatic = on when ranks span several hosts and some host
 // runs more than one of them.
 enum class Hierarchical { automatic, on, off };
@@ -33,6 +40,10 @@ void allreduce(Communicator& comm, Bytes data, size_t count, DataType type, Redu
 void allreduce_ring(Communicator& comm, Bytes data, size_t count, DataType type, ReduceOp op);
 void allreduce_recursive_doubling(Communicator& comm, Bytes data, size_t count, DataType type,
                                   ReduceOp op);
+// Recursive-halving reduce-scatter + recursive-doubling allgather (Rabenseifner): the ring's
+// bandwidth in 2 log2(size) steps.
+void allreduce_halving_doubling(Communicator& comm, Bytes data, size_t count, DataType type,
+                                ReduceOp op);
 // Inside each host, then across hosts, then inside each host again (see the .cc); `options`
 // choose the flat algorithm of each stage.
 void allreduce_hierarchical(Communicator& comm, Bytes data, size_t count, DataType type,
@@ -46,11 +57,14 @@ bool hierarchical_applies(const Communicator& comm);
 
 // Concatenates every rank's block in rank order. bytes_per_rank[r] is rank r's block size;
 // `mine` has bytes_per_rank[rank] bytes; out has their sum. `mine` may be this rank's block of
-// `out` itself. Through the host arena when the group is one host's ranks, else a ring.
+// `out` itself. Through the host arena when the group is one host's ranks, else recursive
+// doubling for small totals on 4+ ranks (allgather_choice.h), else a ring.
 void allgatherv(Communicator& comm, ConstBytes mine, Bytes out,
                 std::span<const size_t> bytes_per_rank);
 void allgatherv_ring(Communicator& comm, ConstBytes mine, Bytes out,
                      std::span<const size_t> bytes_per_rank);
+void allgatherv_doubling(Communicator& comm, ConstBytes mine, Bytes out,
+                         std::span<const size_t> bytes_per_rank);
 // The shared-memory forms below throw InvalidArgument, as allreduce_shared_memory, when the group
 // has no usable arena.
 void allgatherv_shared_memory(Communicator& comm, ConstBytes mine, Bytes out,
@@ -76,9 +90,10 @@ void alltoallv_shared_memory(Communicator& comm, ConstBytes in, std::span<const 
                              Bytes out, std::span<const size_t> recv_bytes);
 
 // Root's data ends up on every rank: through the host arena when the group is one host's
-// ranks, else a binomial tree.
+// ranks, else a pipelined chain for large buffers (broadcast_choice.h) or a binomial tree.
 void broadcast(Communicator& comm, Bytes data, int root);
 void broadcast_tree(Communicator& comm, Bytes data, int root);
+void broadcast_chain(Communicator& comm, Bytes data, int root);
 void broadcast_shared_memory(Communicator& comm, Bytes data, int root);
 
 // Returns once every rank has entered.

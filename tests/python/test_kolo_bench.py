@@ -53,9 +53,11 @@ def test_every_collective_is_correct_and_sized_as_the_peers(np_: int) -> None:
 
 
 @pytest.mark.parametrize("algorithm,shm_disable", [("ring", "1"), ("recursive_doubling", "1"),
+                                                   ("halving_doubling", "1"),
                                                    ("shared_memory", "0")])
 def test_a_forced_allreduce_algorithm_is_correct_at_np_3(algorithm: str, shm_disable: str) -> None:
-    # bench/scaling fits each algorithm from these runs (-a); sizes not divisible by 3.
+    # bench/scaling fits each algorithm from these runs (-a); sizes not divisible by 3 (8 B: fewer
+    # elements than ranks; halving-doubling at np 3 folds rank 0 into rank 1 first).
     result = run_command([kolorun_path(), "-np", "3", kolo_bench_path(), "-t", "allreduce",
                           "-a", algorithm, "-b", "8", "-e", "1M", "-f", "32", "-n", "2", "-w", "1"],
                          env={"KOLO_SHM_DISABLE": shm_disable}, timeout=300)
@@ -69,4 +71,5 @@ def test_an_unknown_allreduce_algorithm_is_an_error_naming_it_and_the_choices() 
                          timeout=120)
     assert result.returncode != 0
     assert "unknown allreduce algorithm 'tree'" in result.output, result.output
-    assert "ring|recursive_doubling|shared_memory|hierarchical" in result.output, result.output
+    assert "ring|recursive_doubling|halving_doubling|shared_memory|hierarchical" in result.output, \
+        result.output

@@ -90,6 +90,9 @@ def test_kolo_pick_mirrors_allreduce_cc():
     assert model.kolo_pick(3, 3, 32 * 1024) == "recursive_doubling"
     assert model.kolo_pick(3, 3, 64 * 1024) == "ring"
     assert model.kolo_pick(256, 256, 512) == "recursive_doubling"  # fewer elements than ranks
+    assert model.kolo_pick(8, 8, 1 << 20) == "halving_doubling"
+    assert model.kolo_pick(7, 7, 1 << 20) == "ring"
+    assert model.kolo_pick(12, 12, 16 << 20) == "ring"  # the extra ranks' fold-in outweighs
 
 
 def test_recursive_doubling_wins_small_and_ring_wins_large_on_a_network():
@@ -118,7 +121,7 @@ def test_hierarchical_on_one_rank_per_host_is_the_flat_algorithm():
     local = model.Link(1e-6, 0.1e-9, 0.1e-9)
     n = 1 << 20
     assert model.hierarchical_time(8, 1, n, net, local) == pytest.approx(
-        model.flat_time("ring", 8, n, net))
+        model.flat_time(model.kolo_flat_pick(8, n), 8, n, net))
 
 
 @pytest.mark.parametrize("p,limit", [(2, 65536), (4, 65536), (6, 65536), (8, 93449),
@@ -127,5 +130,47 @@ def test_the_scaled_limit_matches_allreduce_choice_cc(p, limit):
     # The same figures tests/cpp/comm/allreduce_choice_test.cc checks on the C++ side.
     assert model.recursive_doubling_limit(64 * 1024, p) == pytest.approx(limit, abs=1)
     assert model.kolo_flat_pick(p, limit - 4) == "recursive_doubling"
-    assert model.kolo_flat_pick(p, limit + 4) == "ring"
-    assert model.kolo_flat_pick(p, 70000, scaled=False) == "ring"
+    above = "halving_doubling" if p >= 8 else "ring"  # powers of two from 8: every size
+    assert model.kolo_flat_pick(p, limit + 4) == above
+    assert model.kolo_flat_pick(p, limit + 4, halving=False) == "ring"
+    assert model.kolo_flat_pick(p, 70000, scaled=False) == ("ring" if p < 8 else above)
+
+
+@pytest.mark.parametrize("p,steps,sent,folded", [(8, 6, 1.75, 0.875), (12, 8, 3.75, 1.875),
+                                                 (7, 6, 3.5, 1.75), (16, 8, 1.875, 0.9375)])
+def test_halving_doubling_steps_as_allreduce_halving_doubling_cc(p, steps, sent, folded):
+    # 12 ranks: 4 extra ranks fold into a core of 8 (one step, their buffer sent and folded),
+    # 3 halving + 3 doubling rounds, the result handed back (one step, one more buffer).
+    assert model.halving_doubling(p) == (steps, pytest.approx(sent), pytest.approx(folded))
+
+
+def test_halving_doubling_limit_matches_allreduce_choice_cc():
+    # The figures tests/cpp/comm/allreduce_choice_test.cc checks on the C++ side.
+    for p in range(1, 8):
+        assert model.halving_doubling_limit(64 * 1024, p) == 0
+    for p in (8, 16, 256, 4096):
+        assert model.halving_doubling_limit(64 * 1024, p) == math.inf
+    limit = 64 * 1024 * (14 / 2.875) / (4 / 1.75)  # 12 ranks
+    assert model.halving_doubling_limit(64 * 1024, 12) == pytest.approx(limit, abs=1)
+    assert model.kolo_flat_pick(12, limit - 4) == "halving_doubling"
+    assert model.kolo_flat_pick(12, limit + 4) == "ring"
+    assert model.kolo_flat_pick(12, model.recursive_doubling_limit(64 * 1024, 12) - 4) == \
+        "recursive_doubling"
+    for p in range(9, 300):
+        if p & (p - 1):
+            assert (model.recursive_doubling_limit(64 * 1024, p)
+                    <= model.halving_doubling_limit(64 * 1024, p) < math.inf)
+    # Below 8 ranks nothing changed: ring above the recursive-doubling limit.
+    for p in range(2, 8):
+        assert model.kolo_flat_pick(p, 1 << 20) == "ring"
+
+
+def test_the_cross_host_stage_of_hierarchical_picks_halving_doubling_on_8_hosts():
+    net = model.Link(10e-6, 1e-9, 0.1e-9)
+    local = model.Link(1e-6, 0.1e-9, 0.1e-9)
+    n = 64 << 20
+    # 64 ranks, 8 per host: each slice (8 MiB) is allreduced among 8 hosts.
+    expected_across = (model.flat_time("halving_doubling", 8, n / 8, net)
+                       + (8 - 1) * model.halving_doubling(8)[1] * (n / 8) * net.beta)
+    inside = 2 * (7 * local.alpha + 7 / 8 * n * local.beta) + 7 / 8 * n * local.gamma
+    assert model.hierarchical_time(64, 8, n, net, local) == pytest.approx(inside + expected_across)

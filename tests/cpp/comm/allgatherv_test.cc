@@ -1,9 +1,12 @@
-// allgatherv: uneven, empty and large blocks on 1..6 ranks.
+// allgatherv: uneven, empty and large blocks on 1..6 ranks; recursive doubling forced on 1..9, 12
+// and 16 ranks (powers of two and not), in place too; where the automatic choice turns to it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 
 #include "base/errors.h"
+#include "comm/allgather_choice.h"
 #include "comm/collectives.h"
 #include "comm/rank_threads.h"
 
@@ -16,7 +19,10 @@ std::byte byte_of(int rank, size_t i) {
   return std::byte(static_cast<uint8_t>(rank * 131 + i * 7 + i / 251));
 }
 
-void check_allgatherv(RankThreads& group, const std::vector<size_t>& sizes) {
+using AllgathervFunction = void (*)(Communicator&, ConstBytes, Bytes, std::span<const size_t>);
+
+void check_allgatherv(RankThreads& group, const std::vector<size_t>& sizes,
+                      AllgathervFunction run_allgatherv = allgatherv, bool in_place = false) {
   const size_t total = std::accumulate(sizes.begin(), sizes.end(), size_t{0});
   std::vector<std::byte> expected;
   for (int r = 0; r < group.size(); ++r) {
@@ -26,7 +32,13 @@ void check_allgatherv(RankThreads& group, const std::vector<size_t>& sizes) {
     std::vector<std::byte> mine(sizes[comm.rank()]);
     for (size_t i = 0; i < mine.size(); ++i) mine[i] = byte_of(comm.rank(), i);
     std::vector<std::byte> out(total, std::byte{0xee});
-    allgatherv(comm, mine, out, sizes);
+    if (in_place) {
+      const size_t offset = std::accumulate(sizes.begin(), sizes.begin() + comm.rank(), size_t{0});
+      std::copy(mine.begin(), mine.end(), out.begin() + static_cast<std::ptrdiff_t>(offset));
+      run_allgatherv(comm, Bytes(out).subspan(offset, mine.size()), out, sizes);
+    } else {
+      run_allgatherv(comm, mine, out, sizes);
+    }
     EXPECT_TRUE(out == expected) << "rank " << comm.rank();
   });
 }
@@ -44,6 +56,44 @@ TEST_P(Allgatherv, UnevenEmptyAndLargeBlocks) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, Allgatherv, ::testing::Range(1, 7));
+
+class AllgathervDoubling : public ::testing::TestWithParam<int> {};
+
+TEST_P(AllgathervDoubling, UnevenEmptyAndInPlaceBlocks) {
+  const int n = GetParam();
+  RankThreads group(n);
+  std::vector<size_t> uneven, zeros(n, 0), one_large(n, 0), lone(n, 0);
+  for (int r = 0; r < n; ++r) uneven.push_back(static_cast<size_t>(r * 37 % 11) * 13);
+  one_large[n - 1] = (1u << 20) + 3;
+  if (n > 1) one_large[0] = 5;
+  lone[0] = 9;  // an extra rank's block (rank 0 sits out of the core when n is no power of two)
+  for (const auto& sizes : {uneven, zeros, one_large, lone}) {
+    check_allgatherv(group, sizes, allgatherv_doubling);
+    check_allgatherv(group, sizes, allgatherv_doubling, /*in_place=*/true);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, AllgathervDoubling,
+                         ::testing::Values(1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16));
+
+TEST(AllgatherDoublingChoice, PowersOfTwoFromFourOthersFromSixBelowTheLimit) {
+  for (int ranks : {1, 2, 3, 5}) EXPECT_FALSE(allgather_doubling_serves(ranks, 64)) << ranks;
+  for (int ranks : {4, 6, 7, 8, 12, 256})
+    EXPECT_TRUE(allgather_doubling_serves(ranks, 64)) << ranks;
+  EXPECT_TRUE(allgather_doubling_serves(8, kAllgatherDoublingMaxBytes));
+  EXPECT_FALSE(allgather_doubling_serves(8, kAllgatherDoublingMaxBytes + 1));
+}
+
+// The automatic choice on 8 ranks (no arena between RankThreads) on both sides of the limit, and
+// uneven blocks whose total only the sum of every rank's size tells: every rank must choose
+// alike or the transfers mismatch.
+TEST(AllgatherDoublingChoice, AutomaticOnBothSidesOfTheLimit) {
+  RankThreads group(8);
+  std::vector<size_t> small(8, 100), large(8, kAllgatherDoublingMaxBytes / 8);
+  large[3] += 1;
+  check_allgatherv(group, small);
+  check_allgatherv(group, large);
+}
 
 TEST(AllgathervArguments, Mismatches) {
   RankThreads group(2);

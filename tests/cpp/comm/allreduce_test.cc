@@ -1,6 +1,7 @@
-// allreduce (automatic, ring, recursive doubling) for every dtype x op on 1..6 ranks and element
-// counts 0, 1, 7, 1000, 100003, against a reference folded in the test; plus non-exact float
-// sums (bitwise identical on every rank, close to the float64 result) and an ~8 MiB buffer.
+// allreduce (automatic, ring, recursive doubling, halving-doubling) for every dtype x op on 1..6
+// ranks and element counts 0, 1, 7, 1000, 100003, against a reference folded in the test
+// (halving-doubling also on 7, 8, 12 and 16 ranks); plus non-exact float sums (bitwise identical
+// on every rank, close to the float64 result) and an ~8 MiB buffer.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -27,6 +28,8 @@ const char* algorithm_name(AllreduceAlgorithm algorithm) {
       return "ring";
     case AllreduceAlgorithm::recursive_doubling:
       return "recursive_doubling";
+    case AllreduceAlgorithm::halving_doubling:
+      return "halving_doubling";
     case AllreduceAlgorithm::hierarchical:
       return "hierarchical";
     case AllreduceAlgorithm::shared_memory:
@@ -35,9 +38,9 @@ const char* algorithm_name(AllreduceAlgorithm algorithm) {
   return "?";
 }
 
-constexpr AllreduceAlgorithm kAlgorithms[] = {AllreduceAlgorithm::automatic,
-                                              AllreduceAlgorithm::ring,
-                                              AllreduceAlgorithm::recursive_doubling};
+constexpr AllreduceAlgorithm kAlgorithms[] = {
+    AllreduceAlgorithm::automatic, AllreduceAlgorithm::ring, AllreduceAlgorithm::recursive_doubling,
+    AllreduceAlgorithm::halving_doubling};
 
 class AllreduceExact : public ::testing::TestWithParam<std::tuple<int, size_t>> {};
 
@@ -62,6 +65,30 @@ INSTANTIATE_TEST_SUITE_P(SizesAndCounts, AllreduceExact,
                          ::testing::Combine(::testing::Range(1, 7),
                                             ::testing::Values(size_t{0}, size_t{1}, size_t{7},
                                                               size_t{1000}, size_t{100003})));
+
+// Halving-doubling on the group sizes where its structure changes: a power of two's core alone
+// (8, 16), and extra ranks folded in (7: 3 of them, 12: 4). Counts below the rank count (empty
+// blocks), odd counts whose halves differ by one element, and counts that no power of two divides.
+class HalvingDoublingExact : public ::testing::TestWithParam<std::tuple<int, size_t>> {};
+
+TEST_P(HalvingDoublingExact, EveryTypeAndOpMatchesReference) {
+  const auto [size, count] = GetParam();
+  RankThreads group(size);
+  for (const kernels::testing::ReferenceCase& c :
+       kernels::testing::every_reference_case(size, count)) {
+    group.run([&](Communicator& comm) {
+      auto data = c.inputs[comm.rank()];
+      allreduce_halving_doubling(comm, data, count, c.type, c.op);
+      EXPECT_EQ(kernels::testing::first_difference(data, c.expected, c.type), "")
+          << "rank " << comm.rank() << " " << dtype_name(c.type) << " " << reduce_op_name(c.op);
+    });
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(SizesAndCounts, HalvingDoublingExact,
+                         ::testing::Combine(::testing::Values(7, 8, 12, 16),
+                                            ::testing::Values(size_t{0}, size_t{1}, size_t{5},
+                                                              size_t{13}, size_t{1001})));
 
 // Arbitrary floats: the ring and recursive doubling fold in different orders, so compare with the
 // float64 sum within rounding, and demand identical bits on every rank.
@@ -89,7 +116,8 @@ TEST_P(AllreduceRounding, IdenticalOnEveryRankAndCloseToFloat64) {
   // |partial sums| <= size and each of size-1 additions rounds once.
   const double tolerance = size * size * epsilon;
   for (AllreduceAlgorithm algorithm :
-       {AllreduceAlgorithm::ring, AllreduceAlgorithm::recursive_doubling}) {
+       {AllreduceAlgorithm::ring, AllreduceAlgorithm::recursive_doubling,
+        AllreduceAlgorithm::halving_doubling}) {
     std::vector<std::vector<std::byte>> results(static_cast<size_t>(size));
     RankThreads group(size);
     group.run([&](Communicator& comm) {
@@ -114,7 +142,7 @@ TEST_P(AllreduceRounding, IdenticalOnEveryRankAndCloseToFloat64) {
 }
 
 INSTANTIATE_TEST_SUITE_P(SizesAndTypes, AllreduceRounding,
-                         ::testing::Combine(::testing::Values(2, 3, 5, 6),
+                         ::testing::Combine(::testing::Values(2, 3, 5, 6, 8, 12),
                                             ::testing::Values(DataType::float16, DataType::bfloat16,
                                                               DataType::float32)));
 
@@ -144,12 +172,14 @@ TEST(AllreduceLarge, EightMebibytesFloat32) {
   }
 }
 
-// Past 4 ranks automatic choice keeps recursive doubling above the configured limit
-// (allreduce_choice.h): sizes on both sides of the new limit, on 8 and 16 ranks, give the
-// reference result on every rank.
-TEST(AllreduceLarge, AutomaticAcrossTheScaledLimitOnEightAndSixteenRanks) {
-  for (int size : {8, 16}) {
-    for (size_t count : {size_t{17500}, size_t{50001}}) {  // 70 KB and 200 KB of float32
+// Past 4 ranks automatic choice keeps recursive doubling above the configured limit, and from 8
+// ranks runs halving-doubling above it (allreduce_choice.h): sizes on every side of the limits,
+// on 8, 12 and 16 ranks, give the reference result on every rank. 12 ranks: recursive doubling
+// below 78 KiB, halving-doubling to 140 KiB, the ring beyond.
+TEST(AllreduceLarge, AutomaticAcrossTheScaledLimitsOnEightTwelveAndSixteenRanks) {
+  for (int size : {8, 12, 16}) {
+    // 70 KB, 120 KB and 200 KB of float32
+    for (size_t count : {size_t{17500}, size_t{30001}, size_t{50001}}) {
       const auto inputs = float32_sum_inputs(size, count);
       const auto expected =
           kernels::testing::reference_reduce(inputs, DataType::float32, ReduceOp::sum);
@@ -184,7 +214,8 @@ TEST(AllreducePerf, DISABLED_Ring64MiBTwoRanks) {
     std::vector<std::vector<std::byte>> buffers;
     for (int r = 0; r < size; ++r) buffers.emplace_back(count * 4, std::byte{0});
     for (AllreduceAlgorithm algorithm :
-         {AllreduceAlgorithm::ring, AllreduceAlgorithm::recursive_doubling}) {
+         {AllreduceAlgorithm::ring, AllreduceAlgorithm::recursive_doubling,
+          AllreduceAlgorithm::halving_doubling}) {
       for (int iteration = 0; iteration < 4; ++iteration) {
         const auto start = std::chrono::steady_clock::now();
         group.run([&](Communicator& comm) {

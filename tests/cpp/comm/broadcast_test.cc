@@ -1,7 +1,12 @@
-// broadcast: every root on 1..6 ranks, sizes from empty to several pipeline segments.
+// broadcast: every root on 1..6 ranks, sizes from empty to several pipeline segments; the chain
+// forced the same way, and where the automatic choice turns to it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <limits>
+
 #include "base/errors.h"
+#include "comm/broadcast_choice.h"
 #include "comm/collectives.h"
 #include "comm/rank_threads.h"
 
@@ -12,18 +17,20 @@ using testing::RankThreads;
 
 class Broadcast : public ::testing::TestWithParam<int> {};
 
-TEST_P(Broadcast, EveryRootEverySize) {
-  const int n = GetParam();
+using BroadcastFunction = void (*)(Communicator&, Bytes, int);
+
+void check_every_root_every_size(int n, BroadcastFunction run_broadcast) {
   RankThreads group(n);
   for (int root = 0; root < n; ++root) {
-    for (size_t size : {size_t{0}, size_t{1}, size_t{1000}, size_t{3 * 512 * 1024 + 17}}) {
+    for (size_t size : {size_t{0}, size_t{1}, size_t{1000}, kBroadcastChunkBytes,
+                        size_t{3 * kBroadcastChunkBytes + 17}}) {
       group.run([&](Communicator& comm) {
         std::vector<std::byte> data(size);
         for (size_t i = 0; i < size; ++i) {
           data[i] =
               comm.rank() == root ? std::byte(static_cast<uint8_t>(i * 13 + root)) : std::byte{0};
         }
-        broadcast(comm, data, root);
+        run_broadcast(comm, data, root);
         for (size_t i = 0; i < size; ++i) {
           if (data[i] != std::byte(static_cast<uint8_t>(i * 13 + root))) {
             ADD_FAILURE() << "rank " << comm.rank() << " root " << root << " size " << size
@@ -36,7 +43,49 @@ TEST_P(Broadcast, EveryRootEverySize) {
   }
 }
 
+TEST_P(Broadcast, EveryRootEverySize) { check_every_root_every_size(GetParam(), broadcast); }
+
+TEST_P(Broadcast, ChainEveryRootEverySize) {
+  check_every_root_every_size(GetParam(), broadcast_chain);
+}
+
 INSTANTIATE_TEST_SUITE_P(Sizes, Broadcast, ::testing::Range(1, 7));
+
+TEST(BroadcastChainLimit, NeverOnTwoRanksAndGrowingWithTheGroup) {
+  EXPECT_EQ(broadcast_chain_limit(1), std::numeric_limits<size_t>::max());
+  EXPECT_EQ(broadcast_chain_limit(2), std::numeric_limits<size_t>::max());
+  // (ranks - 2) MiB over (ceil(log2 ranks) - 1) levels the chain saves.
+  EXPECT_EQ(broadcast_chain_limit(3), size_t{1} << 20);
+  EXPECT_EQ(broadcast_chain_limit(8), size_t{3} << 20);
+  EXPECT_EQ(broadcast_chain_limit(256), (size_t{254} << 20) / 7 + 1);
+  // It grows with the group, dropping only where the tree gets one more level (past a power of
+  // two), which the chain saves too.
+  for (int ranks = 4; ranks <= 1024; ++ranks) {
+    const bool new_level = ((ranks - 1) & (ranks - 2)) == 0;
+    if (!new_level) {
+      EXPECT_GT(broadcast_chain_limit(ranks), broadcast_chain_limit(ranks - 1)) << ranks;
+    }
+    EXPECT_GE(broadcast_chain_limit(ranks), size_t{1} << 20) << ranks;
+  }
+}
+
+// Above the limit the automatic choice is the chain on every rank alike: a group of 3 (no arena
+// between RankThreads) broadcasting 3 MiB from each root, back to back with a small (tree)
+// broadcast, so a rank that chose differently would mismatch its peer's transfers.
+TEST(BroadcastChoice, ChainAboveTheLimitTreeBelowOnEveryRank) {
+  RankThreads group(3);
+  const size_t large = broadcast_chain_limit(3) * 3;
+  for (int root = 0; root < 3; ++root) {
+    group.run([&](Communicator& comm) {
+      std::vector<std::byte> big(large, comm.rank() == root ? std::byte{7} : std::byte{0});
+      std::vector<std::byte> small(100, comm.rank() == root ? std::byte{9} : std::byte{0});
+      broadcast(comm, big, root);
+      broadcast(comm, small, root);
+      EXPECT_EQ(std::count(big.begin(), big.end(), std::byte{7}), static_cast<long>(large));
+      EXPECT_EQ(std::count(small.begin(), small.end(), std::byte{9}), 100);
+    });
+  }
+}
 
 TEST(BroadcastArguments, RootOutsideGroup) {
   RankThreads group(2);

@@ -1,6 +1,7 @@
 // Hierarchical allreduce with ranks split over fake hosts: even hosts (striped path), uneven
-// hosts (leader path), one rank per host and all on one host (flat fallbacks); every dtype's
-// result matches the reference and is identical on every rank. Also the automatic choice.
+// hosts (leader path), one rank per host and all on one host (flat fallbacks), 8 hosts (the
+// cross-host stage through halving-doubling); every dtype's result matches the reference and is
+// identical on every rank. Also the automatic choice.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -48,13 +49,16 @@ TEST_P(Hierarchy, MatchesReferenceForCountsAndTypes) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(FakeHosts, Hierarchy,
-                         ::testing::Values(std::vector<int>{0, 0, 1, 1},
-                                           std::vector<int>{0, 1, 0, 1},
-                                           std::vector<int>{0, 0, 0, 1, 1, 1},
-                                           std::vector<int>{0, 0, 1},
-                                           std::vector<int>{0, 1, 1, 1, 2},
-                                           std::vector<int>{0, 1, 2}, std::vector<int>{0, 0, 0}));
+INSTANTIATE_TEST_SUITE_P(
+    FakeHosts, Hierarchy,
+    ::testing::Values(std::vector<int>{0, 0, 1, 1}, std::vector<int>{0, 1, 0, 1},
+                      std::vector<int>{0, 0, 0, 1, 1, 1}, std::vector<int>{0, 0, 1},
+                      std::vector<int>{0, 1, 1, 1, 2}, std::vector<int>{0, 1, 2},
+                      std::vector<int>{0, 0, 0},
+                      // 8 hosts: the cross-host stage of the larger counts runs
+                      // halving-doubling (striped and leaders).
+                      std::vector<int>{0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7},
+                      std::vector<int>{0, 0, 1, 2, 3, 4, 5, 6, 7}));
 
 TEST(Hierarchy, AppliesOnlyWithSeveralHostsAndSharedHosts) {
   auto applies = [](std::vector<int> layout) {

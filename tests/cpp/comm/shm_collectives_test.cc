@@ -51,7 +51,8 @@ TEST_P(OnLinks, AllreduceEveryAlgorithmMatchesReference) {
       }
       const auto expected = kernels::testing::reference_reduce(inputs, type, op);
       ranks.run([&](Communicator& comm) {
-        for (auto algorithm : {AllreduceAlgorithm::ring, AllreduceAlgorithm::recursive_doubling}) {
+        for (auto algorithm : {AllreduceAlgorithm::ring, AllreduceAlgorithm::recursive_doubling,
+                               AllreduceAlgorithm::halving_doubling}) {
           auto data = inputs[comm.rank()];
           allreduce(comm, data, count, type, op, {algorithm, 64 * 1024});
           EXPECT_EQ(kernels::testing::first_difference(data, expected, type), "")

@@ -1,0 +1,92 @@
+"""bench/scaling/collective_steps.py: the step counts of broadcast and allgather, and the mirror of
+kolo's broadcast choice (src/comm/broadcast_choice.cc). Pure arithmetic, nothing timed."""
+
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "scaling"))
+import collective_steps as steps  # noqa: E402
+import model  # noqa: E402
+
+MIB = 1 << 20
+
+
+@pytest.mark.parametrize("of", [*steps.BROADCAST.values(), *steps.ALLGATHER.values()])
+def test_one_rank_costs_nothing(of):
+    assert of(1, 1e6) == (0.0, 0.0, 0.0)
+
+
+def test_on_two_ranks_every_broadcast_is_one_transfer_of_the_buffer():
+    for n in (8.0, 3 * MIB):
+        a, b, _ = steps.broadcast_tree(2, n)
+        assert (a, b) == (1.0, 1.0)
+        _, chain_bytes, _ = steps.broadcast_chain(2, n)
+        assert chain_bytes == pytest.approx(1.0)  # one chunk after another, no fill
+
+
+def test_the_trees_root_sends_the_buffer_once_per_level():
+    # 8 ranks: depth 3, so the root's link carries 3n, plus the last segment's two more levels.
+    a, b, _ = steps.broadcast_tree(8, 64 * MIB)
+    assert a == 3
+    assert b == pytest.approx(3 + 2 * steps.TREE_SEGMENT_BYTES / (64 * MIB))
+
+
+def test_the_chain_carries_the_buffer_once_plus_its_fill():
+    n = 64 * MIB  # 128 chunks
+    a, b, _ = steps.broadcast_chain(10, n)
+    assert a == 9  # the first chunk's hops; the others' latencies overlap their transfers
+    assert b == pytest.approx((8 + 128) / 128)
+
+
+def test_allgathers_move_the_same_bytes_in_different_step_counts():
+    for p in (3, 8, 100):
+        ring, bruck = steps.allgather_ring(p, 1.0), steps.allgather_bruck(p, 1.0)
+        assert ring[1] == bruck[1] == pytest.approx((p - 1) / p)
+        assert ring[0] == p - 1
+        assert bruck[0] == math.ceil(math.log2(p))
+
+
+def test_kolos_doubling_pays_two_steps_and_the_output_for_extra_ranks():
+    assert steps.allgather_doubling(8, 1.0) == (3.0, pytest.approx(7 / 8), 0.0)
+    a, b, _ = steps.allgather_doubling(6, 1.0)  # core of 4, two extra ranks
+    assert a == 2 + 2
+    assert b == pytest.approx(1 / 6 + 3 / 4 + 1)
+
+
+@pytest.mark.parametrize("p, total, doubling", [(2, 64, False), (3, 64, False), (4, 64, True),
+                                                (5, 64, False), (6, 64, True), (256, 64, True),
+                                                (8, 512 * 1024, True),
+                                                (8, 512 * 1024 + 1, False)])
+def test_the_allgather_choice_matches_allgather_choice_cc(p, total, doubling):
+    # The same cases tests/cpp/comm/allgatherv_test.cc checks on the C++ side.
+    assert steps.allgather_doubling_serves(p, total) is doubling
+
+
+@pytest.mark.parametrize("p, limit", [(2, math.inf), (3, MIB), (8, 3 * MIB),
+                                      (256, (254 * MIB) // 7 + 1)])
+def test_the_chain_limit_matches_broadcast_choice_cc(p, limit):
+    # The same figures tests/cpp/comm/broadcast_test.cc checks on the C++ side.
+    assert steps.broadcast_chain_limit(p) == limit
+
+
+def test_kolo_picks_the_tree_for_small_buffers_and_the_chain_for_large():
+    assert steps.kolo_pick("broadcast", 8, 64 << 10) == "tree"
+    assert steps.kolo_pick("broadcast", 8, 16 * MIB) == "chain"
+    assert steps.kolo_pick("broadcast", 2, 1 << 30) == "tree"
+    assert steps.kolo_pick("allgather", 64, 1 << 30) == "ring"
+    assert steps.kolo_pick("allgather", 64, 8 << 10) == "doubling"
+
+
+def test_on_a_network_the_chain_beats_the_tree_well_above_its_limit():
+    link = model.link_for_network(25, 20e-6, 0.0)
+    for p in (3, 8, 64, 256):
+        n = 4 * steps.broadcast_chain_limit(p)
+        tree = link.time(steps.broadcast_tree(p, n), n)
+        chain = link.time(steps.broadcast_chain(p, n), n)
+        assert chain < tree, (p, n, chain, tree)
+    small = 64 << 10
+    assert (link.time(steps.broadcast_tree(64, small), small)
+            < link.time(steps.broadcast_chain(64, small), small))

@@ -37,6 +37,8 @@ that 256 MiB stays affordable.
 With --baseline-kolorun/--baseline-kolo-bench a second kolo build (e.g. an older commit's) runs as
 one more peer, "base", interleaved the same way: a before/after comparison of a change.
 --sizes runs exactly the sizes listed (each its own short run) instead of -b/-e/-f's range.
+The real Horovod 0.28.1 has no C++ layer to time apart from its front end: torch_level.py in this
+folder compares it with kolo at the horovod.torch level instead (a table of its own).
 """
 from __future__ import annotations
 

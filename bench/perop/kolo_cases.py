@@ -2,6 +2,10 @@
 
     kolorun -np 2 python3 bench/perop/kolo_cases.py ITERS WARMUP
 
+The same body runs under the real Horovod 0.28.1 (bench/horovod_reference: its venv has no kolo,
+so `horovod.torch` is Horovod's own), started by that venv's horovodrun; its cases are then
+labelled "Horovod 0.28.1 ..." and the NumPy case (kolo's own API) is left out.
+
 Rank 0 prints one line per case, "case median_us p90_us", where each sample is one blocking call
 (or, for the async case, one batch of 100 submissions then 100 synchronize() calls, divided by
 100). Every case checks its result, so a fast wrong answer cannot pass for a fast op.
@@ -14,9 +18,14 @@ import time
 
 import numpy as np
 import torch
+from run import HOROVOD_LABEL  # this folder's run.py pairs Horovod's "<label> X" with kolo's "X"
 
 import horovod.torch as hvd
-import kolo
+
+try:
+    import kolo
+except ImportError:  # the real Horovod's venv: horovod.torch above is Horovod's, not kolo's
+    kolo = None
 
 BATCH = 100  # tensors per async sample
 
@@ -30,7 +39,7 @@ def measure(one, iters: int, warmup: int) -> list[float]:
     """Microseconds per call of one(), each call timed alone; ranks start each case together."""
     for _ in range(warmup):
         one()
-    kolo.barrier()
+    (kolo.barrier if kolo else hvd.barrier)()
     samples = []
     for _ in range(iters):
         start = time.perf_counter_ns()
@@ -70,6 +79,9 @@ def main() -> None:
              ("hvd.torch allreduce 8 B (unnamed)", torch_unnamed, iters),
              ("kolo numpy allreduce 8 B (named)", numpy_blocking, iters),
              (f"hvd.torch async {BATCH} x 8 B, per tensor", torch_async, max(10, iters // BATCH))]
+    if kolo is None:
+        cases = [(HOROVOD_LABEL + label, one, n) for label, one, n in cases
+                 if "numpy" not in label]
     for label, one, n in cases:
         samples = measure(one, n, max(2, warmup // (BATCH if "async" in label else 1)))
         if "async" in label:

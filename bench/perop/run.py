@@ -11,7 +11,12 @@ Each round runs, in turn (interleaved, so a noisy neighbour hurts every case ali
     per tensor);
   - kolo-bench (the C++ collective alone, no Python, no negotiation; its mean, for reference);
   - torch.distributed gloo all_reduce (one process per rank, rendezvous on loopback);
-  - OpenMPI MPI_Allreduce from a small C program (mpicc) and through mpi4py on NumPy.
+  - OpenMPI MPI_Allreduce from a small C program (mpicc) and through mpi4py on NumPy;
+  - with --horovod-python VENV/bin/python: the real Horovod 0.28.1 (bench/horovod_reference
+    builds it) running the same kolo_cases.py under that venv's horovodrun (gloo controller and
+    gloo CPU ops by default; --horovod-controller mpi for OpenMPI's), and a column of
+    Horovod/kolo ratios beside each kolo case that Horovod also runs. Without it, a line says the
+    Horovod peer was skipped.
 Ranks are pinned one per core (taskset; mpirun --bind-to core) when np <= cores, as
 bench/compare/compare.py does. Every Python case times each call alone; the table shows, per
 case, the median over rounds of each round's median and 90th percentile (us), and the ratio of
@@ -31,6 +36,10 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "horovod_reference"))
+import launch as horovod_reference  # noqa: E402  (bench/horovod_reference/launch.py)
+
+HOROVOD_LABEL = horovod_reference.LABEL
 
 
 def run(command: list[str], env: dict[str, str] | None = None) -> str:
@@ -42,11 +51,10 @@ def run(command: list[str], env: dict[str, str] | None = None) -> str:
 
 
 def rows(text: str) -> dict[str, tuple[float, float]]:
-    """case -> (median us, p90 us) from "case<TAB>median<TAB>p90" lines (kolorun's rank tag
-    stripped)."""
+    """case -> (median us, p90 us) from "case<TAB>median<TAB>p90" lines (kolorun's and
+    horovodrun's rank tags stripped)."""
     found = {}
-    for line in text.splitlines():
-        line = line.split(">:", 1)[-1] if line.startswith("[") else line
+    for line in horovod_reference.untagged_lines(text):
         fields = line.split("\t")
         if len(fields) == 3:
             found[fields[0]] = (float(fields[1]), float(fields[2]))
@@ -57,6 +65,16 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def horovod_ratio(case: str, medians: dict[str, float]) -> float | None:
+    """Horovod's median / kolo's for kolo's `case`, where the real Horovod ran the same case
+    (> 1: kolo is faster); None for Horovod's own rows and cases it does not run."""
+    peer = medians.get(HOROVOD_LABEL + case)
+    mine = medians.get(case)
+    if peer is None or not mine or case.startswith(HOROVOD_LABEL):
+        return None
+    return peer / mine
 
 
 class Cases:
@@ -105,6 +123,13 @@ class Cases:
                 raise RuntimeError(f"gloo rank failed ({p.returncode}):\n{out}\n{err}")
         return rows(outputs[0][0])
 
+    def horovod(self) -> dict[str, tuple[float, float]]:
+        python = self.args.horovod_python
+        command = horovod_reference.horovodrun(
+            python, self.args.np, self.args.horovod_controller,
+            [python, str(HERE / "kolo_cases.py"), *self.counts], pin=self.pin)
+        return rows(run(command, env=horovod_reference.environment(python)))
+
     def mpirun(self, command: list[str]) -> dict[str, tuple[float, float]]:
         launch = ["mpirun", "-np", self.np, "--mca", "btl", "self,vader",
                   "--bind-to", "core" if self.pin else "none"]
@@ -121,7 +146,7 @@ class Cases:
         return self.mpirun([sys.executable, str(HERE / "peer_mpi4py.py"), *self.counts])
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--np", type=int, default=2)
@@ -136,7 +161,13 @@ def main() -> None:
                         help="do not pin ranks to cores")
     parser.add_argument("--skip", default="",
                         help="comma list of peers to leave out: gloo,mpi,mpi4py,kolo-bench")
-    args = parser.parse_args()
+    parser.add_argument("--horovod-python",
+                        help="the python of a venv with the real Horovod 0.28.1 "
+                             "(bench/horovod_reference/build.sh): add it as a peer")
+    parser.add_argument("--horovod-controller", choices=horovod_reference.CONTROLLERS,
+                        default="gloo",
+                        help="horovodrun's controller for the Horovod peer (default: gloo)")
+    args = parser.parse_args(argv)
     if shutil.which("mpicc") is None:
         sys.exit("perop: mpicc not found (apt-get install openmpi-bin libopenmpi-dev)")
     skip = set(filter(None, args.skip.split(",")))
@@ -146,6 +177,11 @@ def main() -> None:
         cases = Cases(args, Path(scratch))
         peers = [("kolo", cases.kolo), ("kolo-bench", cases.kolo_bench), ("gloo", cases.gloo),
                  ("mpi", cases.mpi), ("mpi4py", cases.mpi4py)]
+        if args.horovod_python:
+            peers.append(("horovod", cases.horovod))
+        else:
+            print("# Horovod peer skipped (no --horovod-python; bench/horovod_reference/build.sh "
+                  "builds the real Horovod 0.28.1)", flush=True)
         for round_ in range(args.rounds):
             print(f"# round {round_ + 1}/{args.rounds}", file=sys.stderr, flush=True)
             for name, measure in peers:
@@ -164,12 +200,18 @@ def main() -> None:
     print(f"# per-op overhead, np {args.np}, ranks {pinning}; medians over {args.rounds} "
           f"interleaved rounds of {args.iters} calls ({args.warmup} warm-up)")
     print(f"# load average (1 min) before {load_before[0]:.2f}, after {load_after[0]:.2f}")
-    print(f"# {'case':<44} {'median us':>10} {'p90 us':>10} {'gloo/this':>10} {'mpi/this':>10}")
+    medians = {case: median(case, 0) for case in samples}
+    horovod = f" {'hvd/this':>10}" if args.horovod_python else ""
+    print(f"# {'case':<52} {'median us':>10} {'p90 us':>10} {'gloo/this':>10} "
+          f"{'mpi/this':>10}{horovod}")
     for case in samples:
-        mid = median(case, 0)
+        mid = medians[case]
         ratios = [f"{peer / mid:10.3g}" if peer and mid > 0 else f"{'-':>10}"
                   for peer in (gloo, mpi)]
-        print(f"  {case:<44} {mid:10.2f} {median(case, 1):10.2f} {' '.join(ratios)}")
+        if args.horovod_python:
+            ratio = horovod_ratio(case, medians)
+            ratios.append(f"{ratio:10.3g}" if ratio else f"{'-':>10}")
+        print(f"  {case:<52} {mid:10.2f} {median(case, 1):10.2f} {' '.join(ratios)}")
 
 
 if __name__ == "__main__":

@@ -56,14 +56,32 @@ def broadcast_chain_limit(p: int) -> float:
     return float(-(-((p - 2) * CHAIN_STEP_WORTH_BYTES) // saved))  # rounded up
 
 
+# src/comm/broadcast_choice.cc: scatter + allgather from 8 ranks, a step counted as 128 KiB.
+SCATTER_ALLGATHER_FROM_RANKS = 8
+SCATTER_ALLGATHER_STEP_WORTH_BYTES = 128 * 1024
+
+
+def broadcast_scatter_allgather_limit(p: int) -> float:
+    """broadcast_scatter_allgather_limit(): its p - 1 extra steps over the bytes it saves the
+    tree's root, (depth - 2(p-1)/p) n; from 8 ranks."""
+    if p < SCATTER_ALLGATHER_FROM_RANKS:
+        return math.inf
+    saved = _depth(p) - 2.0 * (p - 1) / p
+    return float(math.ceil((p - 1) * SCATTER_ALLGATHER_STEP_WORTH_BYTES / saved))
+
+
 def kolo_broadcast_pick(p: int, n: float) -> str:
-    """broadcast() between hosts (no arena): the chain from its limit, else the tree."""
-    return "chain" if n >= broadcast_chain_limit(p) else "tree"
+    """broadcast() between hosts (no arena): the chain from its limit, scatter + allgather from
+    its own, else the tree."""
+    if n >= broadcast_chain_limit(p):
+        return "chain"
+    return "scatter_allgather" if n >= broadcast_scatter_allgather_limit(p) else "tree"
 
 
 def broadcast_scatter_allgather(p: int, n: float) -> tuple[float, float, float]:
-    """van de Geijn's broadcast (MPICH's for large buffers; kolo lacks it): a binomial scatter of
-    p blocks, then a ring allgather of them. Each rank's link carries about 2n (p-1)/p."""
+    """kolo's broadcast_scatter_allgather (van de Geijn's, MPICH's for large buffers): a binomial
+    scatter of p blocks, then a ring allgather of them. Each rank's link carries about
+    2n (p-1)/p."""
     if p == 1:
         return (0.0, 0.0, 0.0)
     return (float(_depth(p) + p - 1), 2.0 * (p - 1) / p, 0.0)

@@ -59,6 +59,52 @@ def environment(case: measure.Case) -> dict[str, str]:
     return env
 
 
+def measurement_parser(description: str) -> argparse.ArgumentParser:
+    """The options of measure_or_replay(), shared with run_collectives.py."""
+    parser = argparse.ArgumentParser(description=description,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--max-bytes", default="64M")
+    parser.add_argument("--iterations", type=int, default=10)
+    parser.add_argument("--gbit", type=float, default=10, help="veth shaping, Gb/s")
+    parser.add_argument("--no-netns", action="store_true", help="skip the namespaces")
+    parser.add_argument("--json", type=Path, help="also write every run's table here")
+    parser.add_argument("--replay", type=Path,
+                        help="fit, check and project the runs of a --json file; measure nothing")
+    return parser
+
+
+def measure_or_replay(args, local_cases_of, veth_cases_of, environment_of) -> list[measure.Case]:
+    """The cases of a --replay file; else every local case and, unless --no-netns, every veth case
+    measured in interleaved rounds, the load printed before and after, written to --json. Shared
+    with run_collectives.py."""
+    if args.replay:
+        saved = json.loads(args.replay.read_text())
+        cases = [measure.Case(**case) for case in saved["cases"]]
+        for case in cases:  # JSON keys are strings
+            case.runs = [{int(n): t for n, t in run.items()} for run in case.runs]
+        print(f"# replaying {args.replay}: {saved['load']}")
+        return cases
+    sweep = measure.Sweep(max_bytes=args.max_bytes, iterations=args.iterations)
+    before = Path("/proc/loadavg").read_text().strip()
+    print(f"# load before: {before}  cpus: {os.cpu_count()}")
+    cases = local_cases_of()
+    run_rounds(cases, args.rounds, sweep, environment_of)
+    if not args.no_netns:
+        import netns  # noqa: PLC0415 (needs root; only when used)
+
+        remote = veth_cases_of()
+        with netns.ShapedCluster(3, args.gbit) as cluster:
+            run_rounds(remote, args.rounds, sweep, lambda case: cluster.env(OMP_NUM_THREADS="1"))
+        cases += remote
+    after = Path("/proc/loadavg").read_text().strip()
+    print(f"# load after: {after}")
+    if args.json:
+        args.json.write_text(json.dumps({"load": f"before {before}, after {after}",
+                                         "cases": [vars(case) for case in cases]}, indent=1))
+    return cases
+
+
 def run_rounds(cases: list[measure.Case], rounds: int, sweep: measure.Sweep, env_of) -> None:
     """Every round runs every case once, so slow phases of the shared machine spread evenly."""
     for round_ in range(rounds):
@@ -132,43 +178,9 @@ def print_check(cases, links) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--max-bytes", default="64M")
-    parser.add_argument("--iterations", type=int, default=10)
-    parser.add_argument("--gbit", type=float, default=10, help="veth shaping, Gb/s")
-    parser.add_argument("--no-netns", action="store_true", help="skip the namespaces")
-    parser.add_argument("--json", type=Path, help="also write every run's table here")
-    parser.add_argument("--replay", type=Path,
-                        help="fit, check and project the runs of a --json file; measure nothing")
+    parser = measurement_parser(__doc__)
     args = parser.parse_args()
-    sweep = measure.Sweep(max_bytes=args.max_bytes, iterations=args.iterations)
-    if args.replay:
-        saved = json.loads(args.replay.read_text())
-        cases = [measure.Case(**case) for case in saved["cases"]]
-        for case in cases:  # JSON keys are strings
-            case.runs = [{int(n): t for n, t in run.items()} for run in case.runs]
-        print(f"# replaying {args.replay}: {saved['load']}")
-    else:
-        before = Path("/proc/loadavg").read_text().strip()
-        print(f"# load before: {before}  cpus: {os.cpu_count()}")
-        cases = local_cases()
-        run_rounds(cases, args.rounds, sweep, environment)
-        if not args.no_netns:
-            import netns  # noqa: PLC0415 (needs root; only when used)
-
-            remote = veth_cases()
-            with netns.ShapedCluster(3, args.gbit) as cluster:
-                run_rounds(remote, args.rounds, sweep,
-                           lambda case: cluster.env(OMP_NUM_THREADS="1"))
-            cases += remote
-        after = Path("/proc/loadavg").read_text().strip()
-        print(f"# load after: {after}")
-        if args.json:
-            args.json.write_text(json.dumps({
-                "load": f"before {before}, after {after}",
-                "cases": [vars(case) for case in cases]}, indent=1))
+    cases = measure_or_replay(args, local_cases, veth_cases, environment)
 
     links, qualities = {}, {}
     for transport in FIT_ALGORITHMS:

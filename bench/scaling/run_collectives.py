@@ -14,8 +14,6 @@ the figures: bench/SCALING.md, "Broadcast and allgather".
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 from pathlib import Path
@@ -25,7 +23,7 @@ import collective_steps as steps  # noqa: E402
 import measure  # noqa: E402
 import model  # noqa: E402
 import project  # noqa: E402
-from run import run_rounds  # noqa: E402
+from run import measure_or_replay, measurement_parser  # noqa: E402
 
 COLLECTIVES = ("broadcast", "allgather")
 # One rank per host: the tree's and the ring's every edge is then a veth link.
@@ -123,7 +121,7 @@ def projection_cell(collective: str, p: int, n: float, link: model.Link) -> tupl
 
 def print_projection(name: str, network: model.Link) -> None:
     print("\n## Projection (one rank per host)\n")
-    print(f"alpha = {network.alpha * 1e6:.1f} us ({name} fit) + {project.HOP_ALPHA * 1e6:.0f} us "
+    print(f"alpha = {network.alpha * 1e6:.1f} us ({name}) + {project.HOP_ALPHA * 1e6:.0f} us "
           "per datacentre hop; beta from the line rate at 94% TCP goodput. A cell is kolo's pick "
           "and its time; where another algorithm is more than 5% faster, that one's; where kolo "
           "picked differently before its chain broadcast and doubling allgather, what that took.")
@@ -140,48 +138,13 @@ def print_projection(name: str, network: model.Link) -> None:
                 print(f"| {p} | " + " | ".join(cells) + " |")
 
 
-def load_cases(path: Path) -> list[measure.Case]:
-    saved = json.loads(path.read_text())
-    cases = [measure.Case(**case) for case in saved["cases"]]
-    for case in cases:  # JSON keys are strings
-        case.runs = [{int(n): t for n, t in run.items()} for run in case.runs]
-    print(f"# replaying {path}: {saved['load']}")
-    return cases
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--max-bytes", default="64M")
-    parser.add_argument("--iterations", type=int, default=10)
-    parser.add_argument("--gbit", type=float, default=10, help="veth shaping, Gb/s")
-    parser.add_argument("--no-netns", action="store_true", help="skip the namespaces")
-    parser.add_argument("--json", type=Path, help="also write every run's table here")
-    parser.add_argument("--replay", type=Path,
-                        help="fit, check and project the runs of a --json file; measure nothing")
+    parser = measurement_parser(__doc__)
+    parser.add_argument("--alpha-us", type=float,
+                        help="project with this per-step alpha of the emulated link instead of "
+                             "the fit's (e.g. a fit from a quieter run)")
     args = parser.parse_args()
-    if args.replay:
-        cases = load_cases(args.replay)
-    else:
-        sweep = measure.Sweep(max_bytes=args.max_bytes, iterations=args.iterations)
-        before = Path("/proc/loadavg").read_text().strip()
-        print(f"# load before: {before}  cpus: {os.cpu_count()}")
-        cases = local_cases()
-        run_rounds(cases, args.rounds, sweep, environment)
-        if not args.no_netns:
-            import netns  # noqa: PLC0415 (needs root; only when used)
-
-            remote = veth_cases()
-            with netns.ShapedCluster(3, args.gbit) as cluster:
-                run_rounds(remote, args.rounds, sweep,
-                           lambda case: cluster.env(OMP_NUM_THREADS="1"))
-            cases += remote
-        after = Path("/proc/loadavg").read_text().strip()
-        print(f"# load after: {after}")
-        if args.json:
-            args.json.write_text(json.dumps({"load": f"before {before}, after {after}",
-                                             "cases": [vars(case) for case in cases]}, indent=1))
+    cases = measure_or_replay(args, local_cases, veth_cases, environment)
     links, qualities = {}, {}
     for transport in ("tcp", "shm", "veth"):
         if any(case.transport == transport for case in cases):
@@ -189,7 +152,12 @@ def main() -> None:
     print_fits(links, qualities)
     print_check(cases, links)
     name = "veth" if "veth" in links else "tcp"
-    print_projection(name, links[name])
+    network = links[name]
+    label = f"{name} fit"
+    if args.alpha_us is not None:
+        network = model.Link(args.alpha_us * 1e-6, network.beta, network.gamma)
+        label = f"--alpha-us, instead of the {name} fit's {links[name].alpha * 1e6:.1f} us"
+    print_projection(label, network)
 
 
 if __name__ == "__main__":

@@ -14,10 +14,12 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-RUNNERS = ("kolo", "kolo-mpi", "ddp", "local")
+RUNNERS = ("kolo", "kolo-mpi", "horovod", "ddp", "local")
 LABELS = {"kolo": "kolo (own transports)", "kolo-mpi": "kolo --mpi (OpenMPI)",
-          "ddp": "torch DDP (gloo)", "local": "no communication (ceiling)"}
-SHORT = {"kolo": "kolo", "kolo-mpi": "kolo --mpi", "ddp": "DDP (gloo)", "local": "no comm."}
+          "horovod": "Horovod 0.28.1", "ddp": "torch DDP (gloo)",
+          "local": "no communication (ceiling)"}
+SHORT = {"kolo": "kolo", "kolo-mpi": "kolo --mpi", "horovod": "Horovod", "ddp": "DDP (gloo)",
+         "local": "no comm."}
 # Convergence: both sides start from the same seed, see the same samples and average the same
 # gradients; they differ only in the order floating-point sums are taken, so their losses agree
 # far inside these bounds (a real difference, e.g. a gradient averaged over the wrong count or
@@ -86,13 +88,15 @@ def model_table(model: str, runs: dict[str, list[dict]]) -> list[str]:
         lines.append(f"kolo/DDP {median['kolo'] / median['ddp']:.3f} (target >= 1.2)")
     if "kolo" in median and "kolo-mpi" in median:
         lines[-1] += f"; kolo/kolo-mpi {median['kolo'] / median['kolo-mpi']:.3f} (target >= 1.0)"
+    if "kolo" in median and "horovod" in median:
+        lines.append(f"kolo/Horovod 0.28.1 {median['kolo'] / median['horovod']:.3f} samples/s")
     if "local" in median and "ddp" in median:
         lines.append(f"ceiling/DDP {median['local'] / median['ddp']:.3f} (what dropping all "
                      "communication gains over DDP on these cores); kolo reaches "
                      + (f"{median['kolo'] / median['local']:.3f}" if "kolo" in median else "-")
                      + " of the ceiling, DDP "
                      + f"{median['ddp'] / median['local']:.3f}")
-    for runner in ("kolo", "kolo-mpi"):
+    for runner in ("kolo", "kolo-mpi", "horovod"):
         if runs.get(runner) and runs.get("ddp"):
             c = convergence(runs, runner)
             lines.append(
@@ -150,7 +154,8 @@ def plot(runs: dict[str, dict[str, list[dict]]], path: Path) -> str:
         speed.set_xticks(range(len(runners)), [SHORT[r] for r in runners], fontsize=9)
         speed.set_ylabel("samples/s")
         speed.set_title(f"{model}: samples/s per round (bar: median)", fontsize=10)
-        for runner, style in (("ddp", "-"), ("kolo", "--"), ("kolo-mpi", ":")):  # not local
+        for runner, style in (("ddp", "-"), ("kolo", "--"), ("kolo-mpi", ":"),
+                              ("horovod", "-.")):  # not local
             if model_runs.get(runner):
                 loss.plot(model_runs[runner][0]["losses"], style, label=LABELS[runner])
         loss.set_xlabel("step")

@@ -1,7 +1,8 @@
 """kolo against torch DDP (gloo) on the same training jobs: one command, interleaved rounds.
 
     python3 bench/train_vs_ddp/run.py [--models mlp,cnn,transformer] [--rounds 5] [--np 2]
-        [--runners kolo,kolo-mpi,ddp,local] [--steps N] [--warmup 10] [--out-dir DIR]
+        [--runners kolo,kolo-mpi,horovod,ddp,local] [--steps N] [--warmup 10] [--out-dir DIR]
+        [--horovod-python /work/venvs/horovod-0.28.1/bin/python [--horovod-controller mpi]]
     python3 bench/train_vs_ddp/run.py --config examples/configs/fashion_cnn.py [--repeats 3] \
         [--amp] [--auto-scale-lr] [--cfg-options data.train_subset=20000 schedule.epochs=2]
 
@@ -10,6 +11,11 @@ each runner, the runners' order rotating from round to round:
   kolo      `kolorun -np N train.py --mode kolo`: horovod.torch's DistributedOptimizer over
             kolo's own transports (shared memory on one host);
   kolo-mpi  `kolorun --mpi -np N train.py --mode kolo`: the same script, collectives on OpenMPI;
+  horovod   with --horovod-python VENV/bin/python only: the same script under the real Horovod
+            0.28.1 (bench/horovod_reference builds it), started by that venv's `horovodrun -np N
+            --gloo` (gloo controller and CPU ops; --horovod-controller mpi for OpenMPI's), with
+            Horovod's defaults (fusion threshold 128 MiB, cycle time 1 ms: kolo's too); without
+            the option a line says it was skipped;
   ddp       `python -m torch.distributed.run --standalone --nproc-per-node N train.py --mode ddp`:
             DistributedDataParallel over gloo, one process per rank (torchrun);
   local     the same with `--mode local`: N processes that train alone, no gradient exchange:
@@ -39,6 +45,9 @@ import sys
 from pathlib import Path
 
 from models import MODELS
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "horovod_reference"))
+import launch as horovod_reference  # noqa: E402  (bench/horovod_reference/launch.py)
 from overlap import analyse
 from report import RUNNERS, markdown, plot
 from template import compare
@@ -56,8 +65,9 @@ def load_average() -> str:
         return " ".join(f.read().split()[:3])
 
 
-def commands(np_: int, kolorun: str) -> dict[str, list[str]]:
-    return {
+def commands(np_: int, kolorun: str, horovod_python: str | None = None,
+             horovod_controller: str = "gloo") -> dict[str, list[str]]:
+    found = {
         "kolo": [kolorun, "-np", str(np_), sys.executable, str(TRAIN), "--mode", "kolo"],
         "kolo-mpi": [kolorun, "--mpi", "-np", str(np_), sys.executable, str(TRAIN), "--mode",
                      "kolo"],
@@ -66,12 +76,39 @@ def commands(np_: int, kolorun: str) -> dict[str, list[str]]:
         "local": [sys.executable, "-m", "torch.distributed.run", "--standalone",
                   "--nproc-per-node", str(np_), str(TRAIN), "--mode", "local"],
     }
+    if horovod_python:
+        found["horovod"] = horovod_reference.horovodrun(
+            horovod_python, np_, horovod_controller, [horovod_python, str(TRAIN), "--mode",
+                                                      "horovod"])
+    return found
 
 
-def run_once(cmd: list[str], out: Path) -> dict:
+def runner_environment(runner: str, horovod_python: str | None) -> dict[str, str]:
+    """Every runner's ranks get one OpenMP thread; the real Horovod's also an environment in
+    which `horovod` cannot resolve to kolo's alias package."""
+    base = horovod_reference.environment(horovod_python) if runner == "horovod" else os.environ
+    return dict(base, OMP_NUM_THREADS="1")
+
+
+def select_runners(requested: list[str], horovod_python: str | None,
+                   have_mpirun: bool) -> tuple[list[str], list[str]]:
+    """The runners that can run here, in the requested order, and a line for each one left out
+    (the Horovod peer without --horovod-python, kolo-mpi without mpirun)."""
+    chosen, notes = [], []
+    for runner in requested:
+        if runner == "horovod" and not horovod_python:
+            notes.append("horovod skipped: no --horovod-python (bench/horovod_reference/build.sh "
+                         "builds the real Horovod 0.28.1)")
+        elif runner == "kolo-mpi" and not have_mpirun:
+            notes.append("kolo-mpi skipped: mpirun is not on PATH (apt-get install openmpi-bin)")
+        else:
+            chosen.append(runner)
+    return chosen, notes
+
+
+def run_once(cmd: list[str], out: Path, env: dict[str, str]) -> dict:
     """One training run; its ranks' figures combined (the largest rank's peak memory, the mean
     of their CPU time per step)."""
-    env = dict(os.environ, OMP_NUM_THREADS="1")
     proc = subprocess.run([*cmd, "--out", str(out)], stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True, timeout=900, env=env)
     ranks = sorted(out.glob("rank*.json"))
@@ -125,6 +162,11 @@ def main() -> None:
     parser.add_argument("--cfg-options", nargs="+",
                         default=["data.train_subset=20000", "schedule.epochs=2"],
                         help="with --config: train.py --cfg-options (default: %(default)s)")
+    parser.add_argument("--horovod-python",
+                        help="the python of a venv with the real Horovod 0.28.1 "
+                             "(bench/horovod_reference/build.sh): adds the horovod runner")
+    parser.add_argument("--horovod-controller", choices=horovod_reference.CONTROLLERS,
+                        default="gloo", help="horovodrun's controller for the horovod runner")
     args = parser.parse_args()
     kolorun = shutil.which("kolorun") or sys.exit("kolorun is not on PATH")
     if args.config:
@@ -137,13 +179,15 @@ def main() -> None:
         for x in models if name == "model" else runners:
             if x not in known:
                 sys.exit(f"unknown {name} '{x}' (one of {', '.join(known)})")
-    if "kolo-mpi" in runners and shutil.which("mpirun") is None:
-        print("kolo-mpi skipped: mpirun is not on PATH (apt-get install openmpi-bin)")
-        runners.remove("kolo-mpi")
+    runners, notes = select_runners(runners, args.horovod_python,
+                                    shutil.which("mpirun") is not None)
+    for note in notes:
+        print(note, flush=True)
     out_dir = Path(args.out_dir)
     if out_dir.exists():
         shutil.rmtree(out_dir / "runs", ignore_errors=True)
-    cmds = commands(args.np, kolorun)
+    cmds = commands(args.np, kolorun, args.horovod_python, args.horovod_controller)
+    envs = {r: runner_environment(r, args.horovod_python) for r in runners}
 
     def flags(model: str) -> list[str]:
         return ["--model", model, "--batch-size", str(args.batch_size or BATCH[model]),
@@ -156,7 +200,8 @@ def main() -> None:
         for model in models:
             for runner in order:
                 out = out_dir / "runs" / model / runner / str(i)
-                runs[model][runner].append(run_once(cmds[runner] + flags(model), out))
+                runs[model][runner].append(run_once(cmds[runner] + flags(model), out,
+                                                    envs[runner]))
             print(f"round {i + 1}/{args.rounds} {model}: " + "  ".join(
                 f"{r} {runs[model][r][-1]['samples_per_s']:.0f}" for r in runners)
                 + " samples/s", flush=True)
@@ -165,7 +210,8 @@ def main() -> None:
         for model in models:
             out = out_dir / "runs" / model / "kolo-timeline"
             timeline = out / "timeline.json"
-            result = run_once(cmds["kolo"] + flags(model) + ["--timeline", str(timeline)], out)
+            result = run_once(cmds["kolo"] + flags(model) + ["--timeline", str(timeline)], out,
+                              envs["kolo"])
             overlaps[model] = analyse(timeline, result["timeline"]["steps"])
     load_after = load_average()
 

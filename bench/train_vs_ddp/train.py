@@ -1,5 +1,7 @@
 """One training run for bench/train_vs_ddp: the same model, data, seed and thread count under kolo
-(horovod.torch's DistributedOptimizer, started by kolorun, with or without --mpi) or torch DDP
+(horovod.torch's DistributedOptimizer, started by kolorun, with or without --mpi), under the real
+Horovod 0.28.1 (`--mode horovod`: the same code, in bench/horovod_reference's venv where
+`horovod.torch` is Horovod's own, started by its horovodrun) or torch DDP
 over gloo (started by torchrun, one process per rank), or `local`: the same processes under
 torchrun, gloo only for the barriers around the timed steps, each rank training alone with no
 gradient exchange, the ceiling that no library's communication can beat on these cores.
@@ -12,6 +14,7 @@ a timed step, and over the whole timed run between barriers), its peak resident 
 """
 
 import argparse
+import importlib.util
 import json
 import os
 import resource
@@ -26,7 +29,7 @@ import torch.nn as nn
 from models import MODELS, Task, build
 
 parser = argparse.ArgumentParser()
-parser.add_argument("--mode", choices=["kolo", "ddp", "local"], required=True)
+parser.add_argument("--mode", choices=["kolo", "horovod", "ddp", "local"], required=True)
 parser.add_argument("--model", choices=MODELS, default="cnn")
 parser.add_argument("--batch-size", type=int, default=32, help="per rank")
 parser.add_argument("--warmup", type=int, default=10, help="steps before the timed ones")
@@ -67,9 +70,12 @@ def main() -> None:
     torch.manual_seed(args.seed)
     model = build(args.model)
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
-    if args.mode == "kolo":
+    if args.mode in ("kolo", "horovod"):
         import horovod.torch as hvd
 
+        if args.mode == "horovod" and importlib.util.find_spec("kolo") is not None:
+            raise SystemExit("--mode horovod: kolo is importable here, so horovod.torch may be "
+                             "kolo's alias; run under the real Horovod's venv")
         hvd.init()
         rank, size = hvd.rank(), hvd.size()
         optimizer = hvd.DistributedOptimizer(optimizer, named_parameters=model.named_parameters())
@@ -155,7 +161,7 @@ def main() -> None:
                 "steps": [[(t - timeline_zero) / 1000 for t in m] for m in marks],
             }
     (out / f"rank{rank}.json").write_text(json.dumps(result))
-    if args.mode != "kolo":
+    if args.mode not in ("kolo", "horovod"):
         # Seen with torch 2.13: tearing DDP down can deadlock (freeing its Reducer frees the gloo
         # process group, which joins gloo's run loop while holding the GIL that the loop needs
         # to free its last work). Every figure is written and no collective is in flight after

@@ -1,7 +1,8 @@
 // broadcast: the host's shared-memory arena from 16 KiB when the group is exactly one host's
 // ranks and the host has a CPU per rank (see detail::arena_serves); else, for large buffers on 3
-// or more ranks, a pipelined chain (broadcast_chain.cc; broadcast_choice.h says from which size);
-// else a binomial tree from any root. Tree: ranks are renumbered relative to the root; a rank
+// or more ranks, a pipelined chain (broadcast_chain.cc), for medium ones on 8 or more scatter +
+// allgather (broadcast_scatter_allgather.cc; broadcast_choice.h says from which sizes); else a
+// binomial tree from any root. Tree: ranks are renumbered relative to the root; a rank
 // receives from the rank that differs in its lowest set bit and forwards to the ranks below it in
 // the tree. Large buffers are cut into segments (the chain's chunks) so a rank forwards segment k
 // to its children while segment k+1 is still arriving from its parent (pipelining the tree's
@@ -35,6 +36,9 @@ void broadcast(Communicator& comm, Bytes data, int root) {
   }
   // Same on every rank: size and group size only.
   if (data.size() >= broadcast_chain_limit(comm.size())) return broadcast_chain(comm, data, root);
+  if (data.size() >= broadcast_scatter_allgather_limit(comm.size())) {
+    return broadcast_scatter_allgather(comm, data, root);
+  }
   broadcast_tree(comm, data, root);
 }
 

@@ -30,7 +30,7 @@ struct AllreduceOptions {
   AllreduceAlgorithm algorithm = AllreduceAlgorithm::automatic;
   // automatic: below this many bytes recursive doubling (latency-bound), else ring (bandwidth);
   // the limit of groups up to 4 ranks, larger ones scale it (allreduce_choice.h).
-  size_t small_message_bytes = 64 * 1024;
+  size_t small_message_bytes = size_t{64} * 1024;
   Hierarchical hierarchical = Hierarchical::automatic;
 };
 
@@ -90,10 +90,12 @@ void alltoallv_shared_memory(Communicator& comm, ConstBytes in, std::span<const 
                              Bytes out, std::span<const size_t> recv_bytes);
 
 // Root's data ends up on every rank: through the host arena when the group is one host's
-// ranks, else a pipelined chain for large buffers (broadcast_choice.h) or a binomial tree.
+// ranks, else a pipelined chain for large buffers, scatter + allgather for medium ones on 8+
+// ranks (broadcast_choice.h), or a binomial tree.
 void broadcast(Communicator& comm, Bytes data, int root);
 void broadcast_tree(Communicator& comm, Bytes data, int root);
 void broadcast_chain(Communicator& comm, Bytes data, int root);
+void broadcast_scatter_allgather(Communicator& comm, Bytes data, int root);
 void broadcast_shared_memory(Communicator& comm, Bytes data, int root);
 
 // Returns once every rank has entered.

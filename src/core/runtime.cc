@@ -187,6 +187,15 @@ int64_t Runtime::wait_for_number(HandleId handle) {
   try {
     handles_.wait(handle);
   } catch (const Error&) {
+    // take_number() throws it again, once it has released the handle.
+  }
+  return take_number(handle);
+}
+
+int64_t Runtime::take_number(HandleId handle) {
+  try {
+    handles_.wait(handle);  // done already: rethrows a failure
+  } catch (const Error&) {
     (void)handles_.release(handle);
     throw;
   }
@@ -244,13 +253,11 @@ std::vector<int32_t> Runtime::process_set_ids() const {
   return session().process_set_ids();
 }
 
-int Runtime::join() {
-  HandleId handle = 0;
-  {
-    std::lock_guard lock(mutex_);
-    handle = session().request_join();
-  }
-  return static_cast<int>(wait_for_number(handle));
+int Runtime::join() { return static_cast<int>(wait_for_number(request_join())); }
+
+HandleId Runtime::request_join() {
+  std::lock_guard lock(mutex_);
+  return session().request_join();
 }
 
 void Runtime::start_timeline(const std::string& path, bool mark_cycles) {

@@ -55,6 +55,11 @@ class Runtime {
   [[nodiscard]] std::vector<int32_t> process_set_ids() const;
   // hvd.join(): blocks until every rank joined; returns the last rank that joined.
   int join();
+  // join() in two halves, for a caller that waits on the handle itself (the Python layer, which
+  // lets Ctrl-C through): the request, then the result of its completed handle (released here;
+  // throws the failure of a failed one).
+  HandleId request_join();
+  int64_t take_number(HandleId handle);
   [[nodiscard]] bool poll(HandleId handle) const { return handles_.poll(handle); }
   void wait(HandleId handle) const { handles_.wait(handle); }
   // wait() for at most `timeout`; false if still pending (the Python layer checks for Ctrl-C

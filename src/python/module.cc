@@ -138,9 +138,21 @@ NB_MODULE(_core, m) {
       "process_set_ranks", [](int32_t id) { return kolo::core::runtime().process_set_ranks(id); },
       nb::arg("id"));
   m.def("process_set_ids", [] { return kolo::core::runtime().process_set_ids(); });
-  m.def(
-      "join", [] { return kolo::core::runtime().join(); },
-      nb::call_guard<nb::gil_scoped_release>());
+  // join waits like synchronize(): Ctrl-C ends the wait (the join request stays with the
+  // runtime, as an interrupted operation does).
+  m.def("join", [] {
+    const HandleId handle = [] {
+      nb::gil_scoped_release unlocked;
+      return runtime().request_join();
+    }();
+    try {
+      wait_interruptibly(handle);
+    } catch (const kolo::Error&) {
+      // take_number() below rethrows it and releases the handle.
+    }
+    nb::gil_scoped_release unlocked;
+    return static_cast<int>(runtime().take_number(handle));
+  });
   m.def("poll", [](kolo::core::HandleId h) { return kolo::core::runtime().poll(h); });
   m.def("wait", &wait_interruptibly);
   // wait() then release() in one call, for operations without a runtime-allocated output: the

@@ -1,5 +1,5 @@
-"""Ctrl-C (SIGINT) reaches a rank blocked in synchronize(): KeyboardInterrupt, the handles stay
-valid, and the operations finish correctly once the other ranks submit them."""
+"""Ctrl-C (SIGINT) reaches a rank blocked in synchronize() or join(): KeyboardInterrupt, the handles
+stay valid, and the operations finish correctly once the other ranks submit them."""
 
 import os
 import signal
@@ -29,7 +29,7 @@ def test_ctrl_c_interrupts_a_blocking_wait_and_the_handle_survives(np_, tmp_path
            str(tmp_path)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        for wait_number in (1, 2):
+        for wait_number in (1, 2, 3):
             wait_for(tmp_path / f"waiting.{wait_number}", proc)
             time.sleep(1.0)  # well inside synchronize() by now
             os.kill(int((tmp_path / "pid").read_text()), signal.SIGINT)
@@ -40,5 +40,5 @@ def test_ctrl_c_interrupts_a_blocking_wait_and_the_handle_survives(np_, tmp_path
             proc.communicate()
     result = JobResult(proc.returncode, out)
     result.assert_ok(np_)
-    for wait_number in (1, 2):
+    for wait_number in (1, 2, 3):
         assert f"rank 0 wait {wait_number} interrupted" in result.lines_of(0), out

@@ -72,8 +72,16 @@ def test_the_chain_limit_matches_broadcast_choice_cc(p, limit):
     assert steps.broadcast_chain_limit(p) == limit
 
 
+@pytest.mark.parametrize("p, limit", [(2, math.inf), (7, math.inf), (8, 734004),
+                                      (256, 5563317)])
+def test_the_scatter_allgather_limit_matches_broadcast_choice_cc(p, limit):
+    assert steps.broadcast_scatter_allgather_limit(p) == limit
+
+
 def test_kolo_picks_the_tree_for_small_buffers_and_the_chain_for_large():
     assert steps.kolo_pick("broadcast", 8, 64 << 10) == "tree"
+    assert steps.kolo_pick("broadcast", 8, 1 * MIB) == "scatter_allgather"
+    assert steps.kolo_pick("broadcast", 4, 1 * MIB) == "tree"
     assert steps.kolo_pick("broadcast", 8, 16 * MIB) == "chain"
     assert steps.kolo_pick("broadcast", 2, 1 << 30) == "tree"
     assert steps.kolo_pick("allgather", 64, 1 << 30) == "ring"

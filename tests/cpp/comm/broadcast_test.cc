@@ -49,7 +49,63 @@ TEST_P(Broadcast, ChainEveryRootEverySize) {
   check_every_root_every_size(GetParam(), broadcast_chain);
 }
 
+TEST_P(Broadcast, ScatterAllgatherEveryRootEverySize) {
+  check_every_root_every_size(GetParam(), broadcast_scatter_allgather);
+}
+
 INSTANTIATE_TEST_SUITE_P(Sizes, Broadcast, ::testing::Range(1, 7));
+
+// 8 and 11 ranks: a full binomial scatter and one with missing subtrees; sizes below the rank
+// count (empty blocks) and uneven blocks.
+TEST(BroadcastScatterAllgather, LargerGroupsAndEmptyBlocks) {
+  for (int n : {8, 11}) {
+    RankThreads group(n);
+    for (int root : {0, 3, n - 1}) {
+      for (size_t size : {size_t{1}, size_t{5}, static_cast<size_t>(n) * 1000 + 7}) {
+        group.run([&](Communicator& comm) {
+          std::vector<std::byte> data(size, std::byte{0});
+          if (comm.rank() == root) {
+            for (size_t i = 0; i < size; ++i) data[i] = std::byte(static_cast<uint8_t>(i * 31));
+          }
+          broadcast_scatter_allgather(comm, data, root);
+          for (size_t i = 0; i < size; ++i) {
+            if (data[i] != std::byte(static_cast<uint8_t>(i * 31))) {
+              ADD_FAILURE() << n << " ranks, root " << root << ", size " << size << ", rank "
+                            << comm.rank() << ": wrong byte at " << i;
+              break;
+            }
+          }
+        });
+      }
+    }
+  }
+}
+
+TEST(BroadcastScatterAllgatherLimit, FromEightRanksBelowTheChain) {
+  for (int ranks = 1; ranks < 8; ++ranks) {
+    EXPECT_EQ(broadcast_scatter_allgather_limit(ranks), std::numeric_limits<size_t>::max());
+  }
+  EXPECT_EQ(broadcast_scatter_allgather_limit(8), size_t{734004});     // 7 x 128 KiB / 1.25
+  EXPECT_EQ(broadcast_scatter_allgather_limit(256), size_t{5563317});  // 255 x 128 KiB / 6.0078
+  for (int ranks = 8; ranks <= 1024; ++ranks) {
+    EXPECT_LT(broadcast_scatter_allgather_limit(ranks), broadcast_chain_limit(ranks)) << ranks;
+  }
+}
+
+// On 8 ranks the automatic choice takes all three between hosts: tree, scatter + allgather, chain,
+// each on every rank alike.
+TEST(BroadcastChoice, EightRanksTreeScatterAllgatherAndChain) {
+  RankThreads group(8);
+  const size_t sizes[] = {1000, broadcast_scatter_allgather_limit(8) + 13,
+                          broadcast_chain_limit(8) + 5};
+  for (size_t size : sizes) {
+    group.run([&](Communicator& comm) {
+      std::vector<std::byte> data(size, comm.rank() == 5 ? std::byte{3} : std::byte{0});
+      broadcast(comm, data, 5);
+      EXPECT_EQ(std::count(data.begin(), data.end(), std::byte{3}), static_cast<long>(size));
+    });
+  }
+}
 
 TEST(BroadcastChainLimit, NeverOnTwoRanksAndGrowingWithTheGroup) {
   EXPECT_EQ(broadcast_chain_limit(1), std::numeric_limits<size_t>::max());

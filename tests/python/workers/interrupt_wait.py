@@ -4,7 +4,7 @@ signals until the operation ends). The operations keep running: once the others 
 synchronizing the same handles again gives the right results.
 
 Files in the directory argv[1]: `pid` (rank 0's pid, for the test), `waiting.N` (rank 0 is in
-its N-th wait), `go` (rank 0 let the others submit)."""
+its N-th wait), `go` (rank 0 let the others submit), `join` and `joined.R` (the same for join)."""
 
 import os
 import sys
@@ -62,5 +62,23 @@ assert torch.equal(total, torch.full((4,), expected)), f"rank {rank}: allreduce 
 gather = hvd.synchronize(gathered)
 expected_gather = torch.arange(size, dtype=torch.float32).repeat_interleave(2)
 assert torch.equal(gather, expected_gather), f"rank {rank}: allgather gave {gather}"
+
+# join: rank 0's wait is interrupted too; its join request stays with the runtime, so the others'
+# joins complete with it.
+if rank == 0:
+    try:
+        (sync / "waiting.3").touch()
+        hvd.join()
+        raise AssertionError("join ended without an interrupt")
+    except KeyboardInterrupt:
+        print(f"rank {rank} wait 3 interrupted")
+    (sync / "join").touch()
+    for other in range(1, size):
+        wait_for_file(sync / f"joined.{other}")
+else:
+    wait_for_file(sync / "join")
+    last = hvd.join()
+    assert 0 <= last < size, last
+    (sync / f"joined.{rank}").touch()
 hvd.shutdown()
 print(f"rank {rank} OK")

@@ -51,6 +51,9 @@ Communicator::Communicator(int rank, std::vector<Link*> links, Topology topology
   const auto local = static_cast<long>(topology_.ranks_on_host(my_host).size());
   const long cpus = options_.host_cpus > 0 ? options_.host_cpus : ::sysconf(_SC_NPROCESSORS_ONLN);
   oversubscribed_ = cpus > 0 && local > cpus;
+  for (int r = 0; r < n; ++r) {
+    if (r != rank_) links_[static_cast<size_t>(r)]->set_oversubscribed(oversubscribed_);
+  }
 }
 
 Bytes Communicator::scratch(size_t bytes) {

@@ -38,6 +38,10 @@ class Link {
   // that hung up after sending them is not yet an error.
   [[nodiscard]] virtual bool has_pending_input() const;
 
+  // Whether the ranks of this host outnumber its CPUs (the communicator tells every link). A
+  // link may then avoid waiting for its peer where it could go on: the peer may need this core.
+  virtual void set_oversubscribed(bool /*oversubscribed*/) {}
+
   // The rank on the other end (in the world numbering) and a description for error messages,
   // e.g. "rank 2 (127.0.0.1:40123)".
   [[nodiscard]] virtual int peer_rank() const = 0;

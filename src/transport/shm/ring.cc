@@ -15,6 +15,13 @@ size_t Ring::writable() const {
                                           header_->tail.load(std::memory_order_acquire));
 }
 
+bool Ring::drained() {
+  const uint64_t head = header_->head.load(std::memory_order_relaxed);
+  if (seen_tail_ == head) return true;
+  seen_tail_ = header_->tail.load(std::memory_order_acquire);
+  return seen_tail_ == head;
+}
+
 size_t Ring::write_some(const std::byte* data, size_t size) {
   const uint64_t head = header_->head.load(std::memory_order_relaxed);
   if (capacity() - static_cast<size_t>(head - seen_tail_) < size) {

@@ -36,6 +36,9 @@ class Ring {
   size_t read_some(std::byte* data, size_t size);
 
   [[nodiscard]] size_t readable() const;
+  // Producer side: whether the consumer has read every byte written so far (rereads `tail` only
+  // when the cached value says no).
+  bool drained();
   [[nodiscard]] size_t writable() const;
 
   // Sets the waiting flag, then tells whether the ring moved meanwhile (true: do not sleep).

@@ -1,8 +1,9 @@
-// A shared-memory segment joining two ranks on one host: a small header and two rings (one per
-// direction). The lower rank creates it under a per-job name in /dev/shm with every page
-// reserved up front (so a full /dev/shm is an error at creation, never a SIGBUS later), the
-// higher rank maps it, and the creator unlinks the name as soon as the peer confirms: from then
-// on the memory lives only in the two mappings and vanishes with the processes, even on kill -9.
+// A shared-memory segment joining two ranks on one host: a small header, two rings and two fast
+// boxes for tiny sends (one of each per direction). The lower rank creates it under a per-job name
+// in /dev/shm with every page reserved up front (so a full /dev/shm is an error at creation, never
+// a SIGBUS later), the higher rank maps it, and the creator unlinks the name as soon as the peer
+// confirms: from then on the memory lives only in the two mappings and vanishes with the processes,
+// even on kill -9.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +12,7 @@
 #include <string>
 #include <utility>
 
+#include "transport/shm/fastbox.h"
 #include "transport/shm/mapping.h"
 #include "transport/shm/ring.h"
 
@@ -29,6 +31,8 @@ class Segment {
 
   // Ring 0 carries bytes from the creator (lower rank) to the opener; ring 1 the other way.
   [[nodiscard]] Ring ring(int direction) const;
+  // The fast box of the same direction.
+  [[nodiscard]] FastboxRegion* fastbox(int direction) const;
   [[nodiscard]] size_t size() const { return mapping_.size(); }
 
   static size_t bytes_needed(size_t ring_bytes);

@@ -2,7 +2,7 @@
 """kolo against the real Horovod 0.28.1 at the level users call: blocking horovod.torch
 collectives on torch tensors at a few sizes, interleaved rounds, one command.
 
-    python3 bench/compare/torch_level.py --horovod-python /work/venvs/horovod-0.28.1/bin/python
+    python3 bench/compare/torch_level.py --horovod-python ~/.cache/kolo/horovod-0.28.1/bin/python
     python3 bench/compare/torch_level.py --np 2 --rounds 5 -t allreduce --sizes 8,256K,16M
 
 A separate table from compare.py's on purpose: compare.py times kolo's C++ collectives

@@ -10,11 +10,11 @@
 # Horovod's sources are downloaded and patched in a scratch folder (never committed);
 # the patches are the smallest found to build 0.28.1 against torch 2.13 (see README.md).
 #
-# Usage: bash bench/horovod_reference/build.sh [VENV]   (default /work/venvs/horovod-0.28.1)
+# Usage: bash bench/horovod_reference/build.sh [VENV]   (default ~/.cache/kolo/horovod-0.28.1)
 #        HOROVOD_REF_WORK=/tmp/x  scratch folder for the sdist and the build (default mktemp)
 set -euo pipefail
 
-VENV=${1:-${HOROVOD_REF_VENV:-/work/venvs/horovod-0.28.1}}
+VENV=${1:-${HOROVOD_REF_VENV:-$HOME/.cache/kolo/horovod-0.28.1}}
 WORK=${HOROVOD_REF_WORK:-$(mktemp -d /tmp/horovod-ref-build.XXXXXX)}
 HOROVOD_VERSION=0.28.1
 TORCH_VERSION=2.13.0

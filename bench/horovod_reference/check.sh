@@ -4,9 +4,9 @@
 # repository's examples/pytorch_synthetic_benchmark.py, Horovod's example rewritten for CPU,
 # which imports horovod.torch only) trains under it.
 #
-# Usage: bash bench/horovod_reference/check.sh [VENV]   (default /work/venvs/horovod-0.28.1)
+# Usage: bash bench/horovod_reference/check.sh [VENV]   (default ~/.cache/kolo/horovod-0.28.1)
 set -euo pipefail
-VENV=${1:-${HOROVOD_REF_VENV:-/work/venvs/horovod-0.28.1}}
+VENV=${1:-${HOROVOD_REF_VENV:-$HOME/.cache/kolo/horovod-0.28.1}}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN="$VENV/bin"
 # Nothing of this project's venv may leak in: `horovod` must be Horovod's own.

@@ -2,7 +2,7 @@
 
     python3 bench/train_vs_ddp/run.py [--models mlp,cnn,transformer] [--rounds 5] [--np 2]
         [--runners kolo,kolo-mpi,horovod,ddp,local] [--steps N] [--warmup 10] [--out-dir DIR]
-        [--horovod-python /work/venvs/horovod-0.28.1/bin/python [--horovod-controller mpi]]
+        [--horovod-python ~/.cache/kolo/horovod-0.28.1/bin/python [--horovod-controller mpi]]
     python3 bench/train_vs_ddp/run.py --config examples/configs/fashion_cnn.py [--repeats 3] \
         [--amp] [--auto-scale-lr] [--cfg-options data.train_subset=20000 schedule.epochs=2]
 

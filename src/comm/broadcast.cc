@@ -15,6 +15,7 @@
 #include "comm/broadcast_choice.h"
 #include "comm/collective_checks.h"
 #include "comm/collectives.h"
+#include "comm/pieces.h"
 
 namespace kolo::comm {
 
@@ -74,11 +75,8 @@ void broadcast_tree(Communicator& comm, Bytes data, int root) {
     comm.exchange(sends_of(data), {});
     return;
   }
-  const size_t segments = (data.size() + kSegmentBytes - 1) / kSegmentBytes;
-  auto segment = [&](size_t k) {
-    const size_t begin = k * kSegmentBytes;
-    return data.subspan(begin, std::min(kSegmentBytes, data.size() - begin));
-  };
+  const size_t segments = detail::piece_count(data.size(), kSegmentBytes);
+  auto segment = [&](size_t k) { return detail::piece_of(data, k, kSegmentBytes); };
   for (size_t k = 0; k <= segments; ++k) {
     const std::span<const SendOp> sends =
         k > 0 ? sends_of(segment(k - 1)) : std::span<const SendOp>{};

@@ -5,12 +5,12 @@
 // last chunk to reach the end (NCCL's ring broadcast; broadcast_choice.h says from where it
 // wins). Ranks in order also keep a host's ranks next to each other, so the chain crosses the
 // network once per host.
-#include <algorithm>
 #include <array>
 
 #include "comm/broadcast_choice.h"
 #include "comm/collective_checks.h"
 #include "comm/collectives.h"
+#include "comm/pieces.h"
 
 namespace kolo::comm {
 
@@ -31,11 +31,8 @@ void broadcast_chain(Communicator& comm, Bytes data, int root) {
     comm.exchange({}, {&recv, 1});
     return;
   }
-  const size_t chunks = (data.size() + kBroadcastChunkBytes - 1) / kBroadcastChunkBytes;
-  auto chunk = [&](size_t k) {
-    const size_t begin = k * kBroadcastChunkBytes;
-    return data.subspan(begin, std::min(kBroadcastChunkBytes, data.size() - begin));
-  };
+  const size_t chunks = detail::piece_count(data.size(), kBroadcastChunkBytes);
+  auto chunk = [&](size_t k) { return detail::piece_of(data, k, kBroadcastChunkBytes); };
   for (size_t k = 0; k <= chunks; ++k) {
     std::array<SendOp, 1> send{};
     std::array<RecvOp, 1> recv{};

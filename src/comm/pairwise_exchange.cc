@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "comm/pieces.h"
+
 namespace kolo::comm::detail {
 
 PowerOfTwoCore power_of_two_core(int rank, int group_size) {
@@ -22,16 +24,6 @@ namespace {
 // Whole elements only, so that a segment boundary never splits one.
 size_t segment_bytes(size_t element) {
   return std::max<size_t>(1, kFoldSegmentBytes / element) * element;
-}
-
-ConstBytes segment_of(ConstBytes whole, size_t k, size_t segment) {
-  const size_t begin = std::min(whole.size(), k * segment);
-  return whole.subspan(begin, std::min(whole.size() - begin, segment));
-}
-
-Bytes segment_of(Bytes whole, size_t k, size_t segment) {
-  const size_t begin = std::min(whole.size(), k * segment);
-  return whole.subspan(begin, std::min(whole.size() - begin, segment));
 }
 
 // target = mine op theirs (mine_first) or theirs op mine, where `incoming` holds the partner's
@@ -59,9 +51,9 @@ void exchange_and_fold(Communicator& comm, int partner, ConstBytes outgoing, Byt
   const size_t segment = segment_bytes(element);
   const size_t segments = (std::max(outgoing.size(), target.size()) + segment - 1) / segment;
   for (size_t k = 0; k < segments; ++k) {
-    const Bytes into = segment_of(target, k, segment);
+    const Bytes into = piece_of(target, k, segment);
     const Bytes incoming = scratch.first(into.size());
-    comm.send_recv(partner, segment_of(outgoing, k, segment), partner, incoming);
+    comm.send_recv(partner, piece_of(outgoing, k, segment), partner, incoming);
     fold(into, incoming, element, combine, mine_first);
   }
 }
@@ -76,7 +68,7 @@ void fold_extra_ranks_in(Communicator& comm, const PowerOfTwoCore& core, Bytes m
   }
   const size_t segment = segment_bytes(element);
   for (size_t k = 0; k * segment < mine.size(); ++k) {
-    const Bytes into = segment_of(mine, k, segment);
+    const Bytes into = piece_of(mine, k, segment);
     const Bytes incoming = scratch.first(into.size());
     comm.recv(rank - 1, incoming);
     fold(into, incoming, element, combine, /*mine_first=*/true);

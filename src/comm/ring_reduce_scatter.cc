@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "comm/pieces.h"
+
 namespace kolo::comm::detail {
 
 namespace {
@@ -23,8 +25,7 @@ void ring_reduce_scatter(Communicator& comm, Bytes data, std::span<const size_t>
   const size_t segment_elements = std::max<size_t>(1, kSegmentBytes / element);
   const size_t segments = (largest + segment_elements - 1) / segment_elements;
   auto segment = [&](Bytes whole, size_t k) {
-    const size_t begin = std::min(whole.size(), k * segment_elements * element);
-    return whole.subspan(begin, std::min(whole.size() - begin, segment_elements * element));
+    return detail::piece_of(whole, k, segment_elements * element);
   };
   // One incoming segment at a time, in the communicator's reused scratch buffer.
   std::byte* const incoming = comm.scratch(std::min(largest, segment_elements) * element).data();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/errors.h"
+#include "transport/refusing_port.h"
 #include "transport/test_support.h"
 
 namespace kolo::transport {
@@ -249,19 +250,14 @@ TEST(Mesh, TimeoutNamesTheRankItCouldNotReach) {
       << run.error_text(1);
 }
 
-// A loopback port nobody listens on: connecting is refused at once.
-Endpoint closed_port() {
-  Socket socket = listen_tcp("127.0.0.1", 0);
-  return {"127.0.0.1", local_port(socket)};
-}
-
 TEST(MeshCandidates, APeerIsReachedAtItsSecondAddressWhenTheFirstIsAClosedPort) {
   MeshRun run;
   run.size = 3;
   run.attempt_timeout = 300ms;
   run.timeout = 30s;  // the bound: every rank must be connected well before it
   run.open_listeners();
-  for (auto& candidates : run.endpoints) candidates.insert(candidates.begin(), closed_port());
+  const testing::RefusingPort closed;
+  for (auto& candidates : run.endpoints) candidates.insert(candidates.begin(), closed.endpoint());
   run.run();
   expect_full_mesh_carries_bytes(run);
 }
@@ -301,7 +297,8 @@ TEST(MeshCandidates, AnUnreachablePeerIsNamedWithItsHostAndEveryAddressTried) {
   run.attempt_timeout = 200ms;
   run.timeout = 1500ms;
   run.open_listeners();
-  const Endpoint first = closed_port();
+  const testing::RefusingPort closed;
+  const Endpoint first = closed.endpoint();
   Socket silent = listen_tcp("127.0.0.1", 0);
   const Endpoint second{"127.0.0.1", local_port(silent)};
   run.endpoints[0] = {first, second};

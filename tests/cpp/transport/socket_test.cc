@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/errors.h"
+#include "transport/refusing_port.h"
 #include "transport/tcp/socket_link.h"
 #include "transport/test_support.h"
 
@@ -21,7 +22,8 @@ namespace {
 using namespace std::chrono_literals;
 using kolo::testing::seconds_since;
 
-// A loopback port nobody listens on (it was free a moment ago).
+// A loopback port free a moment ago, for a test whose own listener takes it later (a test that
+// needs the port to stay refused uses testing::RefusingPort).
 uint16_t closed_port() {
   Socket probe = listen_tcp("127.0.0.1", 0);
   return local_port(probe);
@@ -157,7 +159,8 @@ TEST(Socket, ConnectRetriesUntilTheListenerAppears) {
 }
 
 TEST(Socket, ConnectTimesOutNamingTheEndpoint) {
-  const uint16_t port = closed_port();
+  const testing::RefusingPort closed;
+  const uint16_t port = closed.port();
   const auto start = std::chrono::steady_clock::now();
   try {
     connect_tcp({"127.0.0.1", port}, Deadline(300ms));

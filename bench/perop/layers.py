@@ -29,12 +29,13 @@ def main() -> None:
     array, array_out = np.ones(2, np.float32), np.empty(2, np.float32)
 
     def core(name: str, source, output, pointers: bool) -> None:
-        options = _core.EnqueueOptions(op=_core.OP_ALLREDUCE, name=name,
-                                       reduce_op=_core.REDUCE_SUM)
         if pointers:
-            handle = _core.enqueue_pointers(options, _core.DTYPE_FLOAT32, [2], source.data_ptr(),
-                                            output.data_ptr())
+            handle = _core.enqueue_pointers(_core.OP_ALLREDUCE, name, _core.REDUCE_SUM, 0, 1.0,
+                                            1.0, 0, 0, 0, _core.DTYPE_FLOAT32, [2],
+                                            source.data_ptr(), output.data_ptr())
         else:
+            options = _core.EnqueueOptions(op=_core.OP_ALLREDUCE, name=name,
+                                           reduce_op=_core.REDUCE_SUM)
             handle = _core.enqueue(options, source, output)
         _core.finish(handle)
 

@@ -124,22 +124,6 @@ def _submit(op: int, kind: str, array: Any, output: Any, name: Optional[str], *,
     return handle
 
 
-def _submit_pointers(op: int, kind: str, array: Any, output: Any, name: Optional[str],
-                     dtype: int, address: int, output_address: int, *, reduce_op: int = 0,
-                     root: int = 0, prescale: float = 1.0, postscale: float = 1.0,
-                     process_set: int = 0, group: tuple = (0, 0)) -> int:
-    """_submit for a framework layer that already checked its array (contiguous, host memory,
-    non-empty; allreduce or broadcast) and passes addresses, the core's dtype code and the shape
-    instead of DLPack (see _core.enqueue_pointers)."""
-    options = _core.EnqueueOptions(
-        op=op, name=_name(kind, name, process_set), reduce_op=reduce_op, root=root,
-        prescale=float(prescale), postscale=float(postscale), process_set=process_set,
-        group_id=group[0], group_size=group[1])
-    handle = _core.enqueue_pointers(options, dtype, list(array.shape), address, output_address)
-    _handles.track(handle, array, output, op)
-    return handle
-
-
 def _new_group(base_name: str, members: int) -> tuple:
     """(id, size) of the group named `base_name` with `members` tensors; the core runs the
     members only once every one of them is ready on every rank, as one unit. The id derives from

@@ -29,6 +29,14 @@ class _InFlight:
 
 
 _in_flight: dict[int, _InFlight] = {}
+# The pointer path's operations (kolo.torch's allreduce and broadcast on host memory), kept
+# apart because they need so little: handle -> what synchronize() returns (the output, or the
+# input when in place), and handle -> the input for those with a separate output. No record
+# object per operation: at 100 async ops per step, allocating one each was a visible part of the
+# submission, and kept Python's cyclic garbage collector busy.
+_direct: dict[int, Any] = {}
+_direct_inputs: dict[int, Any] = {}
+_NOT_DIRECT = object()
 # Operations whose result is the caller's own output (or input) array.
 _SAME_SHAPE = (_core.OP_ALLREDUCE, _core.OP_BROADCAST)
 _groups: dict[int, list[int]] = {}
@@ -40,6 +48,16 @@ def track(handle: int, array: Any, output: Any, op: int,
     """Keeps `array` and `output` referenced until synchronize(handle); `finish(result)` then
     gives the caller's result."""
     _in_flight[handle] = _InFlight(array, output, op, finish)
+
+
+def track_direct(handle: int, array: Any, output: Any) -> None:
+    """track() for an allreduce or broadcast of the pointer path, which needs no finish step:
+    synchronize(handle) returns `output`, or `array` when `output` is None (in place)."""
+    if output is None:
+        _direct[handle] = array
+    else:
+        _direct[handle] = output
+        _direct_inputs[handle] = array
 
 
 def group(handles: list) -> int:
@@ -59,7 +77,13 @@ def poll(handle: int) -> bool:
 def synchronize(handle: int) -> Any:
     """Waits for the operation (without holding the GIL) and returns its result; raises
     KoloError (HorovodInternalError) naming the problem if it failed. A group's handle gives the
-    list of its results; every member is waited for, so none stays referenced."""
+    list of its results; every member is waited for, so none stays referenced. A handle
+    already synchronized (or never issued) gives None, as Horovod's synchronize does."""
+    result = _direct.get(handle, _NOT_DIRECT)
+    if result is not _NOT_DIRECT:
+        return _finish_direct(handle, result)
+    if handle not in _in_flight and handle not in _groups:
+        return None
     if handle < 0:
         results, first_error = [], None
         for member in _groups.pop(handle):
@@ -95,6 +119,20 @@ def synchronize(handle: int) -> Any:
     del _in_flight[handle]
     result = _result(entry, allocated)
     return entry.finish(result) if entry.finish is not None else result
+
+
+def _finish_direct(handle: int, result: Any) -> Any:
+    # As for _in_flight's entries: a failure forgets the handle and raises; a KeyboardInterrupt
+    # (Ctrl-C during the wait) keeps it, since the operation still uses the arrays.
+    try:
+        _core.finish(handle)
+    except Exception:
+        del _direct[handle]
+        _direct_inputs.pop(handle, None)
+        raise
+    del _direct[handle]
+    _direct_inputs.pop(handle, None)
+    return result
 
 
 def _take(handle: int, entry: _InFlight) -> Any:

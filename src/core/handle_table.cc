@@ -91,6 +91,20 @@ bool HandleTable::anyone_waiting() const {
   return waiters_ > 0;
 }
 
+bool HandleTable::release_if_done(HandleId handle) {
+  std::optional<std::string> error;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = states_.find(handle);
+    if (it == states_.end()) (void)find(handle);  // throws: unknown handle
+    if (!it->second.done) return false;
+    error = std::move(it->second.error);
+    states_.erase(it);
+  }
+  if (error) throw Error(*error);
+  return true;
+}
+
 OwnedBuffer HandleTable::release(HandleId handle) {
   std::lock_guard lock(mutex_);
   const State& state = find(handle);

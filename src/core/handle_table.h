@@ -28,6 +28,10 @@ class HandleTable {
   bool wait_for(HandleId handle, std::chrono::milliseconds timeout) const;
   // Whether some thread is blocked in wait() now.
   [[nodiscard]] bool anyone_waiting() const;
+  // Forgets `handle` if it is done and returns true, rethrowing its failure (after forgetting
+  // it) as wait() does; false, with nothing changed, while it is pending. Never waits and
+  // registers no waiter, so the background thread's "is anyone waiting" stays as it was.
+  bool release_if_done(HandleId handle);
   // Forgets a finished handle and returns what it produced (allgather output). Throws if unknown
   // or still pending.
   OwnedBuffer release(HandleId handle);

@@ -68,6 +68,7 @@ class Runtime {
     return handles_.wait_for(handle, timeout);
   }
   OwnedBuffer release(HandleId handle) { return handles_.release(handle); }
+  bool release_if_done(HandleId handle) { return handles_.release_if_done(handle); }
   // Elastic training (KOLO_ELASTIC=1, core/elastic_join.h). The membership round the current
   // session belongs to (0: not elastic, or not initialized).
   [[nodiscard]] int64_t elastic_round() const;

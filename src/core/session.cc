@@ -207,8 +207,10 @@ void Session::run_loop() {
       const bool pending = std::any_of(sets_.begin(), sets_.end(), [](const auto& set) {
         return !set.second->pending().empty();
       });
-      comm_->wait_idle(queue_.wake_fd(),
-                       pending ? std::chrono::microseconds(0) : observability_->cycle_time());
+      // Pending: no idle wait at all, not even a zero-timeout one, whose preparation of the
+      // links (a membarrier(2) per shared-memory link) cost the caller's core a few us per
+      // cycle; the next cycle's collective notices a dead peer itself.
+      if (!pending) comm_->wait_idle(queue_.wake_fd(), observability_->cycle_time());
     }
     fail_everything(fmt::format(
         "kolo rank {}: the job has shut down (rank{} {} called "

@@ -101,15 +101,27 @@ core::HandleId enqueue(const EnqueueOptions& options, const nb::ndarray<>& input
   return core::runtime().enqueue(std::move(entry));
 }
 
-core::HandleId enqueue_pointers(const EnqueueOptions& options, int dtype,
-                                std::vector<int64_t> shape, uintptr_t input, uintptr_t output) {
+core::HandleId enqueue_pointers(int op, std::string name, int reduce_op, int root, double prescale,
+                                double postscale, int process_set, int group_id, int group_size,
+                                int dtype, std::vector<int64_t> shape, uintptr_t input,
+                                uintptr_t output) {
+  if (input == 0 || output == 0) {
+    throw InvalidArgument("tensor '" + name +
+                          "': enqueue_pointers takes no null pointers (use enqueue)");
+  }
+  const EnqueueOptions options{.op = op,
+                               .name = std::move(name),
+                               .reduce_op = reduce_op,
+                               .root = root,
+                               .prescale = prescale,
+                               .postscale = postscale,
+                               .process_set = process_set,
+                               .splits = {},
+                               .group_id = group_id,
+                               .group_size = group_size,
+                               .invalid = {}};
   core::TensorEntry entry = entry_from(options);
   negotiation::Request& request = entry.request;
-  if (!options.splits.empty() || input == 0 || output == 0) {
-    throw InvalidArgument("tensor '" + options.name +
-                          "': enqueue_pointers takes neither splits nor null pointers (use "
-                          "enqueue)");
-  }
   request.dtype = dtype_from_wire(static_cast<uint8_t>(dtype));
   request.shape = std::move(shape);
   request.device = negotiation::DeviceKind::cpu;
@@ -156,7 +168,9 @@ void bind_enqueue(nb::module_& m) {
       .def_rw("invalid", &EnqueueOptions::invalid);
   m.def("enqueue", &enqueue, nb::arg("options"), nb::arg("input"),
         nb::arg("output").none() = nb::none());
-  m.def("enqueue_pointers", &enqueue_pointers, nb::arg("options"), nb::arg("dtype"),
+  m.def("enqueue_pointers", &enqueue_pointers, nb::arg("op"), nb::arg("name"),
+        nb::arg("reduce_op"), nb::arg("root"), nb::arg("prescale"), nb::arg("postscale"),
+        nb::arg("process_set"), nb::arg("group_id"), nb::arg("group_size"), nb::arg("dtype"),
         nb::arg("shape"), nb::arg("input"), nb::arg("output"));
 }
 

@@ -42,9 +42,13 @@ core::HandleId enqueue(const EnqueueOptions& options, const nanobind::ndarray<>&
 // place), its kolo DataType code (_core.DTYPE_*) and shape: what the torch layer passes, because
 // importing a torch tensor through DLPack costs about 3 us per array, more than the rest of the
 // enqueue. The caller has checked layout and device and keeps the memory alive until the handle
-// completes. Allreduce and broadcast only (no splits, no runtime-allocated output).
-core::HandleId enqueue_pointers(const EnqueueOptions& options, int dtype,
-                                std::vector<int64_t> shape, uintptr_t input, uintptr_t output);
+// completes. Allreduce and broadcast only (no splits, no runtime-allocated output). The scalars
+// come positionally, not as an EnqueueOptions object: building that object with keywords was a
+// measurable part of each async submission (100 per step in the per-op bench).
+core::HandleId enqueue_pointers(int op, std::string name, int reduce_op, int root, double prescale,
+                                double postscale, int process_set, int group_id, int group_size,
+                                int dtype, std::vector<int64_t> shape, uintptr_t input,
+                                uintptr_t output);
 
 // Binds EnqueueOptions and enqueue() into module `m`.
 void bind_enqueue(nanobind::module_& m);

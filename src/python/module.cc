@@ -160,6 +160,10 @@ NB_MODULE(_core, m) {
   // a Ctrl-C: the operation still runs and may write the caller's arrays, which the Python
   // layer keeps referenced while the handle exists.
   m.def("finish", [](kolo::core::HandleId h) {
+    // Done already (all but the first few of a batch of async ops): forgotten under one lock,
+    // without giving up the GIL and taking it back (a round trip through the GIL's condition
+    // variable per handle). The check registers no waiter: see HandleTable::release_if_done.
+    if (kolo::core::runtime().release_if_done(h)) return;
     try {
       wait_interruptibly(h);
     } catch (const kolo::Error&) {

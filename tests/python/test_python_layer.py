@@ -172,6 +172,7 @@ def test_kolo_and_torch_share_one_handle_table():
         assert hvd.synchronize(array).tolist() == [1.0, 1.0]
         assert t.tolist() == [2.0, 2.0, 2.0]
         assert not kolo._handles._in_flight and not kolo._handles._groups
+        assert not kolo._handles._direct and not kolo._handles._direct_inputs
         print("one table OK")
     """)
     assert "one table OK" in out, out

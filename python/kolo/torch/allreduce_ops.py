@@ -20,8 +20,9 @@ from kolo.torch.process_sets import check_process_set, global_process_set
 # ---- allreduce -----------------------------------------------------------------------------------
 
 def _allreduce_async(tensor, output, name, op, prescale_factor, postscale_factor, process_set):
-    return submit(_core.OP_ALLREDUCE, "allreduce", tensor, output, name, op,
-                  prescale=prescale_factor, postscale=postscale_factor, process_set=process_set)
+    # Positional (root 0 unused): keywords cost a dict per call on the async path.
+    return submit(_core.OP_ALLREDUCE, "allreduce", tensor, output, name, op, 0, prescale_factor,
+                  postscale_factor, process_set)
 
 
 def allreduce_async(tensor: torch.Tensor, average: Optional[bool] = None,

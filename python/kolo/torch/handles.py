@@ -16,6 +16,7 @@ from typing import Optional
 import torch
 
 import kolo
+from kolo import _handles
 from kolo._handles import poll, synchronize  # noqa: F401  (the torch layer's, too)
 from kolo.torch import staging
 from kolo.torch.process_sets import check_process_set
@@ -44,16 +45,20 @@ def _submit_pointers(op: int, kind: str, tensor: torch.Tensor, output: Optional[
     contiguous, non-empty tensor in host memory (and a fresh output like it, or in place) goes
     to the core as addresses instead of through DLPack, with no detach and no finish step (the
     table keeps the caller's own tensor). None when the tensor is anything else: the general
-    path (submit) then handles it, errors included."""
+    path (submit) then handles it, errors included. Straight to the core with positional
+    arguments and no per-call objects: this runs once per tensor of every async batch."""
     dtype = _CORE_DTYPES.get(tensor.dtype)
     if (dtype is None or not tensor.is_cpu or staging.FORCED or not tensor.is_contiguous()
             or tensor.numel() == 0):
         return None
+    if name is None:
+        name = kolo._name(kind, None, set_id)
     address = tensor.data_ptr()
-    return kolo._submit_pointers(op, kind, tensor, output, name, dtype, address,
-                                 address if output is None else output.data_ptr(),
-                                 reduce_op=reduce_op, root=root, prescale=prescale,
-                                 postscale=postscale, process_set=set_id, group=group)
+    handle = kolo._core.enqueue_pointers(
+        op, name, reduce_op, root, float(prescale), float(postscale), set_id, group[0], group[1],
+        dtype, tensor.shape, address, address if output is None else output.data_ptr())
+    _handles.track_direct(handle, tensor, output)
+    return handle
 
 
 def submit(op: int, kind: str, tensor: torch.Tensor, output: Optional[torch.Tensor],

@@ -1,6 +1,7 @@
 #include "core/handle_table.h"
 
 #include <gtest/gtest.h>
+#include <poll.h>
 
 #include <thread>
 
@@ -65,6 +66,48 @@ TEST(HandleTable, ReleaseOfPendingHandleIsRefused) {
   HandleId h = table.create();
   EXPECT_THROW((void)table.release(h), InvalidArgument);
   EXPECT_NE(table.create(), h);
+}
+
+TEST(HandleTable, ReleaseIfDoneLeavesPendingHandlesAndForgetsDoneOnes) {
+  HandleTable table;
+  HandleId pending = table.create();
+  HandleId done = table.create();
+  HandleId failed = table.create();
+  table.complete(done);
+  table.fail(failed, "tensor 'x' mismatched");
+  EXPECT_FALSE(table.release_if_done(pending));
+  EXPECT_FALSE(table.poll(pending));  // still known, still pending
+  EXPECT_FALSE(table.anyone_waiting());
+  EXPECT_TRUE(table.release_if_done(done));
+  EXPECT_THROW((void)table.poll(done), InvalidArgument);  // forgotten
+  try {
+    (void)table.release_if_done(failed);
+    ADD_FAILURE() << "a failed handle did not rethrow";
+  } catch (const InvalidArgument&) {
+    ADD_FAILURE() << "the failure came back as an invalid argument";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("tensor 'x' mismatched"), std::string::npos);
+  }
+  EXPECT_THROW((void)table.poll(failed), InvalidArgument);  // forgotten after its error
+  EXPECT_THROW((void)table.release_if_done(12345), InvalidArgument);
+}
+
+bool readable(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, 0) == 1;
+}
+
+TEST(TensorQueue, OneWakeUpPerBatchNeverLeavesAnEntryUnsignalled) {
+  TensorQueue queue;
+  EXPECT_FALSE(readable(queue.wake_fd()));
+  queue.push(TensorEntry{});
+  EXPECT_TRUE(readable(queue.wake_fd()));
+  queue.push(TensorEntry{});  // already signalled: no second write needed
+  EXPECT_EQ(queue.take_all().size(), 2u);
+  EXPECT_FALSE(readable(queue.wake_fd()));
+  queue.push(TensorEntry{});  // the next batch signals again
+  EXPECT_TRUE(readable(queue.wake_fd()));
+  EXPECT_EQ(queue.take_all().size(), 1u);
 }
 
 TEST(TensorQueue, TakeAllPreservesOrderAndWakes) {

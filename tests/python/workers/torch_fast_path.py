@@ -64,6 +64,57 @@ def check_async_batch(rank: int, size: int) -> None:
             assert batch[i].tolist() == [float(size * i + sum(range(size)))] * 2
 
 
+def check_async_handles(rank: int, size: int) -> None:
+    """The async path's handles as Horovod's: poll then synchronize, synchronize out of order,
+    twice (the second gives None), every dtype in place and not, broadcast."""
+    dtypes = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32,
+              torch.int64, torch.int8, torch.uint8, torch.int16)
+    inputs = [torch.full((3,), rank + 1, dtype=d) for d in dtypes]
+    copies = [t.clone() for t in inputs]
+    out_of_place = [hvd.allreduce_async(t, name=f"fast.adtype.{t.dtype}", op=hvd.Sum)
+                    for t in inputs]
+    in_place = [hvd.allreduce_async_(t, name=f"fast.adtype_.{t.dtype}", op=hvd.Sum)
+                for t in copies]
+    flags = torch.tensor([rank == 0, False])
+    flag_handle = hvd.allreduce_async_(flags, name="fast.abool", op=hvd.Max)
+    bcast = torch.full((2,), float(rank))
+    bcast_handle = hvd.broadcast_async_(bcast, root_rank=0, name="fast.abcast")
+    expected = size * (size + 1) // 2
+    while not hvd.poll(in_place[0]):  # poll, then synchronize the finished op
+        pass
+    for t, h in reversed(list(zip(copies, in_place))):  # out of order
+        assert hvd.synchronize(h) is t
+        assert torch.equal(t, torch.full((3,), expected, dtype=t.dtype)), t
+    for t, h in zip(inputs, out_of_place):
+        out = hvd.synchronize(h)
+        assert out is not t and out.dtype == t.dtype, out
+        assert torch.equal(out, torch.full((3,), expected, dtype=t.dtype)), out
+        assert torch.equal(t, torch.full((3,), rank + 1, dtype=t.dtype)), "input was modified"
+    assert hvd.synchronize(flag_handle).tolist() == [True, False]
+    assert hvd.synchronize(bcast_handle) is bcast and bcast.tolist() == [0.0, 0.0]
+    assert hvd.synchronize(in_place[0]) is None  # already synchronized, as Horovod
+    assert hvd.synchronize(out_of_place[0]) is None
+
+
+def check_async_batch_error(rank: int, size: int) -> None:
+    """One tensor of a batch disagrees across ranks: its handle raises naming it, the rest of the
+    batch completes with the right values."""
+    batch = [torch.full((2 + (i == 5 and rank == size - 1),), float(rank)) for i in range(10)]
+    handles = [hvd.allreduce_async_(t, name=f"fast.batcherr.{i}", op=hvd.Sum)
+               for i, t in enumerate(batch)]
+    for i, (t, h) in enumerate(zip(batch, handles)):
+        if i != 5:
+            assert hvd.synchronize(h) is t and t.tolist() == [float(sum(range(size)))] * 2
+            continue
+        try:
+            hvd.synchronize(h)
+        except hvd.HorovodInternalError as error:
+            assert "fast.batcherr.5" in str(error) and "shape" in str(error), str(error)
+        else:
+            raise AssertionError("a mismatched tensor in an async batch did not fail")
+        assert hvd.synchronize(h) is None  # forgotten after its error
+
+
 def check_autograd(rank: int, size: int) -> None:
     w = torch.full((3,), float(rank + 1), requires_grad=True)
     out = hvd.allreduce(w, name="fast.grad", op=hvd.Sum)
@@ -103,6 +154,8 @@ def main() -> None:
     check_values(rank, size)
     check_cache_and_shape_change(rank, size)
     check_async_batch(rank, size)
+    check_async_handles(rank, size)
+    check_async_batch_error(rank, size)
     check_autograd(rank, size)
     check_errors(rank, size)
     hvd.shutdown()

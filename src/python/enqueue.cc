@@ -168,10 +168,10 @@ void bind_enqueue(nb::module_& m) {
       .def_rw("invalid", &EnqueueOptions::invalid);
   m.def("enqueue", &enqueue, nb::arg("options"), nb::arg("input"),
         nb::arg("output").none() = nb::none());
-  m.def("enqueue_pointers", &enqueue_pointers, nb::arg("op"), nb::arg("name"),
-        nb::arg("reduce_op"), nb::arg("root"), nb::arg("prescale"), nb::arg("postscale"),
-        nb::arg("process_set"), nb::arg("group_id"), nb::arg("group_size"), nb::arg("dtype"),
-        nb::arg("shape"), nb::arg("input"), nb::arg("output"));
+  m.def("enqueue_pointers", &enqueue_pointers, nb::arg("op"), nb::arg("name"), nb::arg("reduce_op"),
+        nb::arg("root"), nb::arg("prescale"), nb::arg("postscale"), nb::arg("process_set"),
+        nb::arg("group_id"), nb::arg("group_size"), nb::arg("dtype"), nb::arg("shape"),
+        nb::arg("input"), nb::arg("output"));
 }
 
 }  // namespace kolo::python

@@ -51,10 +51,16 @@ ReduceOp to_comm_op(UserReduceOp op) {
 
 void Executor::run(const std::vector<negotiation::Response>& responses,
                    std::map<std::string, TensorEntry>& pending) {
-  auto finish = [&](const std::string& name) {
-    auto it = pending.find(name);
-    handles_.complete(it->second.handle, std::move(it->second.allocated_output));
-    pending.erase(it);
+  // A group's handles complete together (HandleTable::complete_all).
+  std::vector<std::pair<HandleId, OwnedBuffer>> finished;
+  auto finish = [&](const std::vector<std::string>& names) {
+    finished.clear();
+    for (const auto& name : names) {
+      auto it = pending.find(name);
+      finished.emplace_back(it->second.handle, std::move(it->second.allocated_output));
+      pending.erase(it);
+    }
+    handles_.complete_all(std::move(finished));
   };
 
   auto tensor_bytes = [&](const std::string& name) { return entry_for(pending, name).bytes(); };
@@ -89,7 +95,7 @@ void Executor::run(const std::vector<negotiation::Response>& responses,
       fail_all(response.names, error.what(), pending);
       continue;
     }
-    for (const auto& name : response.names) finish(name);
+    finish(response.names);
   }
 }
 

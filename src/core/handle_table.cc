@@ -26,6 +26,19 @@ void HandleTable::complete(HandleId handle, OwnedBuffer output) {
   done_.notify_all();
 }
 
+void HandleTable::complete_all(std::vector<std::pair<HandleId, OwnedBuffer>> finished) {
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& [handle, output] : finished) {
+      auto it = states_.find(handle);
+      if (it == states_.end() || it->second.done) continue;
+      it->second.done = true;
+      it->second.output = std::move(output);
+    }
+  }
+  done_.notify_all();
+}
+
 void HandleTable::fail(HandleId handle, const std::string& error) {
   {
     std::lock_guard lock(mutex_);

@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "core/tensor_entry.h"
 
@@ -17,6 +19,10 @@ class HandleTable {
  public:
   HandleId create();
   void complete(HandleId handle, OwnedBuffer output = {});
+  // complete() for several handles under one lock and with one wake-up: the handles of a fused
+  // group become done together, so a caller waiting on the first is not woken (and, sharing the
+  // background thread's core, switched to) once per handle only to wait for the next.
+  void complete_all(std::vector<std::pair<HandleId, OwnedBuffer>> finished);
   void fail(HandleId handle, const std::string& error);
 
   // True once done or failed. Throws InvalidArgument for an unknown handle.

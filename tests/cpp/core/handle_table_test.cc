@@ -92,6 +92,28 @@ TEST(HandleTable, ReleaseIfDoneLeavesPendingHandlesAndForgetsDoneOnes) {
   EXPECT_THROW((void)table.release_if_done(12345), InvalidArgument);
 }
 
+TEST(HandleTable, CompleteAllFinishesEveryHandleBeforeAWaiterWakes) {
+  HandleTable table;
+  const HandleId first = table.create();
+  const HandleId second = table.create();
+  const HandleId untouched = table.create();
+  bool second_done_when_woken = false;
+  std::thread waiter([&] {
+    table.wait(first);
+    second_done_when_woken = table.poll(second);
+  });
+  std::vector<std::pair<HandleId, OwnedBuffer>> finished;
+  finished.emplace_back(first, OwnedBuffer{});
+  finished.emplace_back(second, make_owned_buffer(8, {2}, DataType::float32));
+  finished.emplace_back(kNoHandle, OwnedBuffer{});  // a joined rank's stand-in: ignored
+  table.complete_all(std::move(finished));
+  waiter.join();
+  EXPECT_TRUE(second_done_when_woken);
+  EXPECT_EQ(table.release(second).bytes, 8u);
+  EXPECT_TRUE(table.release_if_done(first));
+  EXPECT_FALSE(table.poll(untouched));
+}
+
 bool readable(int fd) {
   pollfd p{fd, POLLIN, 0};
   return ::poll(&p, 1, 0) == 1;

@@ -109,17 +109,16 @@ core::HandleId enqueue_pointers(int op, std::string name, int reduce_op, int roo
     throw InvalidArgument("tensor '" + name +
                           "': enqueue_pointers takes no null pointers (use enqueue)");
   }
-  const EnqueueOptions options{.op = op,
-                               .name = std::move(name),
-                               .reduce_op = reduce_op,
-                               .root = root,
-                               .prescale = prescale,
-                               .postscale = postscale,
-                               .process_set = process_set,
-                               .splits = {},
-                               .group_id = group_id,
-                               .group_size = group_size,
-                               .invalid = {}};
+  EnqueueOptions options;  // no splits, nothing invalid: the caller checked the tensor
+  options.op = op;
+  options.name = std::move(name);
+  options.reduce_op = reduce_op;
+  options.root = root;
+  options.prescale = prescale;
+  options.postscale = postscale;
+  options.process_set = process_set;
+  options.group_id = group_id;
+  options.group_size = group_size;
   core::TensorEntry entry = entry_from(options);
   negotiation::Request& request = entry.request;
   request.dtype = dtype_from_wire(static_cast<uint8_t>(dtype));

@@ -14,6 +14,10 @@
 
 namespace kolo::comm {
 
+bool small_allreduce_uses_arena(const Communicator& comm) {
+  return detail::arena_serves(comm, sizeof(uint64_t), AllreduceOptions{}.small_message_bytes);
+}
+
 void allreduce(Communicator& comm, Bytes data, size_t count, DataType type, ReduceOp op,
                const AllreduceOptions& options) {
   switch (options.algorithm) {

@@ -37,6 +37,9 @@ struct AllreduceOptions {
 // In place: data holds count elements of `type`; on return every rank holds op over all ranks.
 void allreduce(Communicator& comm, Bytes data, size_t count, DataType type, ReduceOp op,
                const AllreduceOptions& options = {});
+// Whether allreduce() with default options takes the host arena for a small message (a
+// negotiation cycle's first step): then a peer that starts a cycle sends this rank no bytes.
+[[nodiscard]] bool small_allreduce_uses_arena(const Communicator& comm);
 void allreduce_ring(Communicator& comm, Bytes data, size_t count, DataType type, ReduceOp op);
 void allreduce_recursive_doubling(Communicator& comm, Bytes data, size_t count, DataType type,
                                   ReduceOp op);

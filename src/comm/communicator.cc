@@ -126,7 +126,7 @@ std::vector<std::byte> Communicator::recv_frame(int peer) {
   return data;
 }
 
-void Communicator::wait_idle(int wake_fd, std::chrono::microseconds timeout) {
+void Communicator::wait_idle(int wake_fd, std::chrono::microseconds timeout, bool wake_on_bytes) {
   const auto deadline = Clock::now() + timeout;
   std::vector<bool> muted(links_.size(), false);
   std::vector<pollfd> fds;
@@ -143,7 +143,7 @@ void Communicator::wait_idle(int wake_fd, std::chrono::microseconds timeout) {
       // Bytes from a peer mean it already entered the next cycle and waits for this rank:
       // wake now instead of sleeping out the cycle (lockstep cycles otherwise cost up to a
       // cycle time per round trip whenever ranks are out of phase, as in a backward pass).
-      const int events = links_[p]->prepare_wait(/*want_send=*/false, /*want_recv=*/true);
+      const int events = links_[p]->prepare_wait(/*want_send=*/false, wake_on_bytes);
       if (events < 0) return;
       fds.push_back({links_[p]->fd(), static_cast<short>(events | POLLRDHUP), 0});
       fd_peers.push_back(p);

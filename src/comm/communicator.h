@@ -93,8 +93,12 @@ class Communicator {
   std::vector<std::byte> recv_frame(int peer);
 
   // Idle wait for the runtime's background thread: returns when `wake_fd` is readable or
-  // `timeout` passed; throws PeerError if any peer hung up meanwhile. wake_fd may be -1.
-  void wait_idle(int wake_fd, std::chrono::microseconds timeout);
+  // `timeout` passed; throws PeerError if any peer hung up meanwhile. wake_fd may be -1. With
+  // `wake_on_bytes` it also returns when a peer sends bytes (it started the next cycle over the
+  // links); without, the links are watched for hang-ups only, which spares arming each for a
+  // read (a membarrier(2) per shared-memory link): for a caller whose peers reach it through the
+  // host arena, which sends no bytes (small_allreduce_uses_arena).
+  void wait_idle(int wake_fd, std::chrono::microseconds timeout, bool wake_on_bytes = true);
 
   // Closes every link so that peers see this rank gone (after a fatal error).
   void abort();

@@ -60,7 +60,7 @@ void Executor::run(const std::vector<negotiation::Response>& responses,
       finished.emplace_back(it->second.handle, std::move(it->second.allocated_output));
       pending.erase(it);
     }
-    handles_.complete_all(std::move(finished));
+    handles_.complete_all(finished);
   };
 
   auto tensor_bytes = [&](const std::string& name) { return entry_for(pending, name).bytes(); };

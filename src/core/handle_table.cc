@@ -26,7 +26,7 @@ void HandleTable::complete(HandleId handle, OwnedBuffer output) {
   done_.notify_all();
 }
 
-void HandleTable::complete_all(std::vector<std::pair<HandleId, OwnedBuffer>> finished) {
+void HandleTable::complete_all(std::span<std::pair<HandleId, OwnedBuffer>> finished) {
   {
     std::lock_guard lock(mutex_);
     for (auto& [handle, output] : finished) {

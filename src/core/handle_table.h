@@ -6,10 +6,10 @@
 #include <condition_variable>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <utility>
-#include <vector>
 
 #include "core/tensor_entry.h"
 
@@ -22,7 +22,8 @@ class HandleTable {
   // complete() for several handles under one lock and with one wake-up: the handles of a fused
   // group become done together, so a caller waiting on the first is not woken (and, sharing the
   // background thread's core, switched to) once per handle only to wait for the next.
-  void complete_all(std::vector<std::pair<HandleId, OwnedBuffer>> finished);
+  // The outputs are moved out of `finished`.
+  void complete_all(std::span<std::pair<HandleId, OwnedBuffer>> finished);
   void fail(HandleId handle, const std::string& error);
 
   // True once done or failed. Throws InvalidArgument for an unknown handle.

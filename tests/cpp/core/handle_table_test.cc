@@ -106,7 +106,7 @@ TEST(HandleTable, CompleteAllFinishesEveryHandleBeforeAWaiterWakes) {
   finished.emplace_back(first, OwnedBuffer{});
   finished.emplace_back(second, make_owned_buffer(8, {2}, DataType::float32));
   finished.emplace_back(kNoHandle, OwnedBuffer{});  // a joined rank's stand-in: ignored
-  table.complete_all(std::move(finished));
+  table.complete_all(finished);
   waiter.join();
   EXPECT_TRUE(second_done_when_woken);
   EXPECT_EQ(table.release(second).bytes, 8u);

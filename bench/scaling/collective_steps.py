@@ -45,29 +45,36 @@ def broadcast_chain(p: int, n: float) -> tuple[float, float, float]:
 
 # src/comm/broadcast_choice.cc: alpha + one chunk's transfer counted as this many bytes.
 CHAIN_STEP_WORTH_BYTES = 1 << 20
-
-
-def broadcast_chain_limit(p: int) -> float:
-    """broadcast_chain_limit(): the chain from (p - 2) MiB over the depth - 1 tree levels it
-    saves, never on 2 ranks."""
-    if p < 3:
-        return math.inf
-    saved = _depth(p) - 1
-    return float(-(-((p - 2) * CHAIN_STEP_WORTH_BYTES) // saved))  # rounded up
-
-
 # src/comm/broadcast_choice.cc: scatter + allgather from 8 ranks, a step counted as 128 KiB.
 SCATTER_ALLGATHER_FROM_RANKS = 8
 SCATTER_ALLGATHER_STEP_WORTH_BYTES = 128 * 1024
 
 
+def broadcast_chain_limit(p: int) -> float:
+    """broadcast_chain_limit(): never on 2 ranks; below 8 ranks (no scatter + allgather), from
+    (p - 2) MiB over the depth - 1 tree levels it saves; from 8 ranks, from p - 1 chunks, where
+    it overtakes scatter + allgather (n (p-2)/p bytes saved against p - 2 chunks of fill)."""
+    if p < 3:
+        return math.inf
+    if p >= SCATTER_ALLGATHER_FROM_RANKS:
+        return float((p - 1) * CHAIN_CHUNK_BYTES)
+    saved = _depth(p) - 1
+    return float(-(-((p - 2) * CHAIN_STEP_WORTH_BYTES) // saved))  # rounded up
+
+
 def broadcast_scatter_allgather_limit(p: int) -> float:
-    """broadcast_scatter_allgather_limit(): its p - 1 extra steps over the bytes it saves the
-    tree's root, (depth - 2(p-1)/p) n; from 8 ranks."""
+    """broadcast_scatter_allgather_limit(): where its p - 1 extra steps cost less than the bytes
+    it saves against the tree (broadcast_tree() above: (2 depth - 1) n below one segment,
+    depth n + (depth - 1) segments above); from 8 ranks."""
     if p < SCATTER_ALLGATHER_FROM_RANKS:
         return math.inf
-    saved = _depth(p) - 2.0 * (p - 1) / p
-    return float(math.ceil((p - 1) * SCATTER_ALLGATHER_STEP_WORTH_BYTES / saved))
+    depth = _depth(p)
+    spread = 2.0 * (p - 1) / p
+    extra_steps = (p - 1) * SCATTER_ALLGATHER_STEP_WORTH_BYTES
+    below_segment = extra_steps / (2 * depth - 1 - spread)
+    if below_segment <= TREE_SEGMENT_BYTES:
+        return float(math.ceil(below_segment))
+    return float(math.ceil((extra_steps - (depth - 1) * TREE_SEGMENT_BYTES) / (depth - spread)))
 
 
 def kolo_broadcast_pick(p: int, n: float) -> str:

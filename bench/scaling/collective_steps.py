@@ -115,8 +115,9 @@ def allgather_doubling(p: int, n: float) -> tuple[float, float, float]:
 
 
 def allgather_bruck(p: int, n: float) -> tuple[float, float, float]:
-    """Bruck's algorithm (MPICH's small-message allgather for any p; kolo lacks it): ceil(log2 p)
-    rounds, the ring's bytes, plus a local rotation at the end (left out)."""
+    """kolo's allgatherv_bruck (MPICH's small-message allgather for any p): ceil(log2 p) rounds,
+    the ring's bytes; blocks land in place (a wrapped run is two transfers in one step), so no
+    rotation at the end."""
     if p == 1:
         return (0.0, 0.0, 0.0)
     return (float(_depth(p)), (p - 1) / p, 0.0)
@@ -127,10 +128,13 @@ ALLGATHER_DOUBLING_MAX_BYTES = 512 * 1024
 
 
 def allgather_doubling_serves(p: int, total: float) -> bool:
-    """allgather_doubling_serves(): powers of two from 4 ranks, others from 6, up to 512 KiB."""
-    if total > ALLGATHER_DOUBLING_MAX_BYTES:
-        return False
-    return p >= 4 if p & (p - 1) == 0 else p >= 6
+    """allgather_doubling_serves(): powers of two from 4 ranks, up to 512 KiB."""
+    return total <= ALLGATHER_DOUBLING_MAX_BYTES and p & (p - 1) == 0 and p >= 4
+
+
+def allgather_bruck_serves(p: int, total: float) -> bool:
+    """allgather_bruck_serves(): other sizes from 5 ranks, up to 512 KiB."""
+    return total <= ALLGATHER_DOUBLING_MAX_BYTES and p & (p - 1) != 0 and p >= 5
 
 
 BROADCAST = {"tree": broadcast_tree, "scatter_allgather": broadcast_scatter_allgather,
@@ -143,4 +147,6 @@ def kolo_pick(collective: str, p: int, n: float) -> str:
     """What kolo runs between hosts (one rank per host, so the arena never serves)."""
     if collective == "broadcast":
         return kolo_broadcast_pick(p, n)
-    return "doubling" if allgather_doubling_serves(p, n) else "ring"
+    if allgather_doubling_serves(p, n):
+        return "doubling"
+    return "bruck" if allgather_bruck_serves(p, n) else "ring"

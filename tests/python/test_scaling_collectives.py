@@ -56,13 +56,32 @@ def test_kolos_doubling_pays_two_steps_and_the_output_for_extra_ranks():
     assert b == pytest.approx(1 / 6 + 3 / 4 + 1)
 
 
-@pytest.mark.parametrize("p, total, doubling", [(2, 64, False), (3, 64, False), (4, 64, True),
-                                                (5, 64, False), (6, 64, True), (256, 64, True),
-                                                (8, 512 * 1024, True),
-                                                (8, 512 * 1024 + 1, False)])
-def test_the_allgather_choice_matches_allgather_choice_cc(p, total, doubling):
+@pytest.mark.parametrize("p, total, pick", [(2, 64, "ring"), (3, 64, "ring"), (4, 64, "doubling"),
+                                            (5, 64, "bruck"), (6, 64, "bruck"),
+                                            (7, 64, "bruck"), (12, 64, "bruck"),
+                                            (255, 64, "bruck"), (256, 64, "doubling"),
+                                            (8, 512 * 1024, "doubling"),
+                                            (8, 512 * 1024 + 1, "ring"),
+                                            (6, 512 * 1024, "bruck"),
+                                            (6, 512 * 1024 + 1, "ring")])
+def test_the_allgather_choice_matches_allgather_choice_cc(p, total, pick):
     # The same cases tests/cpp/comm/allgatherv_test.cc checks on the C++ side.
-    assert steps.allgather_doubling_serves(p, total) is doubling
+    assert steps.allgather_doubling_serves(p, total) is (pick == "doubling")
+    assert steps.allgather_bruck_serves(p, total) is (pick == "bruck")
+    assert steps.kolo_pick("allgather", p, total) == pick
+
+
+def test_up_to_the_limit_kolos_allgather_is_the_models_fastest():
+    # 3..256 ranks, 25 and 100 Gb/s: doubling and Bruck tie on powers of two, Bruck beats
+    # doubling everywhere else (one step and one pass of the output fewer), and the ring only
+    # ties on 3 ranks.
+    for rate in (25, 100):
+        link = model.link_for_network(rate, 12.7e-6, 0.0)
+        for p in range(3, 257):
+            for n in (8.0, 8 << 10, 64 << 10, 512 << 10):
+                times = {name: link.time(of(p, n), n) for name, of in steps.ALLGATHER.items()}
+                pick = steps.kolo_pick("allgather", p, n)
+                assert times[pick] <= min(times.values()) * (1 + 1e-9), (rate, p, n, times)
 
 
 @pytest.mark.parametrize("p, limit", [(2, math.inf), (3, MIB), (7, 5 * MIB // 2),

@@ -62,7 +62,7 @@ def environment(case: measure.Case) -> dict[str, str]:
     return env
 
 
-def measurement_parser(description: str, plot_name: str) -> argparse.ArgumentParser:
+def measurement_parser(description: str, plot_name: str | None = None) -> argparse.ArgumentParser:
     """The options of measure_or_replay() and the plot's, shared with run_collectives.py."""
     parser = argparse.ArgumentParser(description=description,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -74,8 +74,10 @@ def measurement_parser(description: str, plot_name: str) -> argparse.ArgumentPar
     parser.add_argument("--json", type=Path, help="also write every run's table here")
     parser.add_argument("--replay", type=Path,
                         help="fit, check and project the runs of a --json file; measure nothing")
-    parser.add_argument("--plot", type=Path, default=IMAGES / plot_name,
-                        help="the projection as a PNG (needs matplotlib; default: %(default)s)")
+    if plot_name:
+        parser.add_argument("--plot", type=Path, default=IMAGES / plot_name,
+                            help="the projection as a PNG (needs matplotlib; default: "
+                                 "%(default)s)")
     return parser
 
 

@@ -1,5 +1,6 @@
 """bench/scaling/collective_steps.py: the step counts of broadcast and allgather, and the mirror of
-kolo's broadcast choice (src/comm/broadcast_choice.cc). Pure arithmetic, nothing timed."""
+kolo's broadcast and allgather choices (src/comm/broadcast_choice.cc, allgather_choice.cc); and
+plot.py's PNGs of the projections. Pure arithmetic, nothing timed."""
 
 import math
 import sys
@@ -10,6 +11,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "scaling"))
 import collective_steps as steps  # noqa: E402
 import model  # noqa: E402
+import plot  # noqa: E402
 
 MIB = 1 << 20
 
@@ -144,3 +146,23 @@ def test_at_100_gbit_kolos_broadcast_is_within_eleven_percent_of_the_fastest():
             times = {name: link.time(of(p, n), n) for name, of in steps.BROADCAST.items()}
             pick = steps.kolo_broadcast_pick(p, n)
             assert times[pick] <= 1.11 * min(times.values()), (p, n, pick, times)
+
+
+NETWORK = model.Link(7.7e-6, 0.0, 0.0)  # the emulated link's alpha; beta comes from the line rate
+LOCAL = model.Link(1e-6, 1e-10, 1e-10)
+
+
+def test_without_matplotlib_the_plots_are_skipped_saying_so(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError
+    for line, path in ((plot.collectives(tmp_path / "c.png", NETWORK), tmp_path / "c.png"),
+                       (plot.allreduce(tmp_path / "a.png", NETWORK, LOCAL), tmp_path / "a.png")):
+        assert "skipped, matplotlib is not installed" in line
+        assert not path.exists()
+
+
+def test_with_matplotlib_both_plots_are_pngs(tmp_path):
+    pytest.importorskip("matplotlib")
+    for line, path in ((plot.collectives(tmp_path / "c.png", NETWORK), tmp_path / "c.png"),
+                       (plot.allreduce(tmp_path / "a.png", NETWORK, LOCAL), tmp_path / "a.png")):
+        assert line == f"# plot: {path}"
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -26,16 +26,17 @@ from run import measurement_parser, run_rounds  # noqa: E402
 from run_collectives import environment  # noqa: E402
 
 ALGORITHMS = ("ring", "doubling", "bruck")
-RANKS = (5, 6)
+RANKS = (5, 6)  # --ranks changes them
 
 
-def cases() -> list[measure.Case]:
+def cases(ranks: list[int]) -> list[measure.Case]:
     return [measure.Case(transport, np_, algorithm, collective="allgather")
-            for transport in ("tcp", "shm") for np_ in RANKS for algorithm in ALGORITHMS]
+            for transport in ("tcp", "shm") for np_ in ranks for algorithm in ALGORITHMS]
 
 
 def main() -> None:
     parser = measurement_parser(__doc__)
+    parser.add_argument("--ranks", type=int, nargs="+", default=list(RANKS))
     parser.set_defaults(max_bytes="512K", rounds=5, iterations=20)
     args = parser.parse_args()
     if args.replay:
@@ -47,7 +48,7 @@ def main() -> None:
     else:
         before = Path("/proc/loadavg").read_text().strip()
         print(f"# load before: {before}")
-        measured = cases()
+        measured = cases(args.ranks)
         run_rounds(measured, args.rounds,
                    measure.Sweep(max_bytes=args.max_bytes, iterations=args.iterations),
                    environment)
@@ -58,7 +59,7 @@ def main() -> None:
                                              "cases": [vars(c) for c in measured]}, indent=1))
     by_key = {(c.transport, c.np, c.algorithm): c.medians() for c in measured}
     for transport in ("tcp", "shm"):
-        for np_ in RANKS:
+        for np_ in sorted({case.np for case in measured}):
             medians = {a: by_key[(transport, np_, a)] for a in ALGORITHMS}
             steps_of = {a: int(steps.ALLGATHER[a](np_, 1.0)[0]) for a in ALGORITHMS}
             print(f"\n### {transport} np {np_}: median us over {len(measured[0].runs)} rounds "

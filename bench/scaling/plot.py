@@ -6,6 +6,7 @@ skipped with a line that says so. Pure model arithmetic: the same figures as the
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 import collective_steps as steps
@@ -60,7 +61,7 @@ def _save(plt, figure, path: Path, heading: str) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=100)
     plt.close(figure)
-    return f"# plot: {path}"
+    return f"# plot: {os.path.relpath(path)}"
 
 
 def allreduce(path: Path, network: model.Link, local: model.Link) -> str:

@@ -164,5 +164,5 @@ def test_with_matplotlib_both_plots_are_pngs(tmp_path):
     pytest.importorskip("matplotlib")
     for line, path in ((plot.collectives(tmp_path / "c.png", NETWORK), tmp_path / "c.png"),
                        (plot.allreduce(tmp_path / "a.png", NETWORK, LOCAL), tmp_path / "a.png")):
-        assert line == f"# plot: {path}"
+        assert line.startswith("# plot: ") and line.endswith(path.name)
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -15,14 +15,13 @@ bench/SCALING.md, "Bruck's allgather", has the figures.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import collective_steps as steps  # noqa: E402
 import measure  # noqa: E402
-from run import measurement_parser, run_rounds  # noqa: E402
+from run import measure_or_replay, measurement_parser  # noqa: E402
 from run_collectives import environment  # noqa: E402
 
 ALGORITHMS = ("ring", "doubling", "bruck")
@@ -37,26 +36,10 @@ def cases(ranks: list[int]) -> list[measure.Case]:
 def main() -> None:
     parser = measurement_parser(__doc__)
     parser.add_argument("--ranks", type=int, nargs="+", default=list(RANKS))
-    parser.set_defaults(max_bytes="512K", rounds=5, iterations=20)
+    parser.set_defaults(max_bytes="512K", rounds=5, iterations=20, no_netns=True)
     args = parser.parse_args()
-    if args.replay:
-        saved = json.loads(args.replay.read_text())
-        measured = [measure.Case(**case) for case in saved["cases"]]
-        for case in measured:
-            case.runs = [{int(n): t for n, t in run.items()} for run in case.runs]
-        print(f"# replaying {args.replay}: {saved['load']}")
-    else:
-        before = Path("/proc/loadavg").read_text().strip()
-        print(f"# load before: {before}")
-        measured = cases(args.ranks)
-        run_rounds(measured, args.rounds,
-                   measure.Sweep(max_bytes=args.max_bytes, iterations=args.iterations),
-                   environment)
-        after = Path("/proc/loadavg").read_text().strip()
-        print(f"# load after: {after}")
-        if args.json:
-            args.json.write_text(json.dumps({"load": f"before {before}, after {after}",
-                                             "cases": [vars(c) for c in measured]}, indent=1))
+    # One host only: measure_or_replay's namespaces stay out.
+    measured = measure_or_replay(args, lambda: cases(args.ranks), list, environment)
     by_key = {(c.transport, c.np, c.algorithm): c.medians() for c in measured}
     for transport in ("tcp", "shm"):
         for np_ in sorted({case.np for case in measured}):

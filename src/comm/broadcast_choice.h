@@ -1,9 +1,10 @@
 // Where broadcast's automatic choice between groups' links turns from the binomial tree to
 // scatter + allgather and then to the pipelined chain (bench/scaling/collective_steps.py,
-// bench/SCALING.md "Broadcast and allgather"). The tree's root sends the whole buffer to each of
-// its ceil(log2 p) children, so its link carries depth x n bytes; the chain's every link carries n
-// once, but a chunk needs p - 2 more steps to reach the last rank. Past this size the bytes the
-// chain saves outweigh its extra steps.
+// bench/SCALING.md "Broadcast and allgather" and "Session 23"). The tree's root sends the whole
+// buffer to each of its ceil(log2 p) children, so its link carries depth x n bytes; scatter +
+// allgather's carries 2n (p - 1) / p in p - 1 more steps; the chain's every link carries n once,
+// but a chunk needs p - 2 more steps to reach the last rank. Each limit is where the bytes saved
+// outweigh the steps added, in the model's terms.
 #pragma once
 
 #include <cstddef>

@@ -134,6 +134,7 @@ void Communicator::wait_idle(int wake_fd, std::chrono::microseconds timeout) {
   for (;;) {
     fds.clear();
     fd_peers.clear();
+    wait_arming_.begin();
     if (wake_fd >= 0) {
       fds.push_back({wake_fd, POLLIN, 0});
       fd_peers.push_back(-1);
@@ -143,11 +144,12 @@ void Communicator::wait_idle(int wake_fd, std::chrono::microseconds timeout) {
       // Bytes from a peer mean it already entered the next cycle and waits for this rank:
       // wake now instead of sleeping out the cycle (lockstep cycles otherwise cost up to a
       // cycle time per round trip whenever ranks are out of phase, as in a backward pass).
-      const int events = links_[p]->prepare_wait(/*want_send=*/false, /*want_recv=*/true);
+      const int events = wait_arming_.arm(*links_[p], /*want_send=*/false, /*want_recv=*/true);
       if (events < 0) return;
       fds.push_back({links_[p]->fd(), static_cast<short>(events | POLLRDHUP), 0});
       fd_peers.push_back(p);
     }
+    if (wait_arming_.settle()) return;  // one fence for every shared-memory link armed above
     const auto left = std::max(deadline - Clock::now(), Clock::duration::zero());
     const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(left);
     const timespec wait_for{static_cast<time_t>(seconds.count()),

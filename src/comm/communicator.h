@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "transport/link.h"
+#include "transport/wait_arming.h"
 
 namespace kolo::comm {
 
@@ -104,6 +105,10 @@ class Communicator {
   void stop_watching_uninvolved_peers() { watch_all_peers_ = false; }
   [[nodiscard]] bool watching_all_peers() const { return watch_all_peers_; }
 
+  // Wait fences (transport/wait_fence.h) this communicator's waits issued: one per sleep at
+  // most, however many shared-memory links it waits on (tests count them).
+  [[nodiscard]] uint64_t wait_fences() const { return wait_arming_.fences(); }
+
  private:
   int rank_;
   std::vector<Link*> links_;
@@ -112,6 +117,8 @@ class Communicator {
   bool watch_all_peers_ = true;
   bool arena_usable_ = false;
   bool oversubscribed_ = false;
+  // Arms the links before each sleep in poll(2) (exchange and wait_idle).
+  transport::WaitArming wait_arming_;
   struct Scratch {
     std::unique_ptr<std::byte[]> data;
     size_t size = 0;

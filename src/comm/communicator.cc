@@ -48,9 +48,10 @@ Communicator::Communicator(int rank, std::vector<Link*> links, Topology topology
   // The host's CPUs, not this process's affinity: ranks pinned one per core (taskset, mpirun's
   // binding) each see one CPU but do not compete, and must keep spinning.
   const int my_host = topology_.host_of_rank[static_cast<size_t>(rank_)];
-  const auto local = static_cast<long>(topology_.ranks_on_host(my_host).size());
+  host_ranks_ = options_.host_ranks > 0 ? options_.host_ranks
+                                        : static_cast<int>(topology_.ranks_on_host(my_host).size());
   const long cpus = options_.host_cpus > 0 ? options_.host_cpus : ::sysconf(_SC_NPROCESSORS_ONLN);
-  oversubscribed_ = cpus > 0 && local > cpus;
+  oversubscribed_ = cpus > 0 && host_ranks_ > cpus;
   for (int r = 0; r < n; ++r) {
     if (r != rank_) links_[static_cast<size_t>(r)]->set_oversubscribed(oversubscribed_);
   }

@@ -54,6 +54,11 @@ struct CommunicatorOptions {
   std::chrono::microseconds spin_before_poll{20};
   // CPUs of this host, to tell whether its ranks outnumber them; 0: ask the system.
   int host_cpus = 0;
+  // Ranks of the whole job on this rank's host (0: this group's ranks there). Oversubscription
+  // is the host's: a subgroup (a process set, a hierarchical stage) passes its parent's count,
+  // so that it sees the host as busy as it is and tells the links it shares with its parent
+  // the same as the parent did.
+  int host_ranks = 0;
 };
 
 class Communicator {
@@ -74,6 +79,8 @@ class Communicator {
   }
   // More ranks on this host than it has CPUs: waits yield the CPU at once.
   [[nodiscard]] bool oversubscribed() const { return oversubscribed_; }
+  // Ranks of the job on this rank's host (CommunicatorOptions::host_ranks, or counted).
+  [[nodiscard]] int host_ranks() const { return host_ranks_; }
   // A work buffer of at least `bytes`, owned by the communicator (and shared with its
   // subgroups) and reused by every call: valid until the next scratch() call.
   Bytes scratch(size_t bytes);
@@ -117,6 +124,7 @@ class Communicator {
   bool watch_all_peers_ = true;
   bool arena_usable_ = false;
   bool oversubscribed_ = false;
+  int host_ranks_ = 1;
   // Arms the links before each sleep in poll(2) (exchange and wait_idle).
   transport::WaitArming wait_arming_;
   struct Scratch {

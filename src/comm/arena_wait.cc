@@ -48,7 +48,8 @@ void wait_for_members(Communicator& comm, CollectiveArena& collective, SharedAre
   if (behind < 0) return;
 
   const auto start = Clock::now();
-  const auto spin = comm.options().spin_before_poll;
+  const std::chrono::nanoseconds longest_spin = comm.options().spin_before_poll;
+  const auto spin = collective.spin.current(longest_spin);
   // Spin (pause) on a core of our own; oversubscribed, yield at once: the rank we wait for may
   // need this very core to post.
   for (unsigned pass = 0;; ++pass) {
@@ -58,7 +59,10 @@ void wait_for_members(Communicator& comm, CollectiveArena& collective, SharedAre
       cpu_relax();
     }
     behind = first_behind(arena, self, which, target, behind, only);
-    if (behind < 0) return;
+    if (behind < 0) {
+      collective.spin.record(Clock::now() - start, longest_spin);
+      return;
+    }
     if (pass % 64 == 63 && Clock::now() - start >= spin) break;
   }
 
@@ -71,7 +75,10 @@ void wait_for_members(Communicator& comm, CollectiveArena& collective, SharedAre
     if (behind >= 0) sleeper.sleep(ticket, nap);
     sleeper.end_sleep();
     behind = first_behind(arena, self, which, target, std::max(behind, 0), only);
-    if (behind < 0) return;
+    if (behind < 0) {
+      collective.spin.record(Clock::now() - start, longest_spin);
+      return;
+    }
     // Slot numbers are this communicator's ranks (it uses the arena only then).
     laggards.clear();
     for (int slot = 0; slot < arena.ranks(); ++slot) {

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "comm/spin_budget.h"
 #include "transport/host_arena.h"
 
 namespace kolo::comm {
@@ -23,6 +24,7 @@ struct CollectiveArena {
   size_t max_bytes;
   uint64_t steps = 0;   // steps this process ran on the arena: the same on every member
   uint64_t synced = 0;  // every member posted `ready` >= this, as this rank last saw
+  SpinBudget spin;      // how long this process's waits on the members' flags spin
 };
 
 }  // namespace kolo::comm

@@ -32,6 +32,20 @@ def test_world_of_one():
     assert "single OK" in proc.stdout
 
 
+def test_background_thread_is_named_for_top_and_perf():
+    proc = run_python("""
+        import glob, kolo
+        def names():
+            return sorted(open(path).read().strip() for path in glob.glob("/proc/self/task/*/comm"))
+        before = names()
+        kolo.init()
+        print("during", names().count("kolo-background"), "before", before.count("kolo-background"))
+        kolo.shutdown()
+    """)
+    assert proc.returncode == 0, proc.stderr
+    assert "during 1 before 0" in proc.stdout, proc.stdout
+
+
 def test_use_before_init_says_to_call_init():
     proc = run_python("""
         import numpy as np, kolo

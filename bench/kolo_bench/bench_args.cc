@@ -83,7 +83,7 @@ std::string usage() {
          "                 [-d float|double|half|bfloat16|int32|int64|int8|uint8]\n"
          "                 [-o sum|prod|min|max] [-c 0|1]\n"
          "                 [-a auto|ring|recursive_doubling|halving_doubling|shared_memory|\n"
-         "                     hierarchical]\n"
+         "                     hierarchical] [-g auto|ring|doubling|bruck]\n"
          "                 [-t all|allreduce,allgather,broadcast,reducescatter,alltoall]\n";
 }
 
@@ -110,7 +110,14 @@ BenchArgs parse_bench_args(int argc, char** argv) {
       args.op = parse_op(value);
     else if (flag == "-a")
       args.algorithm = parse_algorithm(value);
-    else if (flag == "-c")
+    else if (flag == "-g") {
+      static const std::set<std::string> allgathers = {"auto", "ring", "doubling", "bruck"};
+      if (!allgathers.contains(value)) {
+        throw InvalidArgument("unknown allgather algorithm '" + value +
+                              "' (-g auto|ring|doubling|bruck)");
+      }
+      args.allgather_algorithm = value;
+    } else if (flag == "-c")
       args.check = parse_int(flag, value, 0) != 0;
     else if (flag == "-t") {
       if (value == "all") continue;

@@ -1,6 +1,6 @@
 // kolo-bench's command line, in nccl-tests' words: -b/-e/-f sizes, -n iterations, -w warm-up,
-// -d type, -o op, -c check; plus -t to pick the collectives and -a to force allreduce's
-// algorithm (bench/scaling fits each algorithm's cost on its own).
+// -d type, -o op, -c check; plus -t to pick the collectives, -a to force allreduce's algorithm
+// and -g allgather's (bench/scaling fits and compares each algorithm's cost on its own).
 #pragma once
 
 #include <cstddef>
@@ -24,6 +24,8 @@ struct BenchArgs {
   bool check = true;
   // -a: allreduce's algorithm (automatic: the runtime's own choice by size and topology).
   comm::AllreduceAlgorithm algorithm = comm::AllreduceAlgorithm::automatic;
+  // -g: allgather's algorithm: "auto" (allgatherv's own choice), "ring", "doubling", "bruck".
+  std::string allgather_algorithm = "auto";
   std::vector<std::string> collectives = {"allreduce", "allgather", "broadcast", "reducescatter",
                                           "alltoall"};
 };

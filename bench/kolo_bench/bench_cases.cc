@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "base/errors.h"
@@ -106,6 +108,17 @@ size_t per_rank_count(size_t count, size_t ranks) {
   return count == 0 ? 0 : std::max<size_t>(1, count / ranks);
 }
 
+using AllgathervFunction = void (*)(comm::Communicator&, ConstBytes, Bytes,
+                                    std::span<const size_t>);
+
+// -g: allgatherv's automatic choice, or one algorithm forced (bench/scaling compares them).
+AllgathervFunction allgather_function(const std::string& name) {
+  if (name == "ring") return comm::allgatherv_ring;
+  if (name == "doubling") return comm::allgatherv_doubling;
+  if (name == "bruck") return comm::allgatherv_bruck;
+  return comm::allgatherv;
+}
+
 }  // namespace
 
 Measurement run_case(comm::Communicator& comm, const std::string& collective, uint64_t bytes,
@@ -137,7 +150,8 @@ Measurement run_case(comm::Communicator& comm, const std::string& collective, ui
     const auto mine = filled(type, per_rank, rank);
     std::vector<std::byte> out(count * element);
     const std::vector<size_t> sizes(ranks, per_rank * element);
-    comm::allgatherv(comm, mine, out, sizes);
+    const auto allgatherv = allgather_function(args.allgather_algorithm);
+    allgatherv(comm, mine, out, sizes);
     if (args.check) {
       std::vector<std::byte> want;
       for (int r = 0; r < n; ++r) {
@@ -147,7 +161,7 @@ Measurement run_case(comm::Communicator& comm, const std::string& collective, ui
       m.wrong = count_wrong(out, want, element);
     }
     m.seconds = timed(
-        comm, [&] { comm::allgatherv(comm, mine, out, sizes); }, args);
+        comm, [&] { allgatherv(comm, mine, out, sizes); }, args);
     m.bus_factor = static_cast<double>(n - 1) / n;
   } else if (collective == "reducescatter") {
     const size_t per_rank = per_rank_count(count, ranks);

@@ -45,29 +45,36 @@ def broadcast_chain(p: int, n: float) -> tuple[float, float, float]:
 
 # src/comm/broadcast_choice.cc: alpha + one chunk's transfer counted as this many bytes.
 CHAIN_STEP_WORTH_BYTES = 1 << 20
-
-
-def broadcast_chain_limit(p: int) -> float:
-    """broadcast_chain_limit(): the chain from (p - 2) MiB over the depth - 1 tree levels it
-    saves, never on 2 ranks."""
-    if p < 3:
-        return math.inf
-    saved = _depth(p) - 1
-    return float(-(-((p - 2) * CHAIN_STEP_WORTH_BYTES) // saved))  # rounded up
-
-
 # src/comm/broadcast_choice.cc: scatter + allgather from 8 ranks, a step counted as 128 KiB.
 SCATTER_ALLGATHER_FROM_RANKS = 8
 SCATTER_ALLGATHER_STEP_WORTH_BYTES = 128 * 1024
 
 
+def broadcast_chain_limit(p: int) -> float:
+    """broadcast_chain_limit(): never on 2 ranks; below 8 ranks (no scatter + allgather), from
+    (p - 2) MiB over the depth - 1 tree levels it saves; from 8 ranks, from p - 1 chunks, where
+    it overtakes scatter + allgather (n (p-2)/p bytes saved against p - 2 chunks of fill)."""
+    if p < 3:
+        return math.inf
+    if p >= SCATTER_ALLGATHER_FROM_RANKS:
+        return float((p - 1) * CHAIN_CHUNK_BYTES)
+    saved = _depth(p) - 1
+    return float(-(-((p - 2) * CHAIN_STEP_WORTH_BYTES) // saved))  # rounded up
+
+
 def broadcast_scatter_allgather_limit(p: int) -> float:
-    """broadcast_scatter_allgather_limit(): its p - 1 extra steps over the bytes it saves the
-    tree's root, (depth - 2(p-1)/p) n; from 8 ranks."""
+    """broadcast_scatter_allgather_limit(): where its p - 1 extra steps cost less than the bytes
+    it saves against the tree (broadcast_tree() above: (2 depth - 1) n below one segment,
+    depth n + (depth - 1) segments above); from 8 ranks."""
     if p < SCATTER_ALLGATHER_FROM_RANKS:
         return math.inf
-    saved = _depth(p) - 2.0 * (p - 1) / p
-    return float(math.ceil((p - 1) * SCATTER_ALLGATHER_STEP_WORTH_BYTES / saved))
+    depth = _depth(p)
+    spread = 2.0 * (p - 1) / p
+    extra_steps = (p - 1) * SCATTER_ALLGATHER_STEP_WORTH_BYTES
+    below_segment = extra_steps / (2 * depth - 1 - spread)
+    if below_segment <= TREE_SEGMENT_BYTES:
+        return float(math.ceil(below_segment))
+    return float(math.ceil((extra_steps - (depth - 1) * TREE_SEGMENT_BYTES) / (depth - spread)))
 
 
 def kolo_broadcast_pick(p: int, n: float) -> str:
@@ -108,8 +115,9 @@ def allgather_doubling(p: int, n: float) -> tuple[float, float, float]:
 
 
 def allgather_bruck(p: int, n: float) -> tuple[float, float, float]:
-    """Bruck's algorithm (MPICH's small-message allgather for any p; kolo lacks it): ceil(log2 p)
-    rounds, the ring's bytes, plus a local rotation at the end (left out)."""
+    """kolo's allgatherv_bruck (MPICH's small-message allgather for any p): ceil(log2 p) rounds,
+    the ring's bytes; blocks land in place (a wrapped run is two transfers in one step), so no
+    rotation at the end."""
     if p == 1:
         return (0.0, 0.0, 0.0)
     return (float(_depth(p)), (p - 1) / p, 0.0)
@@ -120,10 +128,13 @@ ALLGATHER_DOUBLING_MAX_BYTES = 512 * 1024
 
 
 def allgather_doubling_serves(p: int, total: float) -> bool:
-    """allgather_doubling_serves(): powers of two from 4 ranks, others from 6, up to 512 KiB."""
-    if total > ALLGATHER_DOUBLING_MAX_BYTES:
-        return False
-    return p >= 4 if p & (p - 1) == 0 else p >= 6
+    """allgather_doubling_serves(): powers of two from 4 ranks, up to 512 KiB."""
+    return total <= ALLGATHER_DOUBLING_MAX_BYTES and p & (p - 1) == 0 and p >= 4
+
+
+def allgather_bruck_serves(p: int, total: float) -> bool:
+    """allgather_bruck_serves(): other sizes from 5 ranks, up to 512 KiB."""
+    return total <= ALLGATHER_DOUBLING_MAX_BYTES and p & (p - 1) != 0 and p >= 5
 
 
 BROADCAST = {"tree": broadcast_tree, "scatter_allgather": broadcast_scatter_allgather,
@@ -136,4 +147,6 @@ def kolo_pick(collective: str, p: int, n: float) -> str:
     """What kolo runs between hosts (one rank per host, so the arena never serves)."""
     if collective == "broadcast":
         return kolo_broadcast_pick(p, n)
-    return "doubling" if allgather_doubling_serves(p, n) else "ring"
+    if allgather_doubling_serves(p, n):
+        return "doubling"
+    return "bruck" if allgather_bruck_serves(p, n) else "ring"

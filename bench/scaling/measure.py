@@ -47,7 +47,7 @@ class Case:
 
     transport: str  # "tcp" (loopback, shared memory off), "shm" or "veth" (namespaces)
     np: int
-    algorithm: str  # kolo-bench -a (allreduce only; other collectives: "auto")
+    algorithm: str  # kolo-bench -a (allreduce), -g (allgather); other collectives: "auto"
     hostlist: str = ""  # kolorun -H, for the namespaces
     hosts: int = 1
     collective: str = "allreduce"  # kolo-bench -t
@@ -86,6 +86,8 @@ def run_case(case: Case, sweep: Sweep, env: dict[str, str], timeout: float = 300
     command += [kolo_bench_path(), "-t", case.collective]
     if case.collective == "allreduce":
         command += ["-a", case.algorithm]
+    elif case.collective == "allgather" and case.algorithm != "auto":
+        command += ["-g", case.algorithm]
     command += ["-b", sweep.min_bytes, "-e", sweep.max_bytes, "-f", str(sweep.factor),
                 "-n", str(sweep.iterations), "-w", str(sweep.warmup), "-c", "1"]
     result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

@@ -23,7 +23,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import measure  # noqa: E402
 import model  # noqa: E402
+import plot  # noqa: E402
 import project  # noqa: E402
+
+IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
 
 FIT_ALGORITHMS = {"tcp": ("ring", "recursive_doubling"),
                   "shm": ("ring", "recursive_doubling"),
@@ -59,8 +62,8 @@ def environment(case: measure.Case) -> dict[str, str]:
     return env
 
 
-def measurement_parser(description: str) -> argparse.ArgumentParser:
-    """The options of measure_or_replay(), shared with run_collectives.py."""
+def measurement_parser(description: str, plot_name: str | None = None) -> argparse.ArgumentParser:
+    """The options of measure_or_replay() and the plot's, shared with run_collectives.py."""
     parser = argparse.ArgumentParser(description=description,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
@@ -71,6 +74,10 @@ def measurement_parser(description: str) -> argparse.ArgumentParser:
     parser.add_argument("--json", type=Path, help="also write every run's table here")
     parser.add_argument("--replay", type=Path,
                         help="fit, check and project the runs of a --json file; measure nothing")
+    if plot_name:
+        parser.add_argument("--plot", type=Path, default=IMAGES / plot_name,
+                            help="the projection as a PNG (needs matplotlib; default: "
+                                 "%(default)s)")
     return parser
 
 
@@ -178,7 +185,7 @@ def print_check(cases, links) -> None:
 
 
 def main() -> None:
-    parser = measurement_parser(__doc__)
+    parser = measurement_parser(__doc__, "scaling_allreduce.png")
     args = parser.parse_args()
     cases = measure_or_replay(args, local_cases, veth_cases, environment)
 
@@ -190,6 +197,7 @@ def main() -> None:
     print_check(cases, links)
     name = "veth" if "veth" in links else "tcp"
     project.print_projection(name, links[name], links["shm"], args.gbit)
+    print("\n" + plot.allreduce(args.plot, links[name], links["shm"]))
 
 
 if __name__ == "__main__":

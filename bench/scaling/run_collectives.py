@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import collective_steps as steps  # noqa: E402
 import measure  # noqa: E402
 import model  # noqa: E402
+import plot  # noqa: E402
 import project  # noqa: E402
 from run import measure_or_replay, measurement_parser  # noqa: E402
 
@@ -31,9 +32,24 @@ VETH_PLACEMENT = {2: "ns1:1,ns2:1", 3: "ns1:1,ns2:1,ns3:1"}
 # Projected sizes: a small control message, a layer, a large layer, ResNet-50's parameters (what
 # broadcast_parameters sends at the start), a 1 B-parameter fp16 model's 2 GB.
 BROADCAST_SIZES = (8, 64 << 10, 1 << 20, 16 << 20, 25_557_032 * 4, 2_000_000_000)
-ALLGATHER_SIZES = (8 << 10, 1 << 20, 16 << 20, 256 << 20)
-# What kolo ran between hosts before the chain broadcast and the doubling allgather.
-BEFORE_THIS_SESSION = {"broadcast": "tree", "allgather": "ring"}
+ALLGATHER_SIZES = (8 << 10, 512 << 10, 1 << 20, 16 << 20, 256 << 20)
+
+
+def session_22_pick(collective: str, p: int, n: float) -> str:
+    """What kolo ran between hosts before the re-chosen broadcast limits and Bruck's allgather
+    (session 22's rules: the chain from (p - 2) MiB over depth - 1 levels, scatter + allgather
+    from 8 ranks and (p - 1) x 128 KiB over (depth - 2(p-1)/p), doubling up to 512 KiB on powers
+    of two from 4 ranks and other sizes from 6)."""
+    depth = steps._depth(p)  # noqa: SLF001 (the same tree depth)
+    if collective == "broadcast":
+        if p >= 3 and n >= -(-((p - 2) << 20) // (depth - 1)):
+            return "chain"
+        saved = depth - 2.0 * (p - 1) / p
+        return "scatter_allgather" if p >= 8 and n >= (p - 1) * 128 * 1024 / saved else "tree"
+    power_of_two = p & (p - 1) == 0
+    small = n <= steps.ALLGATHER_DOUBLING_MAX_BYTES
+    return "doubling" if small and (p >= 4 if power_of_two else p >= 6) else "ring"
+
 SHORT = {"tree": "tree", "scatter_allgather": "S+AG", "chain": "chain", "ring": "ring",
          "doubling": "RD", "bruck": "Bruck"}
 
@@ -113,7 +129,7 @@ def projection_cell(collective: str, p: int, n: float, link: model.Link) -> tupl
     text = f"{SHORT[pick]} {project.fmt_time(times[pick])}"
     if best != pick and times[best] < 0.95 * times[pick]:  # 5%: inside the model's error
         text += f" -> {SHORT[best]} {project.fmt_time(times[best])}"
-    before = BEFORE_THIS_SESSION[collective]
+    before = session_22_pick(collective, p, n)
     if pick != before:
         text += f" (was {SHORT[before]} {project.fmt_time(times[before])})"
     return text, best
@@ -124,7 +140,7 @@ def print_projection(name: str, network: model.Link) -> None:
     print(f"alpha = {network.alpha * 1e6:.1f} us ({name}) + {project.HOP_ALPHA * 1e6:.0f} us "
           "per datacentre hop; beta from the line rate at 94% TCP goodput. A cell is kolo's pick "
           "and its time; where another algorithm is more than 5% faster, that one's; where kolo "
-          "picked differently before its chain broadcast and doubling allgather, what that took.")
+          "picked differently before (session 22's limits, no Bruck), what that took.")
     for rate in project.RATES_GBIT:
         link = model.link_for_network(rate, network.alpha + project.HOP_ALPHA, 0.0)
         for collective, sizes in (("broadcast", BROADCAST_SIZES),
@@ -133,13 +149,13 @@ def print_projection(name: str, network: model.Link) -> None:
             print(f"\n### {rate} Gb/s {collective} (size = the {label})\n")
             print("| ranks | " + " | ".join(project.fmt_bytes(n) for n in sizes) + " |")
             print("|---" * (len(sizes) + 1) + "|")
-            for p in project.RANKS:
+            for p in plot.PLOT_RANKS:  # non-powers of two too: Bruck's
                 cells = [projection_cell(collective, p, n, link)[0] for n in sizes]
                 print(f"| {p} | " + " | ".join(cells) + " |")
 
 
 def main() -> None:
-    parser = measurement_parser(__doc__)
+    parser = measurement_parser(__doc__, "scaling_collectives.png")
     parser.add_argument("--alpha-us", type=float,
                         help="project with this per-step alpha of the emulated link instead of "
                              "the fit's (e.g. a fit from a quieter run)")
@@ -158,6 +174,7 @@ def main() -> None:
         network = model.Link(args.alpha_us * 1e-6, network.beta, network.gamma)
         label = f"--alpha-us, instead of the {name} fit's {links[name].alpha * 1e6:.1f} us"
     print_projection(label, network)
+    print("\n" + plot.collectives(args.plot, network))
 
 
 if __name__ == "__main__":

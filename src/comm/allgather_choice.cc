@@ -2,10 +2,16 @@
 
 namespace kolo::comm {
 
+namespace {
+bool power_of_two(int ranks) { return ranks > 0 && (ranks & (ranks - 1)) == 0; }
+}  // namespace
+
 bool allgather_doubling_serves(int ranks, size_t total_bytes) {
-  if (total_bytes > kAllgatherDoublingMaxBytes) return false;
-  const bool power_of_two = ranks > 0 && (ranks & (ranks - 1)) == 0;
-  return power_of_two ? ranks >= 4 : ranks >= 6;
+  return total_bytes <= kAllgatherDoublingMaxBytes && power_of_two(ranks) && ranks >= 4;
+}
+
+bool allgather_bruck_serves(int ranks, size_t total_bytes) {
+  return total_bytes <= kAllgatherDoublingMaxBytes && !power_of_two(ranks) && ranks >= 5;
 }
 
 }  // namespace kolo::comm

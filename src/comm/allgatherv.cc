@@ -1,6 +1,7 @@
 // allgatherv: the host's shared-memory arena when the group is exactly one host's ranks (see
-// detail::arena_serves), else recursive doubling for small totals on 4+ ranks
-// (allgatherv_doubling.cc, allgather_choice.h), else the ring. Ring: every rank copies its own
+// detail::arena_serves), else, for small totals, recursive doubling on powers of two from 4 ranks
+// (allgatherv_doubling.cc) and Bruck's algorithm on other sizes from 5 (allgatherv_bruck.cc;
+// allgather_choice.h says where), else the ring. Ring: every rank copies its own
 // block into place, then in round s forwards block r-s to its right neighbour while receiving
 // block r-s-1 from its left one, straight into `out`. Blocks may differ in size or be empty.
 #include <cstring>
@@ -23,6 +24,9 @@ void allgatherv(Communicator& comm, ConstBytes mine, Bytes out,
   // Same on every rank: every rank knows every block's size.
   if (allgather_doubling_serves(comm.size(), total)) {
     return allgatherv_doubling(comm, mine, out, bytes_per_rank);
+  }
+  if (allgather_bruck_serves(comm.size(), total)) {
+    return allgatherv_bruck(comm, mine, out, bytes_per_rank);
   }
   allgatherv_ring(comm, mine, out, bytes_per_rank);
 }

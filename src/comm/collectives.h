@@ -57,14 +57,17 @@ bool hierarchical_applies(const Communicator& comm);
 
 // Concatenates every rank's block in rank order. bytes_per_rank[r] is rank r's block size;
 // `mine` has bytes_per_rank[rank] bytes; out has their sum. `mine` may be this rank's block of
-// `out` itself. Through the host arena when the group is one host's ranks, else recursive
-// doubling for small totals on 4+ ranks (allgather_choice.h), else a ring.
+// `out` itself. Through the host arena when the group is one host's ranks, else, for small totals,
+// recursive doubling on powers of two from 4 ranks and Bruck's algorithm on other sizes from 5
+// (allgather_choice.h), else a ring.
 void allgatherv(Communicator& comm, ConstBytes mine, Bytes out,
                 std::span<const size_t> bytes_per_rank);
 void allgatherv_ring(Communicator& comm, ConstBytes mine, Bytes out,
                      std::span<const size_t> bytes_per_rank);
 void allgatherv_doubling(Communicator& comm, ConstBytes mine, Bytes out,
                          std::span<const size_t> bytes_per_rank);
+void allgatherv_bruck(Communicator& comm, ConstBytes mine, Bytes out,
+                      std::span<const size_t> bytes_per_rank);
 // The shared-memory forms below throw InvalidArgument, as allreduce_shared_memory, when the group
 // has no usable arena.
 void allgatherv_shared_memory(Communicator& comm, ConstBytes mine, Bytes out,

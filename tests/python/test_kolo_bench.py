@@ -73,3 +73,23 @@ def test_an_unknown_allreduce_algorithm_is_an_error_naming_it_and_the_choices() 
     assert "unknown allreduce algorithm 'tree'" in result.output, result.output
     assert "ring|recursive_doubling|halving_doubling|shared_memory|hierarchical" in result.output, \
         result.output
+
+
+@pytest.mark.parametrize("algorithm", ["ring", "doubling", "bruck"])
+def test_a_forced_allgather_algorithm_is_correct_at_np_3(algorithm: str) -> None:
+    # bench/scaling/allgather_algorithms.py compares them (-g); np 3 is no power of two (doubling
+    # folds rank 0 in, Bruck's last step wraps).
+    result = run_command([kolorun_path(), "-np", "3", kolo_bench_path(), "-t", "allgather",
+                          "-g", algorithm, "-b", "8", "-e", "1M", "-f", "32", "-n", "2", "-w", "1"],
+                         env={"KOLO_SHM_DISABLE": "1"}, timeout=300)
+    assert result.returncode == 0, result.output
+    assert "Out of bounds values : 0 OK" in result.output, result.output
+    assert result.output.count("float32    none") == 5, result.output  # 8 B .. 1 MiB by 32
+
+
+def test_an_unknown_allgather_algorithm_is_an_error_naming_it_and_the_choices() -> None:
+    result = run_command([kolorun_path(), "-np", "2", kolo_bench_path(), "-g", "tree"],
+                         timeout=120)
+    assert result.returncode != 0
+    assert "unknown allgather algorithm 'tree' (-g auto|ring|doubling|bruck)" in result.output, \
+        result.output

@@ -1,5 +1,6 @@
 // allgatherv: uneven, empty and large blocks on 1..6 ranks; recursive doubling forced on 1..9, 12
-// and 16 ranks (powers of two and not), in place too; where the automatic choice turns to it.
+// and 16 ranks (powers of two and not) and Bruck's algorithm on 1..9, 11, 12 and 13, in place
+// too; where the automatic choice turns to each.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -76,12 +77,42 @@ TEST_P(AllgathervDoubling, UnevenEmptyAndInPlaceBlocks) {
 INSTANTIATE_TEST_SUITE_P(Sizes, AllgathervDoubling,
                          ::testing::Values(1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16));
 
-TEST(AllgatherDoublingChoice, PowersOfTwoFromFourOthersFromSixBelowTheLimit) {
-  for (int ranks : {1, 2, 3, 5}) EXPECT_FALSE(allgather_doubling_serves(ranks, 64)) << ranks;
-  for (int ranks : {4, 6, 7, 8, 12, 256})
-    EXPECT_TRUE(allgather_doubling_serves(ranks, 64)) << ranks;
+class AllgathervBruck : public ::testing::TestWithParam<int> {};
+
+TEST_P(AllgathervBruck, UnevenEmptyWrappedAndInPlaceBlocks) {
+  const int n = GetParam();
+  RankThreads group(n);
+  std::vector<size_t> uneven, zeros(n, 0), one_large(n, 0), first(n, 0), last(n, 0);
+  for (int r = 0; r < n; ++r) uneven.push_back(static_cast<size_t>(r * 37 % 11) * 13);
+  one_large[n - 1] = (1u << 20) + 3;  // across the wrap for every rank but the last
+  if (n > 1) one_large[0] = 5;
+  first[0] = 9;
+  last[n - 1] = 7;
+  for (const auto& sizes : {uneven, zeros, one_large, first, last}) {
+    check_allgatherv(group, sizes, allgatherv_bruck);
+    check_allgatherv(group, sizes, allgatherv_bruck, /*in_place=*/true);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, AllgathervBruck,
+                         ::testing::Values(1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13));
+
+TEST(AllgatherDoublingChoice, PowersOfTwoFromFourBelowTheLimit) {
+  for (int ranks : {1, 2, 3, 5, 6, 7, 12, 255}) {
+    EXPECT_FALSE(allgather_doubling_serves(ranks, 64)) << ranks;
+  }
+  for (int ranks : {4, 8, 16, 256}) EXPECT_TRUE(allgather_doubling_serves(ranks, 64)) << ranks;
   EXPECT_TRUE(allgather_doubling_serves(8, kAllgatherDoublingMaxBytes));
   EXPECT_FALSE(allgather_doubling_serves(8, kAllgatherDoublingMaxBytes + 1));
+}
+
+TEST(AllgatherBruckChoice, OtherSizesFromFiveBelowTheLimit) {
+  for (int ranks : {1, 2, 3, 4, 8, 16, 256}) {
+    EXPECT_FALSE(allgather_bruck_serves(ranks, 64)) << ranks;
+  }
+  for (int ranks : {5, 6, 7, 9, 12, 255}) EXPECT_TRUE(allgather_bruck_serves(ranks, 64)) << ranks;
+  EXPECT_TRUE(allgather_bruck_serves(6, kAllgatherDoublingMaxBytes));
+  EXPECT_FALSE(allgather_bruck_serves(6, kAllgatherDoublingMaxBytes + 1));
 }
 
 // The automatic choice on 8 ranks (no arena between RankThreads) on both sides of the limit, and
@@ -93,6 +124,22 @@ TEST(AllgatherDoublingChoice, AutomaticOnBothSidesOfTheLimit) {
   large[3] += 1;
   check_allgatherv(group, small);
   check_allgatherv(group, large);
+}
+
+// The same on 5, 6 and 7 ranks, where Bruck's algorithm serves below the limit (the ring above),
+// and on 3, where the ring serves at every size.
+TEST(AllgatherBruckChoice, AutomaticOnBothSidesOfTheLimit) {
+  for (int n : {3, 5, 6, 7}) {
+    RankThreads group(n);
+    std::vector<size_t> small(n, 100), at_limit(n, kAllgatherDoublingMaxBytes / n), above(n);
+    at_limit[0] += kAllgatherDoublingMaxBytes % n;  // exactly the limit: Bruck
+    above = at_limit;
+    above[n - 1] += 1;  // one byte more, on one rank's block only: the ring
+    small[1] = 0;
+    check_allgatherv(group, small);
+    check_allgatherv(group, at_limit);
+    check_allgatherv(group, above);
+  }
 }
 
 TEST(AllgathervArguments, Mismatches) {

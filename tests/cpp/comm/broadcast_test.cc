@@ -85,18 +85,23 @@ TEST(BroadcastScatterAllgatherLimit, FromEightRanksBelowTheChain) {
   for (int ranks = 1; ranks < 8; ++ranks) {
     EXPECT_EQ(broadcast_scatter_allgather_limit(ranks), std::numeric_limits<size_t>::max());
   }
-  EXPECT_EQ(broadcast_scatter_allgather_limit(8), size_t{734004});     // 7 x 128 KiB / 1.25
-  EXPECT_EQ(broadcast_scatter_allgather_limit(256), size_t{5563317});  // 255 x 128 KiB / 6.0078
+  // Within one segment: 7 x 128 KiB / (2 x 3 - 1 - 1.75).
+  EXPECT_EQ(broadcast_scatter_allgather_limit(8), size_t{282309});
+  // Beyond: (63 x 128 KiB - 5 x 512 KiB) / (6 - 1.96875), and (255 x 128 KiB - 7 x 512 KiB) /
+  // (8 - 1.9921875); the same figures as tests/python/test_scaling_collectives.py.
+  EXPECT_EQ(broadcast_scatter_allgather_limit(64), size_t{1398102});
+  EXPECT_EQ(broadcast_scatter_allgather_limit(256), size_t{4952443});
   for (int ranks = 8; ranks <= 1024; ++ranks) {
     EXPECT_LT(broadcast_scatter_allgather_limit(ranks), broadcast_chain_limit(ranks)) << ranks;
   }
 }
 
 // On 8 ranks the automatic choice takes all three between hosts: tree, scatter + allgather, chain,
-// each on every rank alike.
+// each on every rank alike, on both sides of both limits.
 TEST(BroadcastChoice, EightRanksTreeScatterAllgatherAndChain) {
   RankThreads group(8);
-  const size_t sizes[] = {1000, broadcast_scatter_allgather_limit(8) + 13,
+  const size_t sizes[] = {1000, broadcast_scatter_allgather_limit(8) - 1,
+                          broadcast_scatter_allgather_limit(8) + 13, broadcast_chain_limit(8) - 1,
                           broadcast_chain_limit(8) + 5};
   for (size_t size : sizes) {
     group.run([&](Communicator& comm) {
@@ -110,12 +115,14 @@ TEST(BroadcastChoice, EightRanksTreeScatterAllgatherAndChain) {
 TEST(BroadcastChainLimit, NeverOnTwoRanksAndGrowingWithTheGroup) {
   EXPECT_EQ(broadcast_chain_limit(1), std::numeric_limits<size_t>::max());
   EXPECT_EQ(broadcast_chain_limit(2), std::numeric_limits<size_t>::max());
-  // (ranks - 2) MiB over (ceil(log2 ranks) - 1) levels the chain saves.
+  // Below 8 ranks: (ranks - 2) MiB over (ceil(log2 ranks) - 1) levels the chain saves.
   EXPECT_EQ(broadcast_chain_limit(3), size_t{1} << 20);
-  EXPECT_EQ(broadcast_chain_limit(8), size_t{3} << 20);
-  EXPECT_EQ(broadcast_chain_limit(256), (size_t{254} << 20) / 7 + 1);
-  // It grows with the group, dropping only where the tree gets one more level (past a power of
-  // two), which the chain saves too.
+  EXPECT_EQ(broadcast_chain_limit(7), size_t{5} << 19);
+  // From 8, against scatter + allgather: ranks - 1 chunks.
+  EXPECT_EQ(broadcast_chain_limit(8), 7 * kBroadcastChunkBytes);
+  EXPECT_EQ(broadcast_chain_limit(256), 255 * kBroadcastChunkBytes);
+  // It grows with the group, dropping below 8 ranks only where the tree gets one more level (past
+  // a power of two), which the chain saves too.
   for (int ranks = 4; ranks <= 1024; ++ranks) {
     const bool new_level = ((ranks - 1) & (ranks - 2)) == 0;
     if (!new_level) {

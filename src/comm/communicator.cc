@@ -48,9 +48,10 @@ Communicator::Communicator(int rank, std::vector<Link*> links, Topology topology
   // The host's CPUs, not this process's affinity: ranks pinned one per core (taskset, mpirun's
   // binding) each see one CPU but do not compete, and must keep spinning.
   const int my_host = topology_.host_of_rank[static_cast<size_t>(rank_)];
-  const auto local = static_cast<long>(topology_.ranks_on_host(my_host).size());
+  host_ranks_ = options_.host_ranks > 0 ? options_.host_ranks
+                                        : static_cast<int>(topology_.ranks_on_host(my_host).size());
   const long cpus = options_.host_cpus > 0 ? options_.host_cpus : ::sysconf(_SC_NPROCESSORS_ONLN);
-  oversubscribed_ = cpus > 0 && local > cpus;
+  oversubscribed_ = cpus > 0 && host_ranks_ > cpus;
   for (int r = 0; r < n; ++r) {
     if (r != rank_) links_[static_cast<size_t>(r)]->set_oversubscribed(oversubscribed_);
   }
@@ -134,6 +135,7 @@ void Communicator::wait_idle(int wake_fd, std::chrono::microseconds timeout, boo
   for (;;) {
     fds.clear();
     fd_peers.clear();
+    wait_arming_.begin();
     if (wake_fd >= 0) {
       fds.push_back({wake_fd, POLLIN, 0});
       fd_peers.push_back(-1);
@@ -143,11 +145,12 @@ void Communicator::wait_idle(int wake_fd, std::chrono::microseconds timeout, boo
       // Bytes from a peer mean it already entered the next cycle and waits for this rank:
       // wake now instead of sleeping out the cycle (lockstep cycles otherwise cost up to a
       // cycle time per round trip whenever ranks are out of phase, as in a backward pass).
-      const int events = links_[p]->prepare_wait(/*want_send=*/false, wake_on_bytes);
+      const int events = wait_arming_.arm(*links_[p], /*want_send=*/false, wake_on_bytes);
       if (events < 0) return;
       fds.push_back({links_[p]->fd(), static_cast<short>(events | POLLRDHUP), 0});
       fd_peers.push_back(p);
     }
+    if (wait_arming_.settle()) return;  // one fence for every shared-memory link armed above
     const auto left = std::max(deadline - Clock::now(), Clock::duration::zero());
     const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(left);
     const timespec wait_for{static_cast<time_t>(seconds.count()),

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "transport/link.h"
+#include "transport/wait_arming.h"
 
 namespace kolo::comm {
 
@@ -53,6 +54,11 @@ struct CommunicatorOptions {
   std::chrono::microseconds spin_before_poll{20};
   // CPUs of this host, to tell whether its ranks outnumber them; 0: ask the system.
   int host_cpus = 0;
+  // Ranks of the whole job on this rank's host (0: this group's ranks there). Oversubscription
+  // is the host's: a subgroup (a process set, a hierarchical stage) passes its parent's count,
+  // so that it sees the host as busy as it is and tells the links it shares with its parent
+  // the same as the parent did.
+  int host_ranks = 0;
 };
 
 class Communicator {
@@ -73,6 +79,8 @@ class Communicator {
   }
   // More ranks on this host than it has CPUs: waits yield the CPU at once.
   [[nodiscard]] bool oversubscribed() const { return oversubscribed_; }
+  // Ranks of the job on this rank's host (CommunicatorOptions::host_ranks, or counted).
+  [[nodiscard]] int host_ranks() const { return host_ranks_; }
   // A work buffer of at least `bytes`, owned by the communicator (and shared with its
   // subgroups) and reused by every call: valid until the next scratch() call.
   Bytes scratch(size_t bytes);
@@ -95,9 +103,10 @@ class Communicator {
   // Idle wait for the runtime's background thread: returns when `wake_fd` is readable or
   // `timeout` passed; throws PeerError if any peer hung up meanwhile. wake_fd may be -1. With
   // `wake_on_bytes` it also returns when a peer sends bytes (it started the next cycle over the
-  // links); without, the links are watched for hang-ups only, which spares arming each for a
-  // read (a membarrier(2) per shared-memory link): for a caller whose peers reach it through the
-  // host arena, which sends no bytes (small_allreduce_uses_arena).
+  // links); without, the links are watched for hang-ups only, which spares arming them for a
+  // read and the wait fence (a membarrier(2)) that shared-memory links then ask for: for a
+  // caller whose peers reach it through the host arena, which sends no bytes
+  // (small_allreduce_uses_arena).
   void wait_idle(int wake_fd, std::chrono::microseconds timeout, bool wake_on_bytes = true);
 
   // Closes every link so that peers see this rank gone (after a fatal error).
@@ -108,6 +117,10 @@ class Communicator {
   void stop_watching_uninvolved_peers() { watch_all_peers_ = false; }
   [[nodiscard]] bool watching_all_peers() const { return watch_all_peers_; }
 
+  // Wait fences (transport/wait_fence.h) this communicator's waits issued: one per sleep at
+  // most, however many shared-memory links it waits on (tests count them).
+  [[nodiscard]] uint64_t wait_fences() const { return wait_arming_.fences(); }
+
  private:
   int rank_;
   std::vector<Link*> links_;
@@ -116,6 +129,9 @@ class Communicator {
   bool watch_all_peers_ = true;
   bool arena_usable_ = false;
   bool oversubscribed_ = false;
+  int host_ranks_ = 1;
+  // Arms the links before each sleep in poll(2) (exchange and wait_idle).
+  transport::WaitArming wait_arming_;
   struct Scratch {
     std::unique_ptr<std::byte[]> data;
     size_t size = 0;

@@ -62,12 +62,13 @@ class Exchange {
   // `lists` are the communicator's, reused: cleared here, grown only when a call needs more.
   Exchange(Communicator& comm, std::span<const SendOp> sends, std::span<const RecvOp> recvs,
            std::vector<Transfer>& transfers, std::vector<uint8_t>& peers, std::vector<pollfd>& fds,
-           std::vector<int>& fd_peers)
+           std::vector<int>& fd_peers, transport::WaitArming& arming)
       : comm_(comm),
         transfers_(transfers),
         peers_(peers),
         fds_(fds),
         fd_peers_(fd_peers),
+        arming_(arming),
         oversubscribed_(comm.oversubscribed()) {
     peers_.assign(static_cast<size_t>(comm.size()), 0);
     transfers_.clear();
@@ -158,6 +159,7 @@ class Exchange {
     fds_.clear();
     fd_peers_.clear();
     bool must_spin = false;  // a link without an fd has work: poll cannot wait for it
+    arming_.begin();
     for (int p = 0; p < comm_.size(); ++p) {
       if (p == comm_.rank()) continue;
       const uint8_t bits = peers_[static_cast<size_t>(p)];
@@ -172,7 +174,7 @@ class Exchange {
         continue;
       }
       if (events != 0) {
-        const int wanted = link.prepare_wait((events & POLLOUT) != 0, (events & POLLIN) != 0);
+        const int wanted = arming_.arm(link, (events & POLLOUT) != 0, (events & POLLIN) != 0);
         if (wanted < 0) {
           must_spin = true;  // it can move already: look again without sleeping
           events = 0;
@@ -183,6 +185,8 @@ class Exchange {
       fds_.push_back({fd, static_cast<short>(events | POLLRDHUP), 0});
       fd_peers_.push_back(p);
     }
+    // One fence for all the shared-memory links armed above, then their last look.
+    if (arming_.settle()) must_spin = true;
     const int timeout_ms = must_spin ? 0 : static_cast<int>(std::max<int64_t>(timeout.count(), 1));
     const int ready = ::poll(fds_.data(), fds_.size(), timeout_ms);
     if (ready < 0) {
@@ -231,6 +235,7 @@ class Exchange {
   std::vector<uint8_t>& peers_;
   std::vector<pollfd>& fds_;
   std::vector<int>& fd_peers_;
+  transport::WaitArming& arming_;
   size_t remaining_ = 0;
   bool oversubscribed_;
 };
@@ -265,7 +270,9 @@ void Communicator::exchange(std::span<const SendOp> sends, std::span<const RecvO
 void Communicator::exchange_loop(std::span<const SendOp> sends, std::span<const RecvOp> recvs) {
   if (!exchange_lists_) exchange_lists_.reset(new ExchangeLists);
   ExchangeLists& lists = *exchange_lists_;
-  Exchange(*this, sends, recvs, lists.transfers, lists.peers, lists.fds, lists.fd_peers).run();
+  Exchange(*this, sends, recvs, lists.transfers, lists.peers, lists.fds, lists.fd_peers,
+           wait_arming_)
+      .run();
 }
 
 }  // namespace kolo::comm

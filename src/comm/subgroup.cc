@@ -28,7 +28,10 @@ Communicator subgroup(Communicator& comm, std::span<const int> ranks) {
   }
   // The host arena goes along; the subgroup uses it only if it is exactly the host's ranks.
   topology.host_arena = comm.topology().host_arena;
-  Communicator group(my_index, std::move(links), std::move(topology), comm.options());
+  // The host's load is the parent's: as many ranks run on it whatever this group holds.
+  CommunicatorOptions options = comm.options();
+  options.host_ranks = comm.host_ranks();
+  Communicator group(my_index, std::move(links), std::move(topology), options);
   comm.share_scratch_with(group);
   return group;
 }

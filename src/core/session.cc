@@ -182,7 +182,8 @@ std::map<int32_t, std::vector<negotiation::Request>> Session::take_new_entries()
 void Session::run_loop() {
   // A cycle starts with a small allreduce (the cache bits): through the host arena, a peer that
   // starts one sends no bytes, so the idle wait need not arm the links for them (the peer's
-  // cycle waits in the arena until this rank's cycle time is up or its caller submits).
+  // cycle waits in the arena until this rank's cycle time is up or its caller submits), nor pay
+  // the wait fence that arming a shared-memory link for reading takes (transport/wait_fence.h).
   const bool peers_send_cycle_bytes = !comm::small_allreduce_uses_arena(*comm_);
   try {
     for (;;) {
@@ -216,8 +217,8 @@ void Session::run_loop() {
         return !set.second->pending().empty();
       });
       // Pending: no idle wait at all, not even a zero-timeout one, whose preparation of the
-      // links (a membarrier(2) per shared-memory link) cost the caller's core a few us per
-      // cycle; the next cycle's collective notices a dead peer itself.
+      // links (the wait fence, a membarrier(2), for shared-memory links armed for reading) cost
+      // the caller's core a few us per cycle; the next cycle's collective notices a dead peer.
       if (!pending) {
         comm_->wait_idle(queue_.wake_fd(), observability_->cycle_time(), peers_send_cycle_bytes);
       }

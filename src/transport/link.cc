@@ -5,8 +5,8 @@
 
 namespace kolo::transport {
 
-int Link::prepare_wait(bool want_send, bool want_recv) {
-  return (want_send ? POLLOUT : 0) | (want_recv ? POLLIN : 0);
+Link::WaitArm Link::arm_wait(bool want_send, bool want_recv) {
+  return {(want_send ? POLLOUT : 0) | (want_recv ? POLLIN : 0), false};
 }
 
 bool Link::has_pending_input() const {

@@ -28,11 +28,21 @@ class Link {
   // POLLRDHUP/POLLHUP when the peer went away; -1 if the link must be polled by spinning.
   [[nodiscard]] virtual int fd() const = 0;
 
-  // Called just before the communicator sleeps in poll(2) on fd() because this link wants to
-  // send and/or receive but cannot move. Returns the poll events that mean it may progress, or
-  // a negative value if it can progress already (do not sleep). A socket waits for POLLIN /
-  // POLLOUT; a shared-memory link asks its peer to ring fd() when it moves and waits for POLLIN.
-  [[nodiscard]] virtual int prepare_wait(bool want_send, bool want_recv);
+  // Waiting, in two steps so that a wait on many links pays one fence, not one per link
+  // (transport::WaitArming runs them; wait_fence.h says why a fence). arm_wait() is called just
+  // before the communicator sleeps in poll(2) on fd() because this link wants to send and/or
+  // receive but cannot move. It returns the poll events that mean the link may progress, or
+  // negative events if it can progress already (do not sleep). A socket waits for POLLIN /
+  // POLLOUT; a shared-memory link asks its peer to ring fd() when it moves and waits for POLLIN,
+  // and may set check_after_fence: then, after every link of this wait was armed, one
+  // wait_fence() must be issued and ready_after_fence() asked before anyone sleeps.
+  struct WaitArm {
+    int events;
+    bool check_after_fence;
+  };
+  [[nodiscard]] virtual WaitArm arm_wait(bool want_send, bool want_recv);
+  // Whether the link can progress already, asked after the fence (only if arm_wait asked).
+  [[nodiscard]] virtual bool ready_after_fence() const { return false; }
 
   // True if bytes the peer sent are waiting to be read (checked without consuming them): a peer
   // that hung up after sending them is not yet an error.

@@ -36,8 +36,8 @@ inline constexpr size_t kFastboxPayload = sizeof(FastboxLine::payload);
 
 struct alignas(kCacheLine) FastboxRegion {
   alignas(kCacheLine) std::atomic<uint64_t> acked{0};  // lines fully read (reader, every few)
-  // Set once by the reader when its waits use an asymmetric fence (membarrier, see
-  // ShmLink::prepare_wait): only then may the writer publish without a full barrier.
+  // Set once by the reader when its waits use the asymmetric wait fence (transport/wait_fence.h,
+  // ShmLink::arm_wait): only then may the writer publish without a full barrier.
   alignas(kCacheLine) std::atomic<uint32_t> reader_fences{0};
   FastboxLine lines[kFastboxLines];
 };

@@ -1,9 +1,7 @@
 #include "transport/shm/shm_link.h"
 
-#include <linux/membarrier.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +9,7 @@
 #include <cerrno>
 
 #include "base/errors.h"
+#include "transport/wait_fence.h"
 
 namespace kolo::transport::shm {
 
@@ -30,22 +29,9 @@ constexpr size_t kFastboxMaxSend = 4 * kFastboxPayload;
 // ranks on 2 cores, 8-byte broadcast: 0.12-0.27 us with the wait, 0.05-0.10 without).
 constexpr unsigned kBoxAttempts = 64;
 
-// The asymmetric fence behind the fast box's cheap publication. A reader about to sleep sets
-// consumer_waiting and must then see either the writer's newest line or the writer must see the
-// flag (Dekker); a full barrier on both sides would cost the writer one per message, stalling
-// it until its store reached the reader's core. Instead the sleeper pays: membarrier(2)
-// GLOBAL_EXPEDITED runs a full barrier on every CPU running a registered process (each link
-// registers its own), so the writer needs only a compiler barrier. Without membarrier both
-// sides fall back to full barriers.
-bool register_membarrier() {
-  return ::syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
-}
-
-void membarrier_all() { ::syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0); }
-
 class ShmLink final : public Link {
  public:
-  ShmLink(Segment segment, bool creator, std::unique_ptr<Link> socket_link)
+  ShmLink(Segment segment, bool creator, std::unique_ptr<Link> socket_link, ShmFences fences)
       : segment_(std::move(segment)),
         tx_(segment_.ring(creator ? 0 : 1)),
         rx_(segment_.ring(creator ? 1 : 0)),
@@ -53,8 +39,8 @@ class ShmLink final : public Link {
         fast_rx_(segment_.fastbox(creator ? 1 : 0)),
         socket_(std::move(socket_link)),
         description_(socket_->peer_description() + " via shared memory"),
-        membarrier_(register_membarrier()) {
-    if (membarrier_) fast_rx_.announce_fences();
+        wait_fences_(fences == ShmFences::wait_fence_if_available && join_wait_fences()) {
+    if (wait_fences_) fast_rx_.announce_fences();
   }
 
   ~ShmLink() override = default;
@@ -68,8 +54,10 @@ class ShmLink final : public Link {
     if (data.size() <= kFastboxMaxSend) {
       const size_t n = tx_.drained() ? fast_tx_.write(data.data(), data.size()) : 0;
       if (n > 0) {
-        if (membarrier_ && fast_tx_.reader_fences()) {
-          std::atomic_signal_fence(std::memory_order_seq_cst);  // the sleeper's membarrier orders
+        // The Dekker store-load pair with the reader's prepare to sleep (wait_fence.h): the
+        // box line above, then consumer_waiting in producer_should_ring below.
+        if (wait_fences_ && fast_tx_.reader_fences()) {
+          std::atomic_signal_fence(std::memory_order_seq_cst);  // the sleeper's fence orders
         } else {
           std::atomic_thread_fence(std::memory_order_seq_cst);
         }
@@ -109,19 +97,29 @@ class ShmLink final : public Link {
     return n;
   }
 
-  int prepare_wait(bool want_send, bool want_recv) override {
+  // The byte ring's flags are Dekker pairs with full barriers on both sides (ring.h): the ring
+  // is looked at here. The fast box's lines are published without one when this side fences
+  // (wait_fence.h): it is looked at in ready_after_fence, after the one fence of the whole wait
+  // (WaitArming), or here right after consumer_arm's full barrier in the fallback.
+  WaitArm arm_wait(bool want_send, bool want_recv) override {
     drain_doorbell();
-    if (peer_gone_) return -1;  // the next send_some/recv_some reports it
-    bool ready = false;
-    if (want_recv) {
-      if (rx_.consumer_arm()) ready = true;
-      if (membarrier_) membarrier_all();  // see register_membarrier
-      if (fast_rx_.readable()) ready = true;
-    }
+    if (peer_gone_) return {-1, false};  // the next send_some/recv_some reports it
     // A tiny send waiting for the box is not blocked: its next attempts end in the ring.
-    if (want_send && (box_attempts_ > 0 || tx_.producer_arm())) ready = true;
-    return ready ? -1 : POLLIN;
+    bool ready = want_send && (box_attempts_ > 0 || tx_.producer_arm());
+    bool check_after_fence = false;
+    if (want_recv && !ready) {
+      if (rx_.consumer_arm()) {
+        ready = true;
+      } else if (wait_fences_) {
+        check_after_fence = true;
+      } else {
+        ready = fast_rx_.readable();
+      }
+    }
+    return {ready ? -1 : POLLIN, check_after_fence};
   }
+
+  [[nodiscard]] bool ready_after_fence() const override { return fast_rx_.readable(); }
 
   void set_oversubscribed(bool oversubscribed) override { oversubscribed_ = oversubscribed; }
 
@@ -179,7 +177,7 @@ class ShmLink final : public Link {
   FastboxReader fast_rx_;
   std::unique_ptr<Link> socket_;
   std::string description_;
-  bool membarrier_;  // this process takes part in membarrier (register_membarrier)
+  bool wait_fences_;  // this process takes part in the sleeper's fence (wait_fence.h)
   bool oversubscribed_ = false;
   unsigned box_attempts_ = 0;  // consecutive tiny sends that found the box unusable
   bool peer_gone_ = false;
@@ -189,8 +187,8 @@ class ShmLink final : public Link {
 }  // namespace
 
 std::unique_ptr<Link> make_shm_link(Segment segment, bool creator,
-                                    std::unique_ptr<Link> socket_link) {
-  return std::make_unique<ShmLink>(std::move(segment), creator, std::move(socket_link));
+                                    std::unique_ptr<Link> socket_link, ShmFences fences) {
+  return std::make_unique<ShmLink>(std::move(segment), creator, std::move(socket_link), fences);
 }
 
 }  // namespace kolo::transport::shm

@@ -73,6 +73,48 @@ TEST(Communicator, ScratchIsReusedAndSharedWithSubgroups) {
   EXPECT_EQ(sub.scratch(100).data(), grown);
 }
 
+// A link that only remembers what the communicators sharing it said about oversubscription.
+class OversubscriptionProbe final : public Link {
+ public:
+  explicit OversubscriptionProbe(int peer) : peer_(peer) {}
+  size_t send_some(ConstBytes /*data*/) override { return 0; }
+  size_t recv_some(Bytes /*data*/) override { return 0; }
+  [[nodiscard]] int fd() const override { return -1; }
+  void set_oversubscribed(bool oversubscribed) override { told_ = oversubscribed; }
+  [[nodiscard]] int peer_rank() const override { return peer_; }
+  [[nodiscard]] const std::string& peer_description() const override { return description_; }
+  void close() override {}
+  int told_ = -1;  // -1: never told
+
+ private:
+  int peer_;
+  std::string description_ = "probe";
+};
+
+// Oversubscription is the host's: three ranks on a 2-CPU host stay oversubscribed in a
+// subgroup (a process set) of two of them, and the links the subgroup shares with the whole
+// group are not told otherwise by it.
+TEST(Communicator, SubgroupsKeepTheHostsOversubscription) {
+  for (const int cpus : {2, 3}) {
+    OversubscriptionProbe to1(1);
+    OversubscriptionProbe to2(2);
+    CommunicatorOptions options;
+    options.host_cpus = cpus;
+    Communicator world(0, {nullptr, &to1, &to2}, Topology::flat(3, /*one_host=*/true), options);
+    const bool busy = cpus < 3;
+    EXPECT_EQ(world.oversubscribed(), busy) << cpus << " CPUs";
+    EXPECT_EQ(world.host_ranks(), 3);
+    const int members[] = {0, 1};
+    Communicator pair = subgroup(world, members);
+    EXPECT_EQ(pair.oversubscribed(), busy) << cpus << " CPUs";
+    EXPECT_EQ(pair.host_ranks(), 3);
+    EXPECT_EQ(to1.told_, busy ? 1 : 0) << cpus << " CPUs";
+    EXPECT_EQ(to2.told_, busy ? 1 : 0) << cpus << " CPUs";
+    const int self[] = {0};
+    EXPECT_EQ(subgroup(pair, self).oversubscribed(), busy) << "a subgroup of a subgroup";
+  }
+}
+
 TEST(Communicator, BothDirectionsAtOnceDoNotDeadlock) {
   // Far more than the kernel buffers: blocking sends on both sides would deadlock.
   const size_t size = 16u << 20;

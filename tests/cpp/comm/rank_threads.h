@@ -60,7 +60,9 @@ inline double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-enum class LinkKind { socket, shm };
+// shm_full_barriers: shared-memory links forced onto the fallback without the wait fence
+// (transport/wait_fence.h), as on a kernel without membarrier.
+enum class LinkKind { socket, shm, shm_full_barriers };
 
 class RankThreads {
  public:
@@ -89,7 +91,10 @@ class RankThreads {
         auto [sa, sb] = transport::socket_pair();
         links_[a][b] = transport::make_socket_link(std::move(sa), b, name(b));
         links_[b][a] = transport::make_socket_link(std::move(sb), a, name(a));
-        if (kind == LinkKind::shm) {
+        if (kind != LinkKind::socket) {
+          const auto fences = kind == LinkKind::shm
+                                  ? transport::shm::ShmFences::wait_fence_if_available
+                                  : transport::shm::ShmFences::full_barriers;
           // The name only lives between create and open, as in the runtime's handshake.
           const std::string segment = "/kolo-test-" + std::to_string(::getpid()) + "-" +
                                       std::to_string(reinterpret_cast<uintptr_t>(this)) + "-" +
@@ -99,10 +104,10 @@ class RankThreads {
           if (!created) throw std::runtime_error(why);
           auto opened = transport::shm::Segment::open(segment, shm_ring_bytes);
           transport::shm::Segment::unlink(segment);
-          links_[a][b] =
-              transport::shm::make_shm_link(std::move(*created), true, std::move(links_[a][b]));
-          links_[b][a] =
-              transport::shm::make_shm_link(std::move(opened), false, std::move(links_[b][a]));
+          links_[a][b] = transport::shm::make_shm_link(std::move(*created), true,
+                                                       std::move(links_[a][b]), fences);
+          links_[b][a] = transport::shm::make_shm_link(std::move(opened), false,
+                                                       std::move(links_[b][a]), fences);
         }
       }
     }

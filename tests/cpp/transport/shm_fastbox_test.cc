@@ -15,6 +15,7 @@
 #include "transport/shm/segment.h"
 #include "transport/shm/shm_link.h"
 #include "transport/shm_test_support.h"
+#include "transport/wait_arming.h"
 
 namespace kolo::transport::shm {
 namespace {
@@ -135,27 +136,11 @@ TEST(Fastbox, ConcurrentWriterAndReaderKeepTheStream) {
   EXPECT_EQ(read, kTotal);
 }
 
-// Two shm links joined by one segment (as make_shm_link pairs them at bootstrap).
-struct LinkPair {
-  std::unique_ptr<Link> a;  // the creator's end
-  std::unique_ptr<Link> b;
-};
-
-LinkPair shm_pair(size_t ring_bytes) {
-  auto mesh = testing::socket_mesh(2);
-  const std::string name = "/kolo-fastbox-test-" + std::to_string(::getpid());
-  std::string why;
-  auto created = Segment::create(name, ring_bytes, why);
-  if (!created) throw std::runtime_error(why);
-  auto opened = Segment::open(name, ring_bytes);
-  Segment::unlink(name);
-  return {make_shm_link(std::move(*created), true, std::move(mesh[0][1])),
-          make_shm_link(std::move(opened), false, std::move(mesh[1][0]))};
-}
+using testing::shm_link_pair;
 
 TEST(ShmLinkFastbox, TinyAndLargeSendsStayInOneOrderedStream) {
   // A small ring, so large sends fill it and tiny ones behind them must not overtake.
-  LinkPair pair = shm_pair(4096);
+  auto pair = shm_link_pair(4096);
   const size_t sizes[] = {8, 300, 52, 5000, 1, 208, 209, 104, 105, 53, 9000, 8, 8, 64};
   constexpr int kRounds = 300;
   uint64_t total = 0;
@@ -194,18 +179,26 @@ TEST(ShmLinkFastbox, TinyAndLargeSendsStayInOneOrderedStream) {
   EXPECT_FALSE(pair.b->has_pending_input());
 }
 
+// A receiver's preparation to sleep (WaitArming): true if it sees input and must not sleep.
+bool about_to_sleep_sees_input(Link& link) {
+  WaitArming arming;
+  arming.begin();
+  const int events = arming.arm(link, false, true);
+  return arming.settle() || events < 0;
+}
+
 TEST(ShmLinkFastbox, PendingTinyInputIsSeenBeforeItIsRead) {
-  LinkPair pair = shm_pair(4096);
+  auto pair = shm_link_pair(4096);
   EXPECT_FALSE(pair.b->has_pending_input());
   const std::byte tiny[8] = {};
   ASSERT_EQ(pair.a->send_some(tiny), sizeof(tiny));
   EXPECT_TRUE(pair.b->has_pending_input());
   // A receiver about to sleep sees it and does not sleep.
-  EXPECT_LT(pair.b->prepare_wait(false, true), 0);
+  EXPECT_TRUE(about_to_sleep_sees_input(*pair.b));
   std::byte in[8];
   EXPECT_EQ(pair.b->recv_some(in), sizeof(in));
   EXPECT_FALSE(pair.b->has_pending_input());
-  EXPECT_GE(pair.b->prepare_wait(false, true), 0);
+  EXPECT_FALSE(about_to_sleep_sees_input(*pair.b));
 }
 
 }  // namespace

@@ -3,11 +3,15 @@
 #pragma once
 
 #include <dirent.h>
+#include <unistd.h>
 
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "transport/shm/segment.h"
+#include "transport/shm/shm_link.h"
 #include "transport/tcp/socket_link.h"
 
 namespace kolo::transport::testing {
@@ -24,6 +28,26 @@ inline std::vector<std::vector<std::unique_ptr<Link>>> socket_mesh(int n) {
     }
   }
   return links;
+}
+
+// Two shm links joined by one segment (as make_shm_link pairs them at bootstrap).
+struct ShmLinkPair {
+  std::unique_ptr<Link> a;  // the creator's end
+  std::unique_ptr<Link> b;
+};
+
+inline ShmLinkPair shm_link_pair(size_t ring_bytes,
+                                 shm::ShmFences fences = shm::ShmFences::wait_fence_if_available) {
+  auto mesh = socket_mesh(2);
+  // The name lives only between create and open (unlinked before this returns).
+  const std::string name = "/kolo-shm-pair-" + std::to_string(::getpid());
+  std::string why;
+  auto created = shm::Segment::create(name, ring_bytes, why);
+  if (!created) throw std::runtime_error(why);
+  auto opened = shm::Segment::open(name, ring_bytes);
+  shm::Segment::unlink(name);
+  return {shm::make_shm_link(std::move(*created), true, std::move(mesh[0][1]), fences),
+          shm::make_shm_link(std::move(opened), false, std::move(mesh[1][0]), fences)};
 }
 
 // Names in /dev/shm containing `tag`.

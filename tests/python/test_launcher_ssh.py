@@ -174,9 +174,13 @@ def alive(pid):
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    # A zombie is dead for our purpose.
-    stat = Path(f"/proc/{pid}/stat")
-    return stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    # A zombie is dead for our purpose. The process may also be reaped between the two looks
+    # (its /proc entry then fails to read: ProcessLookupError, FileNotFoundError).
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
 
 
 def start_sleeping_job(tmp_path, script_extra=""):

@@ -5,8 +5,8 @@ the plot beside it.
 
 `runs[model][runner]` is the list of one runner's rounds, each {"samples_per_s", "peak_rss_mib"
 (the largest rank's), "cpu_ms_per_step" (the ranks' mean, all threads), "losses" (rank 0's,
-per step), "eval_loss", "eval_accuracy"}. `local` (no gradient exchange) trains differently:
-it has speed and memory figures but no convergence check.
+per step), "eval_loss", "eval_accuracy"}. `local` and `lockstep` (no gradient exchange) train
+differently: they have speed and memory figures but no convergence check.
 """
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-RUNNERS = ("kolo", "kolo-mpi", "horovod", "ddp", "local")
+RUNNERS = ("kolo", "kolo-mpi", "horovod", "ddp", "local", "lockstep")
 LABELS = {"kolo": "kolo (own transports)", "kolo-mpi": "kolo --mpi (OpenMPI)",
           "horovod": "Horovod 0.28.1", "ddp": "torch DDP (gloo)",
-          "local": "no communication (ceiling)"}
+          "local": "no communication (ceiling)",
+          "lockstep": "lockstep, no gradients (synchronous ceiling)"}
 SHORT = {"kolo": "kolo", "kolo-mpi": "kolo --mpi", "horovod": "Horovod", "ddp": "DDP (gloo)",
-         "local": "no comm."}
+         "local": "no comm.", "lockstep": "lockstep"}
 # Convergence: both sides start from the same seed, see the same samples and average the same
 # gradients; they differ only in the order floating-point sums are taken, so their losses agree
 # far inside these bounds (a real difference, e.g. a gradient averaged over the wrong count or
@@ -96,6 +97,12 @@ def model_table(model: str, runs: dict[str, list[dict]]) -> list[str]:
                      + (f"{median['kolo'] / median['local']:.3f}" if "kolo" in median else "-")
                      + " of the ceiling, DDP "
                      + f"{median['ddp'] / median['local']:.3f}")
+    if "lockstep" in median and "ddp" in median:
+        lines.append(f"lockstep/DDP {median['lockstep'] / median['ddp']:.3f} (the most a "
+                     "synchronous library can gain over DDP here: every step waits for the slower "
+                     "rank, no gradient is exchanged); kolo reaches "
+                     + (f"{median['kolo'] / median['lockstep']:.3f}" if "kolo" in median else "-")
+                     + " of it, DDP " + f"{median['ddp'] / median['lockstep']:.3f}")
     for runner in ("kolo", "kolo-mpi", "horovod"):
         if runs.get(runner) and runs.get("ddp"):
             c = convergence(runs, runner)
@@ -155,7 +162,7 @@ def plot(runs: dict[str, dict[str, list[dict]]], path: Path) -> str:
         speed.set_ylabel("samples/s")
         speed.set_title(f"{model}: samples/s per round (bar: median)", fontsize=10)
         for runner, style in (("ddp", "-"), ("kolo", "--"), ("kolo-mpi", ":"),
-                              ("horovod", "-.")):  # not local
+                              ("horovod", "-.")):  # not local nor lockstep
             if model_runs.get(runner):
                 loss.plot(model_runs[runner][0]["losses"], style, label=LABELS[runner])
         loss.set_xlabel("step")

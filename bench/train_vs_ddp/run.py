@@ -1,7 +1,7 @@
 """kolo against torch DDP (gloo) on the same training jobs: one command, interleaved rounds.
 
     python3 bench/train_vs_ddp/run.py [--models mlp,cnn,transformer] [--rounds 5] [--np 2]
-        [--runners kolo,kolo-mpi,horovod,ddp,local] [--steps N] [--warmup 10] [--out-dir DIR]
+        [--runners kolo,kolo-mpi,horovod,ddp,local,lockstep] [--steps N] [--warmup 10] [--out-dir DIR]
         [--horovod-python ~/.cache/kolo/horovod-0.28.1/bin/python [--horovod-controller mpi]]
     python3 bench/train_vs_ddp/run.py --config examples/configs/fashion_cnn.py [--repeats 3] \
         [--amp] [--auto-scale-lr] [--cfg-options data.train_subset=20000 schedule.epochs=2]
@@ -19,7 +19,10 @@ each runner, the runners' order rotating from round to round:
   ddp       `python -m torch.distributed.run --standalone --nproc-per-node N train.py --mode ddp`:
             DistributedDataParallel over gloo, one process per rank (torchrun);
   local     the same with `--mode local`: N processes that train alone, no gradient exchange:
-            the ceiling of samples/s on these cores for any library (not trained the same).
+            the ceiling of samples/s on these cores for any library (not trained the same);
+  lockstep  `--mode lockstep`: `local` plus one 4-byte gloo allreduce per step, so each step
+            waits for the slower rank: the ceiling for any synchronous library, still without
+            gradient exchange.
 All use one torch thread per rank, SGD with momentum, the same seed (the same initial weights
 and samples in every round) and the same steps. Then one more kolo run per model records the
 timeline, from which overlap.py computes how much allreduce time overlaps backward.
@@ -75,6 +78,8 @@ def commands(np_: int, kolorun: str, horovod_python: str | None = None,
                 "--nproc-per-node", str(np_), str(TRAIN), "--mode", "ddp"],
         "local": [sys.executable, "-m", "torch.distributed.run", "--standalone",
                   "--nproc-per-node", str(np_), str(TRAIN), "--mode", "local"],
+        "lockstep": [sys.executable, "-m", "torch.distributed.run", "--standalone",
+                     "--nproc-per-node", str(np_), str(TRAIN), "--mode", "lockstep"],
     }
     if horovod_python:
         found["horovod"] = horovod_reference.horovodrun(

@@ -4,7 +4,11 @@ Horovod 0.28.1 (`--mode horovod`: the same code, in bench/horovod_reference's ve
 `horovod.torch` is Horovod's own, started by its horovodrun) or torch DDP
 over gloo (started by torchrun, one process per rank), or `local`: the same processes under
 torchrun, gloo only for the barriers around the timed steps, each rank training alone with no
-gradient exchange, the ceiling that no library's communication can beat on these cores.
+gradient exchange, the ceiling that no library's communication can beat on these cores, or
+`lockstep`: `local` with one 4-byte gloo allreduce after every step, so that every step waits
+for the slower rank as synchronous data parallelism must, still without any gradient exchange:
+the ceiling of any synchronous library (the ranks' steps vary on shared cores, and a step then
+takes the longer of the two).
 
 Each rank writes `<out>/rank<r>.json`: global samples/s (rank 0's clock: from the median time of
 a timed step, and over the whole timed run between barriers), its peak resident memory
@@ -24,12 +28,13 @@ import time
 from pathlib import Path
 
 import torch
+import torch.distributed as dist
 import torch.nn as nn
 
 from models import MODELS, Task, build
 
 parser = argparse.ArgumentParser()
-parser.add_argument("--mode", choices=["kolo", "horovod", "ddp", "local"], required=True)
+parser.add_argument("--mode", choices=["kolo", "horovod", "ddp", "local", "lockstep"], required=True)
 parser.add_argument("--model", choices=MODELS, default="cnn")
 parser.add_argument("--batch-size", type=int, default=32, help="per rank")
 parser.add_argument("--warmup", type=int, default=10, help="steps before the timed ones")
@@ -82,13 +87,12 @@ def main() -> None:
         hvd.broadcast_parameters(model.state_dict(), root_rank=0)
         net, barrier = model, hvd.barrier
     else:
-        import torch.distributed as dist
-
         dist.init_process_group("gloo")
         rank, size = dist.get_rank(), dist.get_world_size()
         net, barrier = model, dist.barrier
         if args.mode == "ddp":
             net = nn.parallel.DistributedDataParallel(model)
+    lockstep = torch.zeros(1) if args.mode == "lockstep" else None
 
     # Every step's global batch drawn up front (no data work inside the timed loop); this rank
     # trains on its slice of it.
@@ -108,6 +112,8 @@ def main() -> None:
         loss.backward()
         called = time.monotonic_ns()
         optimizer.step()
+        if lockstep is not None:
+            dist.all_reduce(lockstep)  # 4 bytes: the wait for the slower rank, no gradients
         if record:  # the timed steps
             marks.append((begin, called, time.monotonic_ns()))
         losses.append(loss.item())

@@ -1,5 +1,6 @@
 """bench/train_vs_ddp end to end, tiny, so that it cannot rot: run.py trains the MLP for a few
-steps under kolo (kolorun -np 2) and torch DDP over gloo (torchrun-style, 2 processes), then
+steps under kolo (kolorun -np 2), torch DDP over gloo (torchrun-style, 2 processes) and the
+lockstep ceiling (the same processes, no gradients, a 4-byte allreduce per step), then
 once more under kolo with the timeline, and writes its report. The figures are checked for
 shape and sense, never for speed."""
 
@@ -24,14 +25,14 @@ WARMUP, STEPS = 1, 3
 def test_run_reports_all_four_points_and_the_overlap(tmp_path: Path) -> None:
     out = tmp_path / "out"
     env = {"PATH": f"{Path(kolorun_path()).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    result = run_command([sys.executable, str(RUN), "--models", "mlp", "--runners", "kolo,ddp",
+    result = run_command([sys.executable, str(RUN), "--models", "mlp", "--runners", "kolo,ddp,lockstep",
                           "--rounds", "1", "--warmup", str(WARMUP), "--steps", str(STEPS),
                           "--batch-size", "4", "--out-dir", str(out)], env=env, timeout=300)
     assert result.returncode == 0, result.output
 
     data = json.loads((out / "results.json").read_text())
     runs = data["runs"]["mlp"]
-    assert set(runs) == {"kolo", "ddp"}
+    assert set(runs) == {"kolo", "ddp", "lockstep"}
     for runner, rounds in runs.items():
         assert len(rounds) == 1, runner
         run = rounds[0]
@@ -44,6 +45,9 @@ def test_run_reports_all_four_points_and_the_overlap(tmp_path: Path) -> None:
         assert all(math.isfinite(x) and 0 < x < 10 for x in run["losses"]), run["losses"]
         assert 0 <= run["eval_accuracy"] <= 1
         assert run["parameter_tensors"] == 6
+    # Lockstep ranks train alone (only a 4-byte allreduce per step joins them): rank 0 has seen
+    # only its own samples, so its losses differ from the averaged training's.
+    assert runs["lockstep"][0]["losses"] != runs["ddp"][0]["losses"]
     # Same seed, same samples, gradients averaged the same way: the same training.
     for a, b in zip(runs["kolo"][0]["losses"], runs["ddp"][0]["losses"]):
         assert a == pytest.approx(b, rel=1e-4)
@@ -57,6 +61,7 @@ def test_run_reports_all_four_points_and_the_overlap(tmp_path: Path) -> None:
     report = (out / "report.md").read_text()
     assert "convergence kolo vs DDP: MATCH" in report
     assert "kolo/DDP" in report and "| mlp |" in report
+    assert "lockstep/DDP" in report and "convergence lockstep" not in report
     assert report in result.output
     try:
         import matplotlib  # noqa: F401

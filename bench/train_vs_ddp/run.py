@@ -1,7 +1,8 @@
 """kolo against torch DDP (gloo) on the same training jobs: one command, interleaved rounds.
 
     python3 bench/train_vs_ddp/run.py [--models mlp,cnn,transformer] [--rounds 5] [--np 2]
-        [--runners kolo,kolo-mpi,horovod,ddp,local,lockstep] [--steps N] [--warmup 10] [--out-dir DIR]
+        [--runners kolo,kolo-mpi,horovod,ddp,local,lockstep] [--steps N] [--warmup 10]
+        [--out-dir DIR]
         [--horovod-python ~/.cache/kolo/horovod-0.28.1/bin/python [--horovod-controller mpi]]
     python3 bench/train_vs_ddp/run.py --config examples/configs/fashion_cnn.py [--repeats 3] \
         [--amp] [--auto-scale-lr] [--cfg-options data.train_subset=20000 schedule.epochs=2]

@@ -34,7 +34,8 @@ import torch.nn as nn
 from models import MODELS, Task, build
 
 parser = argparse.ArgumentParser()
-parser.add_argument("--mode", choices=["kolo", "horovod", "ddp", "local", "lockstep"], required=True)
+parser.add_argument("--mode", choices=["kolo", "horovod", "ddp", "local", "lockstep"],
+                    required=True)
 parser.add_argument("--model", choices=MODELS, default="cnn")
 parser.add_argument("--batch-size", type=int, default=32, help="per rank")
 parser.add_argument("--warmup", type=int, default=10, help="steps before the timed ones")

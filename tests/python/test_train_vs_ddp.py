@@ -26,7 +26,8 @@ def test_run_reports_all_four_points_and_the_overlap(tmp_path: Path) -> None:
     out = tmp_path / "out"
     env = {"PATH": f"{Path(kolorun_path()).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     result = run_command([sys.executable, str(RUN), "--models", "mlp",
-                          "--runners", "kolo,ddp,lockstep", "--rounds", "1", "--warmup", str(WARMUP), "--steps", str(STEPS),
+                          "--runners", "kolo,ddp,lockstep", "--rounds", "1",
+                          "--warmup", str(WARMUP), "--steps", str(STEPS),
                           "--batch-size", "4", "--out-dir", str(out)], env=env, timeout=300)
     assert result.returncode == 0, result.output
 

@@ -127,12 +127,15 @@ def _finish_direct(handle: int, result: Any) -> Any:
     try:
         _core.finish(handle)
     except Exception:
-        del _direct[handle]
-        _direct_inputs.pop(handle, None)
+        _forget_direct(handle)
         raise
+    _forget_direct(handle)
+    return result
+
+
+def _forget_direct(handle: int) -> None:
     del _direct[handle]
     _direct_inputs.pop(handle, None)
-    return result
 
 
 def _take(handle: int, entry: _InFlight) -> Any:

@@ -49,7 +49,7 @@ Bytes fold_scratch(Communicator& comm, size_t bytes, size_t element) {
 void exchange_and_fold(Communicator& comm, int partner, ConstBytes outgoing, Bytes target,
                        size_t element, kernels::ReduceFn combine, bool mine_first, Bytes scratch) {
   const size_t segment = segment_bytes(element);
-  const size_t segments = (std::max(outgoing.size(), target.size()) + segment - 1) / segment;
+  const size_t segments = piece_count(std::max(outgoing.size(), target.size()), segment);
   for (size_t k = 0; k < segments; ++k) {
     const Bytes into = piece_of(target, k, segment);
     const Bytes incoming = scratch.first(into.size());

@@ -8,7 +8,8 @@
 
 namespace kolo::comm::detail {
 
-// How many pieces of `piece_bytes` cover `bytes` (the last one may be shorter).
+// How many pieces of `piece_bytes` cover `bytes` (the last one may be shorter); any unit will
+// do as long as both are in it.
 inline size_t piece_count(size_t bytes, size_t piece_bytes) {
   return (bytes + piece_bytes - 1) / piece_bytes;
 }

@@ -23,7 +23,7 @@ void ring_reduce_scatter(Communicator& comm, Bytes data, std::span<const size_t>
   for (size_t b = 0; b + 1 < first.size(); ++b)
     largest = std::max(largest, first[b + 1] - first[b]);
   const size_t segment_elements = std::max<size_t>(1, kSegmentBytes / element);
-  const size_t segments = (largest + segment_elements - 1) / segment_elements;
+  const size_t segments = detail::piece_count(largest, segment_elements);
   auto segment = [&](Bytes whole, size_t k) {
     return detail::piece_of(whole, k, segment_elements * element);
   };

@@ -16,14 +16,8 @@ HandleId HandleTable::create() {
 }
 
 void HandleTable::complete(HandleId handle, OwnedBuffer output) {
-  {
-    std::lock_guard lock(mutex_);
-    auto it = states_.find(handle);
-    if (it == states_.end() || it->second.done) return;
-    it->second.done = true;
-    it->second.output = std::move(output);
-  }
-  done_.notify_all();
+  std::pair<HandleId, OwnedBuffer> one{handle, std::move(output)};
+  complete_all({&one, 1});
 }
 
 void HandleTable::complete_all(std::span<std::pair<HandleId, OwnedBuffer>> finished) {
@@ -108,11 +102,10 @@ bool HandleTable::release_if_done(HandleId handle) {
   std::optional<std::string> error;
   {
     std::lock_guard lock(mutex_);
-    auto it = states_.find(handle);
-    if (it == states_.end()) (void)find(handle);  // throws: unknown handle
-    if (!it->second.done) return false;
-    error = std::move(it->second.error);
-    states_.erase(it);
+    const State& state = find(handle);  // throws for an unknown handle
+    if (!state.done) return false;
+    error = state.error;
+    states_.erase(handle);
   }
   if (error) throw Error(*error);
   return true;

@@ -9,6 +9,12 @@ void Backend::unsupported(const std::string& operation) const {
 }
 
 void Backend::allreduce(Bytes, size_t, DataType, ReduceOp) { unsupported("allreduce"); }
+void Backend::allreduce_scaled(Bytes data, size_t count, DataType type, ReduceOp op,
+                               const kernels::ResultScale& scale) {
+  scale.check(type);  // before any byte moves, as the kolo backend's algorithms
+  allreduce(data, count, type, op);
+  scale.apply(data.data(), count, type);
+}
 void Backend::allgatherv(ConstBytes, Bytes, std::span<const size_t>) { unsupported("allgather"); }
 void Backend::broadcast(Bytes, int) { unsupported("broadcast"); }
 void Backend::barrier() { unsupported("barrier"); }

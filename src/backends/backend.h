@@ -11,6 +11,7 @@
 
 #include "base/bytes.h"
 #include "base/types.h"
+#include "kernels/result_scale.h"
 
 namespace kolo::backends {
 
@@ -21,6 +22,10 @@ class Backend {
 
   // In place over `count` elements.
   virtual void allreduce(Bytes data, size_t count, DataType type, ReduceOp op);
+  // allreduce, then `scale` on the result (Average, postscale). This default makes a pass over
+  // the result; a backend whose algorithms compute each total on one rank scales it there.
+  virtual void allreduce_scaled(Bytes data, size_t count, DataType type, ReduceOp op,
+                                const kernels::ResultScale& scale);
   // out = every rank's block in rank order; bytes_per_rank[r] is rank r's block size.
   virtual void allgatherv(ConstBytes mine, Bytes out, std::span<const size_t> bytes_per_rank);
   virtual void broadcast(Bytes data, int root);

@@ -16,6 +16,10 @@ class KoloBackend final : public Backend {
   void allreduce(Bytes data, size_t count, DataType type, ReduceOp op) override {
     comm::allreduce(comm_, data, count, type, op, options_);
   }
+  void allreduce_scaled(Bytes data, size_t count, DataType type, ReduceOp op,
+                        const kernels::ResultScale& scale) override {
+    comm::allreduce(comm_, data, count, type, op, options_, scale);
+  }
   void allgatherv(ConstBytes mine, Bytes out, std::span<const size_t> bytes_per_rank) override {
     comm::allgatherv(comm_, mine, out, bytes_per_rank);
   }

@@ -19,18 +19,18 @@ bool small_allreduce_uses_arena(const Communicator& comm) {
 }
 
 void allreduce(Communicator& comm, Bytes data, size_t count, DataType type, ReduceOp op,
-               const AllreduceOptions& options) {
+               const AllreduceOptions& options, const kernels::ResultScale& scale) {
   switch (options.algorithm) {
     case AllreduceAlgorithm::ring:
-      return allreduce_ring(comm, data, count, type, op);
+      return allreduce_ring(comm, data, count, type, op, scale);
     case AllreduceAlgorithm::recursive_doubling:
-      return allreduce_recursive_doubling(comm, data, count, type, op);
+      return allreduce_recursive_doubling(comm, data, count, type, op, scale);
     case AllreduceAlgorithm::halving_doubling:
-      return allreduce_halving_doubling(comm, data, count, type, op);
+      return allreduce_halving_doubling(comm, data, count, type, op, scale);
     case AllreduceAlgorithm::hierarchical:
-      return allreduce_hierarchical(comm, data, count, type, op, options);
+      return allreduce_hierarchical(comm, data, count, type, op, options, scale);
     case AllreduceAlgorithm::shared_memory:
-      return allreduce_shared_memory(comm, data, count, type, op);
+      return allreduce_shared_memory(comm, data, count, type, op, scale);
     case AllreduceAlgorithm::automatic:
       break;
   }
@@ -40,16 +40,16 @@ void allreduce(Communicator& comm, Bytes data, size_t count, DataType type, Redu
   // one of them is always descheduled, while the ring's deep buffers let ranks run ahead
   // (measured at np 3 on 2 cores: 2 MiB and 64 MiB 1.5-2x slower through the arena, 8 B 2x faster).
   if (detail::arena_serves(comm, bytes, options.small_message_bytes)) {
-    return allreduce_shared_memory(comm, data, count, type, op);
+    return allreduce_shared_memory(comm, data, count, type, op, scale);
   }
   if (options.hierarchical != Hierarchical::off && hierarchical_applies(comm)) {
-    return allreduce_hierarchical(comm, data, count, type, op, options);
+    return allreduce_hierarchical(comm, data, count, type, op, options, scale);
   }
   // With fewer elements than ranks most ring chunks are empty: rounds without payload. Past 4
   // ranks the limit grows with the ring's step count (allreduce_choice.h).
   if (bytes < recursive_doubling_limit(options.small_message_bytes, comm.size()) ||
       count < static_cast<size_t>(comm.size())) {
-    return allreduce_recursive_doubling(comm, data, count, type, op);
+    return allreduce_recursive_doubling(comm, data, count, type, op, scale);
   }
   // bench/SCALING.md's model, one rank per host on a full-bisection network: halving-doubling
   // beats the ring at every size on 8+ ranks that are a power of two (256 ranks, 4 MiB: 3.3 vs
@@ -57,9 +57,9 @@ void allreduce(Communicator& comm, Bytes data, size_t count, DataType type, Redu
   // Both fold 1 MiB segments as they arrive, so the ring's pipelining is no edge here. The
   // choice depends only on bytes and the group size, so every rank makes the same one.
   if (bytes < halving_doubling_limit(options.small_message_bytes, comm.size())) {
-    return allreduce_halving_doubling(comm, data, count, type, op);
+    return allreduce_halving_doubling(comm, data, count, type, op, scale);
   }
-  allreduce_ring(comm, data, count, type, op);
+  allreduce_ring(comm, data, count, type, op, scale);
 }
 
 }  // namespace kolo::comm

@@ -20,9 +20,9 @@
 namespace kolo::comm {
 
 void allreduce_halving_doubling(Communicator& comm, Bytes data, size_t count, DataType type,
-                                ReduceOp op) {
+                                ReduceOp op, const kernels::ResultScale& scale) {
   detail::allreduce_on_power_of_two_core(
-      comm, "allreduce_halving_doubling", data, count, type, op,
+      comm, "allreduce_halving_doubling", data, count, type, op, scale,
       [&comm, count](const detail::CoreCall& call) {
         const auto blocks = static_cast<size_t>(call.core.size);
         // Blocks [low, high): block b starts at element count/P*b + min(b, count%P).
@@ -46,8 +46,10 @@ void allreduce_halving_doubling(Communicator& comm, Bytes data, size_t count, Da
                                     call.element, call.combine, /*mine_first=*/true, call.scratch);
           (lower ? high : low) = middle;
         }
-        // Now [low, high) is block `self` alone. The partner at distance d holds the aligned
-        // d blocks next to this rank's.
+        // Now [low, high) is block `self` alone, its total computed here only: scaled here. The
+        // partner at distance d holds the aligned d blocks next to this rank's.
+        const Bytes total = range(low, high);
+        call.scale.apply(total.data(), total.size() / call.element, call.type);
         for (int distance = 1; distance < call.core.size; distance *= 2) {
           const int theirs = low ^ distance;
           const int partner = call.core.rank_of(self ^ distance);

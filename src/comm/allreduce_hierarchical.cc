@@ -8,7 +8,8 @@
 // link is busy at once and no leader does all the work.
 // Uneven hosts: allreduce inside each host, allreduce among one leader per host (the lowest
 // rank), broadcast inside each host.
-// Each element's final value is computed on one rank per host from the same partial results in
+// The result's scale (Average's division) is applied in the cross-host stage, which computes
+// the totals. Each element's final value is computed on one rank per host from the same partial results in
 // the same order, so every rank ends with identical bits.
 #include <algorithm>
 #include <vector>
@@ -38,9 +39,11 @@ bool hierarchical_applies(const Communicator& comm) {
 }
 
 void allreduce_hierarchical(Communicator& comm, Bytes data, size_t count, DataType type,
-                            ReduceOp op, const AllreduceOptions& options) {
+                            ReduceOp op, const AllreduceOptions& options,
+                            const kernels::ResultScale& scale) {
   const size_t bytes =
       detail::checked_bytes(comm, "allreduce_hierarchical", data.size(), count, type);
+  scale.check(type);  // the cross-host stage, which applies it, is not every rank's
   const Topology& topology = comm.topology();
   const int hosts = topology.num_hosts();
   const int my_host = topology.host_of_rank[static_cast<size_t>(comm.rank())];
@@ -71,7 +74,7 @@ void allreduce_hierarchical(Communicator& comm, Bytes data, size_t count, DataTy
     for (int h = 0; h < hosts; ++h)
       peers.push_back(topology.ranks_on_host(h)[static_cast<size_t>(local_rank)]);
     Communicator cross = subgroup(comm, peers);
-    allreduce(cross, slice, slice.size() / element, type, op, sub);
+    allreduce(cross, slice, slice.size() / element, type, op, sub, scale);
     std::vector<size_t> slice_bytes(counts.size());
     for (size_t i = 0; i < counts.size(); ++i) slice_bytes[i] = counts[i] * element;
     allgatherv(host, slice, data.first(bytes), slice_bytes);
@@ -82,7 +85,7 @@ void allreduce_hierarchical(Communicator& comm, Bytes data, size_t count, DataTy
     std::vector<int> leaders;
     for (int h = 0; h < hosts; ++h) leaders.push_back(topology.ranks_on_host(h).front());
     Communicator cross = subgroup(comm, leaders);
-    allreduce(cross, data, count, type, op, sub);
+    allreduce(cross, data, count, type, op, sub, scale);
   }
   broadcast(host, data.first(bytes), 0);
 }

@@ -13,15 +13,17 @@
 namespace kolo::comm {
 
 void allreduce_recursive_doubling(Communicator& comm, Bytes data, size_t count, DataType type,
-                                  ReduceOp op) {
+                                  ReduceOp op, const kernels::ResultScale& scale) {
   detail::allreduce_on_power_of_two_core(
-      comm, "allreduce_recursive_doubling", data, count, type, op,
+      comm, "allreduce_recursive_doubling", data, count, type, op, scale,
       [&comm](const detail::CoreCall& call) {
         const int self = call.core.virtual_rank;
         for (int bit = 1; bit < call.core.size; bit <<= 1) {
           detail::exchange_and_fold(comm, call.core.rank_of(self ^ bit), call.mine, call.mine,
                                     call.element, call.combine, self < (self ^ bit), call.scratch);
         }
+        // Every core member holds the whole total (the same bits on each).
+        call.scale.apply(call.mine.data(), call.mine.size() / call.element, call.type);
       });
 }
 

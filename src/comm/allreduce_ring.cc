@@ -14,11 +14,13 @@
 
 namespace kolo::comm {
 
-void allreduce_ring(Communicator& comm, Bytes data, size_t count, DataType type, ReduceOp op) {
+void allreduce_ring(Communicator& comm, Bytes data, size_t count, DataType type, ReduceOp op,
+                    const kernels::ResultScale& scale) {
   const kernels::ReduceFn combine = kernels::reduce_function(type, op);
   detail::checked_bytes(comm, "allreduce_ring", data.size(), count, type);
+  scale.check(type);
   const int n = comm.size();
-  if (n == 1 || count == 0) return;
+  if (n == 1 || count == 0) return scale.apply(data.data(), count, type);
 
   const size_t element = dtype_size(type);
   const auto chunks = static_cast<size_t>(n);
@@ -31,8 +33,11 @@ void allreduce_ring(Communicator& comm, Bytes data, size_t count, DataType type,
     return data.subspan(first[i] * element, (first[i + 1] - first[i]) * element);
   };
   detail::ring_reduce_scatter(comm, data, first, element, combine, /*shift=*/0);
-  // Rank r now owns chunk r+1; pass the results around the ring.
+  // Rank r now owns chunk r+1; scale it (the only rank that computed it) and pass the results
+  // around the ring.
   const int rank = comm.rank();
+  const Bytes owned = chunk(rank + 1);
+  scale.apply(owned.data(), owned.size() / element, type);
   const int right = detail::ring_position(rank + 1, n);
   const int left = detail::ring_position(rank - 1, n);
   for (int step = 0; step < n - 1; ++step) {

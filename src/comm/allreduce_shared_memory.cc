@@ -8,6 +8,8 @@
 //       values first, then the others in rank order), copies the result into its slot, posts
 //       `reduced`, waits for everyone's `reduced`, and copies the other slices out of their
 //       owners' slots.
+// The result's scale (Average's division) is applied right after the fold: to the whole piece
+// in 2a, to the rank's own slice in 2b.
 // Every element is computed by one fixed sequence of operations on the same inputs, so all ranks
 // end with identical bits. Reuse of a half: see detail::before_writing.
 
@@ -44,12 +46,13 @@ Slice slice_of(size_t elements, int ranks, int r) {
 }  // namespace
 
 void allreduce_shared_memory(Communicator& comm, Bytes data, size_t count, DataType type,
-                             ReduceOp op) {
+                             ReduceOp op, const kernels::ResultScale& scale) {
   const kernels::ReduceFn combine = kernels::reduce_function(type, op);
   detail::checked_bytes(comm, "allreduce_shared_memory", data.size(), count, type);
+  scale.check(type);
   CollectiveArena* const collective = &detail::required_arena(comm, "allreduce_shared_memory");
   const int n = comm.size();
-  if (n == 1 || count == 0) return;
+  if (n == 1 || count == 0) return scale.apply(data.data(), count, type);
   SharedArena& arena = *collective->host.arena;
   const int self = collective->host.slot;
   const size_t element = dtype_size(type);
@@ -75,11 +78,13 @@ void allreduce_shared_memory(Communicator& comm, Bytes data, size_t count, DataT
     if (fold_whole) {
       if (self != 0) std::memcpy(piece, arena.slot(0, half), bytes);  // rank 0's is there
       for (int r = 1; r < n; ++r) combine(piece, arena.slot(r, half), elements);
+      scale.apply(piece, elements, type);  // every rank computed the whole piece
       continue;
     }
     for (int r = 0; r < n; ++r) {
       if (r != self) combine(piece + mine_begin, arena.slot(r, half) + mine_begin, mine.count);
     }
+    scale.apply(piece + mine_begin, mine.count, type);  // in cache, before the others copy it
     std::memcpy(slot + mine_begin, piece + mine_begin, mine_end - mine_begin);
     arena.post(self, SharedArena::Flag::reduced, step + 1);
     detail::wait_for_members(comm, *collective, SharedArena::Flag::reduced, step + 1);

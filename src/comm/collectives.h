@@ -11,6 +11,7 @@
 
 #include "base/types.h"
 #include "comm/communicator.h"
+#include "kernels/result_scale.h"
 
 namespace kolo::comm {
 
@@ -34,27 +35,31 @@ struct AllreduceOptions {
   Hierarchical hierarchical = Hierarchical::automatic;
 };
 
-// In place: data holds count elements of `type`; on return every rank holds op over all ranks.
+// In place: data holds count elements of `type`; on return every rank holds op over all ranks,
+// with `scale` applied to it (once per element, by the rank that computes the element's total:
+// kernels/result_scale.h). Every algorithm below takes the same `scale`.
 void allreduce(Communicator& comm, Bytes data, size_t count, DataType type, ReduceOp op,
-               const AllreduceOptions& options = {});
+               const AllreduceOptions& options = {}, const kernels::ResultScale& scale = {});
 // Whether allreduce() with default options takes the host arena for a small message (a
 // negotiation cycle's first step): then a peer that starts a cycle sends this rank no bytes.
 [[nodiscard]] bool small_allreduce_uses_arena(const Communicator& comm);
-void allreduce_ring(Communicator& comm, Bytes data, size_t count, DataType type, ReduceOp op);
+void allreduce_ring(Communicator& comm, Bytes data, size_t count, DataType type, ReduceOp op,
+                    const kernels::ResultScale& scale = {});
 void allreduce_recursive_doubling(Communicator& comm, Bytes data, size_t count, DataType type,
-                                  ReduceOp op);
+                                  ReduceOp op, const kernels::ResultScale& scale = {});
 // Recursive-halving reduce-scatter + recursive-doubling allgather (Rabenseifner): the ring's
 // bandwidth in 2 log2(size) steps.
 void allreduce_halving_doubling(Communicator& comm, Bytes data, size_t count, DataType type,
-                                ReduceOp op);
+                                ReduceOp op, const kernels::ResultScale& scale = {});
 // Inside each host, then across hosts, then inside each host again (see the .cc); `options`
 // choose the flat algorithm of each stage.
 void allreduce_hierarchical(Communicator& comm, Bytes data, size_t count, DataType type,
-                            ReduceOp op, const AllreduceOptions& options = {});
+                            ReduceOp op, const AllreduceOptions& options = {},
+                            const kernels::ResultScale& scale = {});
 // Every rank of the group on one host: through the host's shared-memory arena (see the .cc).
 // Throws InvalidArgument when the group has no usable arena (Communicator::arena()).
 void allreduce_shared_memory(Communicator& comm, Bytes data, size_t count, DataType type,
-                             ReduceOp op);
+                             ReduceOp op, const kernels::ResultScale& scale = {});
 // True when the topology has several hosts and fewer hosts than ranks.
 bool hierarchical_applies(const Communicator& comm);
 

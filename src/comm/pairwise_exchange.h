@@ -16,6 +16,7 @@
 #include "comm/collective_checks.h"
 #include "comm/communicator.h"
 #include "kernels/reduce.h"
+#include "kernels/result_scale.h"
 
 namespace kolo::comm::detail {
 
@@ -63,8 +64,12 @@ struct CoreCall {
   PowerOfTwoCore core;
   Bytes mine;  // the buffer's `bytes`
   size_t element;
+  DataType type;
   kernels::ReduceFn combine;
   Bytes scratch;  // fold_scratch
+  // The rounds apply it to each element once, where its total is computed (the extra ranks
+  // receive finished values).
+  const kernels::ResultScale& scale;
 };
 
 // The frame both algorithms share: the argument checks, nothing to do for one rank or zero
@@ -72,13 +77,20 @@ struct CoreCall {
 // back. A template, not a std::function: an 8-byte allreduce must not allocate.
 template <typename Rounds>
 void allreduce_on_power_of_two_core(Communicator& comm, const char* collective, Bytes data,
-                                    size_t count, DataType type, ReduceOp op, Rounds&& rounds) {
+                                    size_t count, DataType type, ReduceOp op,
+                                    const kernels::ResultScale& scale, Rounds&& rounds) {
   const kernels::ReduceFn combine = kernels::reduce_function(type, op);
   const size_t bytes = checked_bytes(comm, collective, data.size(), count, type);
-  if (comm.size() == 1 || count == 0) return;
+  scale.check(type);
+  if (comm.size() == 1 || count == 0) return scale.apply(data.data(), count, type);
   const size_t element = dtype_size(type);
-  const CoreCall call{power_of_two_core(comm.rank(), comm.size()), data.first(bytes), element,
-                      combine, fold_scratch(comm, bytes, element)};
+  const CoreCall call{power_of_two_core(comm.rank(), comm.size()),
+                      data.first(bytes),
+                      element,
+                      type,
+                      combine,
+                      fold_scratch(comm, bytes, element),
+                      scale};
   fold_extra_ranks_in(comm, call.core, call.mine, element, combine, call.scratch);
   if (call.core.virtual_rank >= 0) rounds(call);
   send_result_to_extra_ranks(comm, call.core, call.mine);

@@ -160,8 +160,16 @@ void Executor::execute(const fusion::FusedGroup& group,
   }
 }
 
+kernels::ResultScale Executor::result_scale(const negotiation::Response& response) const {
+  // Average divides by the size, not Horovod's multiplication by 1/size (kernels/average.cc).
+  return {.average_over = response.reduce_op == UserReduceOp::average ? options_.size : 1,
+          .postscale = response.postscale};
+}
+
 void Executor::run_scaled(const negotiation::Response& response, const ScaledRun& run,
-                          const std::function<void()>& backend_op) {
+                          const std::function<void(const kernels::ResultScale&)>& backend_op) {
+  const kernels::ResultScale scale = result_scale(response);
+  scale.check(response.dtype);  // an impossible scale fails the tensor before any byte moves
   if (!run.input.empty() && run.input.data() != run.work.data()) {
     std::memcpy(run.work.data(), run.input.data(), run.input.size());
   }
@@ -172,15 +180,8 @@ void Executor::run_scaled(const negotiation::Response& response, const ScaledRun
   }
   std::optional<ObservedPhase> phase;
   if (run.phase != nullptr) phase.emplace(observer_, response.names, run.phase);
-  backend_op();
-  if (response.reduce_op == UserReduceOp::average) {
-    // A division by the size, not Horovod's multiplication by 1/size (kernels/average.cc).
-    kernels::average_buffer(run.result.data(), run.result.size() / element, response.dtype,
-                            options_.size, response.postscale);
-  } else if (response.postscale != 1.0) {
-    kernels::scale_buffer(run.result.data(), run.result.size() / element, response.dtype,
-                          response.postscale);
-  }
+  backend_op(scale);
+  if (!run.backend_scales) scale.apply(run.result.data(), run.result.size() / element, response.dtype);
 }
 
 void Executor::allreduce(const fusion::FusedGroup& group, std::vector<TensorEntry*>& entries) {
@@ -211,8 +212,10 @@ void Executor::allreduce(const fusion::FusedGroup& group, std::vector<TensorEntr
     stats_.fused_tensors += entries.size();
   }
   run.result = run.work;
-  run_scaled(response, run,
-             [&] { backend_.allreduce(run.work, run.work.size() / element, response.dtype, op); });
+  run.backend_scales = true;  // where each total is computed, not in another pass (result_scale.h)
+  run_scaled(response, run, [&](const kernels::ResultScale& scale) {
+    backend_.allreduce_scaled(run.work, run.work.size() / element, response.dtype, op, scale);
+  });
   if (entries.size() > 1) {
     ObservedPhase phase(observer_, response.names, "MEMCPY_OUT_FUSION_BUFFER");
     for (size_t i = 0; i < entries.size(); ++i) {

@@ -14,6 +14,7 @@
 #include "core/handle_table.h"
 #include "core/tensor_entry.h"
 #include "fusion/fusion_buffer.h"
+#include "kernels/result_scale.h"
 #include "fusion/fusion_planner.h"
 #include "negotiation/message.h"
 
@@ -67,9 +68,13 @@ class Executor {
     std::span<std::byte> work;
     std::span<std::byte> result;
     const char* phase = nullptr;
+    bool backend_scales = false;  // the backend op applies the scale it is given to `result`
   };
+  // Average's division and the postscale of `response` on this executor's ranks.
+  [[nodiscard]] kernels::ResultScale result_scale(const negotiation::Response& response) const;
+  // input -> work, prescale, backend_op(scale), then the scale on `result` unless the op did.
   void run_scaled(const negotiation::Response& response, const ScaledRun& run,
-                  const std::function<void()>& backend_op);
+                  const std::function<void(const kernels::ResultScale&)>& backend_op);
 
   void allreduce(const fusion::FusedGroup& group, std::vector<TensorEntry*>& entries);
   void allgather(const negotiation::Response& response, TensorEntry& entry, size_t index);

@@ -37,7 +37,7 @@ void Executor::adasum(const negotiation::Response& response, TensorEntry& entry)
              {.input = {static_cast<const std::byte*>(entry.input), entry.bytes()},
               .work = data,
               .result = data},
-             [&] {
+             [&](const kernels::ResultScale&) {
                backend_.adasum(data, static_cast<size_t>(entry.request.num_elements()),
                                response.dtype);
              });
@@ -65,7 +65,9 @@ void Executor::reducescatter(const negotiation::Response& response, TensorEntry&
              {.input = {static_cast<const std::byte*>(entry.input), entry.bytes()},
               .work = work,
               .result = result},
-             [&] { backend_.reducescatter(work, counts, response.dtype, op, result); });
+             [&](const kernels::ResultScale&) {
+               backend_.reducescatter(work, counts, response.dtype, op, result);
+             });
   entry.allocated_output = std::move(out);
 }
 

@@ -121,6 +121,54 @@ TEST(ExecutorOpsTest, ReducescatterSplitsRowsAsHorovod) {
   }
 }
 
+// Average and postscale are applied inside the allreduce, where each total is computed
+// (kernels/result_scale.h): fused tensors, a lone one with its own postscale, and a boolean
+// average that fails that tensor alone on every rank, before any byte moved (no rank waits).
+TEST(ExecutorOpsTest, AverageAndPostscaleOfFusedAndLoneTensors) {
+  const int n = 3;
+  const std::map<std::string, std::pair<size_t, double>> tensors = {  // elements, postscale
+      {"a", {1000, 1.0}}, {"b", {7, 1.0}}, {"c", {5000, 0.5}}};
+  auto make = [&](int r, const std::string& name) {
+    Request q = request_of(r, name, OpType::allreduce,
+                           {static_cast<int64_t>(name == "flags" ? 64 : tensors.at(name).first)},
+                           name == "flags" ? DataType::boolean : DataType::float32);
+    q.reduce_op = UserReduceOp::average;
+    if (name != "flags") q.postscale = tensors.at(name).second;
+    return q;
+  };
+  std::vector<Response> responses;
+  for (const std::string name : {"a", "flags", "b", "c"}) {
+    responses.push_back(agreed(n, [&](int r) { return make(r, name); }));
+  }
+  // Whole numbers: every order of summation gives the same exact sum, so the expected value is
+  // that sum, times the postscale, divided by 3 in float32.
+  auto value = [](int r, size_t i) { return static_cast<float>((r + 1) * static_cast<int>(i)); };
+  auto results = execute(n, responses, [&](int r) {
+    std::map<std::string, std::pair<Request, std::vector<float>>> mine;
+    for (const auto& [name, spec] : tensors) {
+      std::vector<float> x(spec.first);
+      for (size_t i = 0; i < x.size(); ++i) x[i] = value(r, i);
+      mine[name] = {make(r, name), x};
+    }
+    mine["flags"] = {make(r, "flags"), std::vector<float>(16, 0.0f)};
+    return mine;
+  });
+  for (int r = 0; r < n; ++r) {
+    EXPECT_NE(results[r]["flags"].error.find("cannot average bool"), std::string::npos)
+        << "rank " << r << ": " << results[r]["flags"].error;
+    for (const auto& [name, spec] : tensors) {
+      const Result& out = results[r][name];
+      ASSERT_EQ(out.error, "") << name;
+      ASSERT_EQ(out.values.size(), spec.first);
+      for (size_t i = 0; i < spec.first; ++i) {
+        const float sum = value(0, i) + value(1, i) + value(2, i);
+        const float expected = sum * static_cast<float>(spec.second) / 3.0f;
+        ASSERT_EQ(out.values[i], expected) << "rank " << r << " " << name << "[" << i << "]";
+      }
+    }
+  }
+}
+
 TEST(ExecutorOpsTest, AlltoallDeliversRowsAndReceivedSplits) {
   const int n = 3;
   // Rank r sends (r + d) % 2 rows to rank d; row value = 100 r + 10 d + k.

@@ -9,8 +9,8 @@
 // Uneven hosts: allreduce inside each host, allreduce among one leader per host (the lowest
 // rank), broadcast inside each host.
 // The result's scale (Average's division) is applied in the cross-host stage, which computes
-// the totals. Each element's final value is computed on one rank per host from the same partial results in
-// the same order, so every rank ends with identical bits.
+// the totals. Each element's final value is computed on one rank per host from the same partial
+// results in the same order, so every rank ends with identical bits.
 #include <algorithm>
 #include <vector>
 

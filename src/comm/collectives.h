@@ -43,6 +43,10 @@ void allreduce(Communicator& comm, Bytes data, size_t count, DataType type, Redu
 // Whether allreduce() with default options takes the host arena for a small message (a
 // negotiation cycle's first step): then a peer that starts a cycle sends this rank no bytes.
 [[nodiscard]] bool small_allreduce_uses_arena(const Communicator& comm);
+// Through the host arena: whether another member already entered this rank's next collective
+// step (posted its `ready` for it), so it waits for this rank there: a peer's negotiation cycle
+// began. No bytes tell a rank that (the arena sends none). False when the group has no arena.
+[[nodiscard]] bool arena_member_started_next_step(const Communicator& comm);
 void allreduce_ring(Communicator& comm, Bytes data, size_t count, DataType type, ReduceOp op,
                     const kernels::ResultScale& scale = {});
 void allreduce_recursive_doubling(Communicator& comm, Bytes data, size_t count, DataType type,

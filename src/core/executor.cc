@@ -181,7 +181,8 @@ void Executor::run_scaled(const negotiation::Response& response, const ScaledRun
   std::optional<ObservedPhase> phase;
   if (run.phase != nullptr) phase.emplace(observer_, response.names, run.phase);
   backend_op(scale);
-  if (!run.backend_scales) scale.apply(run.result.data(), run.result.size() / element, response.dtype);
+  if (!run.backend_scales)
+    scale.apply(run.result.data(), run.result.size() / element, response.dtype);
 }
 
 void Executor::allreduce(const fusion::FusedGroup& group, std::vector<TensorEntry*>& entries) {

@@ -14,8 +14,8 @@
 #include "core/handle_table.h"
 #include "core/tensor_entry.h"
 #include "fusion/fusion_buffer.h"
-#include "kernels/result_scale.h"
 #include "fusion/fusion_planner.h"
+#include "kernels/result_scale.h"
 #include "negotiation/message.h"
 
 namespace kolo::core {

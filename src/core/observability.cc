@@ -75,7 +75,7 @@ void Observability::install_timeline(std::shared_ptr<Timeline> timeline) {
   logger_.info("timeline: writing {}", path);
 }
 
-void Observability::stop_timeline() {
+void Observability::stop_timeline(const std::function<void()>& wake_loop) {
   std::shared_ptr<Timeline> previous;
   {
     std::unique_lock lock(mutex_);
@@ -85,6 +85,7 @@ void Observability::stop_timeline() {
     // so the ops it is finishing are complete in the file. A loop that stopped (failed session)
     // never gets there: the timeout lets the file close with those ops left open.
     const uint64_t now = cycles_;
+    wake_loop();
     cycle_started_.wait_for(lock, std::chrono::seconds(1), [&] { return cycles_ > now; });
   }
   previous->close();

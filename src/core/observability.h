@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -47,8 +48,10 @@ class Observability {
   // Any thread. On ranks other than 0 these do nothing (rank 0 writes the job's timeline).
   void start_timeline(const std::string& path, bool mark_cycles);
   // The file is complete when this returns: it waits (up to a second) for the background thread
-  // to finish the cycle that may still be writing to it.
-  void stop_timeline();
+  // to finish the cycle that may still be writing to it, i.e. to begin its next one.
+  // `wake_loop` makes an idle loop begin one; it is called once the wait knows which cycle it
+  // waits for (a cycle begun between the two would be missed).
+  void stop_timeline(const std::function<void()>& wake_loop);
 
   // Any thread: a global instant event in the timeline, written at the next cycle (dropped when
   // no timeline is being written).

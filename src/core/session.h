@@ -93,7 +93,10 @@ class Session {
   void start_timeline(const std::string& path, bool mark_cycles) {
     observability_->start_timeline(path, mark_cycles);
   }
-  void stop_timeline() { observability_->stop_timeline(); }
+  // An idle loop runs no cycles (Session::idle), and the timeline closes at the next one.
+  void stop_timeline() {
+    observability_->stop_timeline([this] { queue_.wake(); });
+  }
   // A global instant event in the timeline (elastic: the round's ELASTIC_RESET). Any thread.
   void mark_timeline(std::string name) { observability_->mark_timeline(std::move(name)); }
 
@@ -115,6 +118,8 @@ class Session {
   // After each loop iteration: fails what can never complete once every rank has been blocked
   // waiting, with nothing completing, for the peer timeout (core/deadlock_watch.h).
   void watch_for_deadlock(uint64_t responses_before);
+  // Sleeps until this rank has work or a peer began a cycle (see the .cc).
+  void idle(bool peers_send_cycle_bytes);
   void leave_together();
   // Fails every pending and queued handle with `message`; returns how many.
   size_t fail_everything(const std::string& message);

@@ -30,12 +30,14 @@ void TensorQueue::push(TensorEntry entry) {
 }
 
 void TensorQueue::wake() {
+  signalled_.store(true, std::memory_order_release);
   uint64_t one = 1;
   // A full counter (never in practice) still leaves the fd readable, which is all that matters.
   [[maybe_unused]] ssize_t n = ::write(wake_fd_.fd(), &one, sizeof(one));
 }
 
 std::vector<TensorEntry> TensorQueue::take_all() {
+  signalled_.store(false, std::memory_order_relaxed);  // before the read, as the eventfd's signal
   uint64_t count = 0;
   [[maybe_unused]] ssize_t n = ::read(wake_fd_.fd(), &count, sizeof(count));
   std::lock_guard lock(mutex_);

@@ -2,6 +2,7 @@
 // so an idle background thread wakes at once (a lone op must not sit out a cycle).
 #pragma once
 
+#include <atomic>
 #include <mutex>
 #include <vector>
 
@@ -24,8 +25,11 @@ class TensorQueue {
   void wake();
   // Readable while work or a wake-up is waiting; for poll(2).
   [[nodiscard]] int wake_fd() const { return wake_fd_.fd(); }
+  // The same without a system call: work or a wake-up waits (until take_all()).
+  [[nodiscard]] bool signalled() const { return signalled_.load(std::memory_order_acquire); }
 
  private:
+  std::atomic<bool> signalled_{false};
   std::mutex mutex_;
   std::vector<TensorEntry> entries_;
   UniqueFd wake_fd_;

@@ -19,11 +19,11 @@ void ResultScale::check(DataType type) const {
         fmt::format("scale factor {} for {} data is not finite", postscale, dtype_name(type)));
   }
   if (type == DataType::boolean) {
-    throw InvalidArgument(average_over > 1
-                              ? fmt::format("cannot average {} data (only numeric types average)",
-                                            dtype_name(type))
-                              : fmt::format("cannot scale {} data by {} (only numeric types scale)",
-                                            dtype_name(type), postscale));
+    throw InvalidArgument(
+        average_over > 1
+            ? fmt::format("cannot average {} data (only numeric types average)", dtype_name(type))
+            : fmt::format("cannot scale {} data by {} (only numeric types scale)", dtype_name(type),
+                          postscale));
   }
 }
 

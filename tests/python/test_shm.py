@@ -1,6 +1,7 @@
 """Shared-memory links between ranks on one host: chosen automatically, KOLO_SHM_DISABLE=1 and a
 /dev/shm too small for the rings fall back to TCP (with a warning naming the sizes), a rank
-killed mid-allreduce is named by the survivors at once, and nothing is left in /dev/shm.
+killed mid-allreduce is named by the survivors at once, and nothing is left in /dev/shm. An
+idle runtime runs no negotiation cycles through the arena, yet joins those its peers begin.
 Allreduce through the host's collective arena (KOLO_SHM_ALLREDUCE_BYTES picks it by size: 0 =
 never), and the launcher removing what a rank killed mid-handshake left in /dev/shm."""
 
@@ -51,6 +52,16 @@ def test_shm_disable_forces_tcp(no_leak_in_dev_shm):
                      env={"KOLO_LOG_LEVEL": "debug", "KOLO_SHM_DISABLE": "1"}, timeout=120)
     result.assert_ok(2)
     assert SHM_ON not in result.output
+
+
+@pytest.mark.parametrize("np_, transport", [(2, "arena"), (3, "arena"), (2, "links")])
+def test_idle_ranks_run_no_cycles_yet_join_their_peers(np_, transport, tmp_path,
+                                                      no_leak_in_dev_shm):
+    env = {"KOLO_SHM_DISABLE": "1"} if transport == "links" else {}
+    result = run_job(np_, "idle_cycles.py", transport, str(tmp_path), env=env, timeout=120)
+    result.assert_ok(np_)
+    for rank in range(np_):
+        assert f"rank {rank} SET_OPS done" in result.lines_of(rank), result.output
 
 
 def test_dev_shm_too_small_falls_back_to_tcp_with_a_warning(no_leak_in_dev_shm):

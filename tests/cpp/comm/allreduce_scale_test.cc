@@ -44,8 +44,8 @@ std::vector<std::byte> scaled_reference(int size, size_t count, const ScaleCase&
   for (int r = 0; r < size; ++r) {
     inputs.push_back(kernels::testing::make_input(c.type, ReduceOp::sum, r, count));
   }
-  std::vector<std::byte> expected = kernels::testing::reference_reduce(inputs, c.type,
-                                                                       ReduceOp::sum);
+  std::vector<std::byte> expected =
+      kernels::testing::reference_reduce(inputs, c.type, ReduceOp::sum);
   c.scale.apply(expected.data(), count, c.type);
   return expected;
 }
@@ -75,8 +75,8 @@ TEST(AllreduceScale, RingRecursiveDoublingAndHalvingDoublingOnOneToSixRanks) {
     for (AllreduceAlgorithm algorithm :
          {AllreduceAlgorithm::ring, AllreduceAlgorithm::recursive_doubling,
           AllreduceAlgorithm::halving_doubling, AllreduceAlgorithm::automatic}) {
-      expect_scaled_sums(group, size, kCounts, {algorithm}, "algorithm " +
-                         std::to_string(static_cast<int>(algorithm)));
+      expect_scaled_sums(group, size, kCounts, {algorithm},
+                         "algorithm " + std::to_string(static_cast<int>(algorithm)));
     }
   }
 }
@@ -94,10 +94,9 @@ TEST(AllreduceScale, SharedMemoryArenaWholeAndSlicedPieces) {
   // 100003 run 13 steps.
   constexpr size_t kChunk = size_t{32} * 1024;
   for (int size : {2, 3, 4}) {  // an arena has two ranks or more
-    RankThreads group(
-        std::vector<CommunicatorOptions>(static_cast<size_t>(size),
-                                         testing::default_test_options()),
-        LinkKind::socket, size_t{64} * 1024, std::nullopt, kChunk);
+    RankThreads group(std::vector<CommunicatorOptions>(static_cast<size_t>(size),
+                                                       testing::default_test_options()),
+                      LinkKind::socket, size_t{64} * 1024, std::nullopt, kChunk);
     expect_scaled_sums(group, size, {0, 1, 7, 4095, 4100, 100003},
                        {AllreduceAlgorithm::shared_memory}, "shared_memory");
   }
@@ -125,11 +124,13 @@ TEST(AllreduceScale, ImpossibleScaleFailsOnEveryRankBeforeAnyTraffic) {
         AllreduceAlgorithm::halving_doubling, AllreduceAlgorithm::shared_memory}) {
     RankThreads group(std::vector<CommunicatorOptions>(3, testing::default_test_options()),
                       LinkKind::socket, size_t{64} * 1024, std::nullopt, size_t{16} * 1024);
-    const auto errors = group.run_collect([&](Communicator& comm) {
-      std::vector<std::byte> flags(100000, std::byte{1});
-      allreduce(comm, flags, flags.size(), DataType::boolean, ReduceOp::sum, {algorithm},
-                {.average_over = 3});
-    }, /*abort_on_error=*/false);
+    const auto errors = group.run_collect(
+        [&](Communicator& comm) {
+          std::vector<std::byte> flags(100000, std::byte{1});
+          allreduce(comm, flags, flags.size(), DataType::boolean, ReduceOp::sum, {algorithm},
+                    {.average_over = 3});
+        },
+        /*abort_on_error=*/false);
     for (int r = 0; r < 3; ++r) {
       ASSERT_NE(errors[static_cast<size_t>(r)], nullptr) << "rank " << r;
       EXPECT_NE(testing::describe(errors[static_cast<size_t>(r)]).find("cannot average bool"),

@@ -209,6 +209,36 @@ const AllreduceOptions kArena{AllreduceAlgorithm::shared_memory};
 // Rank 0 closes its links (what the kernel does for a killed process) while the others wait for
 // it on the arena's flags: they sleep on the futex and must notice through the links, long before
 // the peer timeout.
+// An idle runtime runs no cycles through the arena (core/session.cc): it learns that a peer
+// began one from the peer's `ready` flag for the next step.
+TEST(ArenaIdle, AMemberThatBeginsACollectiveIsSeenByTheOthersUntilTheyJoin) {
+  auto group = arena_group(3);
+  group.run([&](Communicator& comm) {
+    EXPECT_FALSE(arena_member_started_next_step(comm)) << "rank " << comm.rank();
+  });
+  std::atomic<int> seen{0};
+  group.run([&](Communicator& comm) {
+    std::vector<float> one = {1.0f};
+    if (comm.rank() != 1) {
+      const auto deadline = std::chrono::steady_clock::now() + 10s;
+      while (!arena_member_started_next_step(comm) && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(100us);
+      }
+      EXPECT_TRUE(arena_member_started_next_step(comm)) << "rank " << comm.rank();
+      ++seen;
+    }
+    allreduce(comm, std::as_writable_bytes(std::span(one)), 1, DataType::float32, ReduceOp::sum,
+              {AllreduceAlgorithm::shared_memory});
+    EXPECT_EQ(one[0], 3.0f);
+  });
+  EXPECT_EQ(seen.load(), 2);
+  group.run([&](Communicator& comm) {  // every step done: nobody is ahead
+    EXPECT_FALSE(arena_member_started_next_step(comm)) << "rank " << comm.rank();
+  });
+  RankThreads no_arena(2);
+  EXPECT_FALSE(arena_member_started_next_step(no_arena.comm(0)));
+}
+
 TEST(ArenaPeerFailure, RankThatLeavesIsNamedByEverySurvivor) {
   CommunicatorOptions options = testing::default_test_options();
   options.peer_timeout = 20s;

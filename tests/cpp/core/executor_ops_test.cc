@@ -126,8 +126,10 @@ TEST(ExecutorOpsTest, ReducescatterSplitsRowsAsHorovod) {
 // average that fails that tensor alone on every rank, before any byte moved (no rank waits).
 TEST(ExecutorOpsTest, AverageAndPostscaleOfFusedAndLoneTensors) {
   const int n = 3;
-  const std::map<std::string, std::pair<size_t, double>> tensors = {  // elements, postscale
-      {"a", {1000, 1.0}}, {"b", {7, 1.0}}, {"c", {5000, 0.5}}};
+  const std::map<std::string, std::pair<size_t, double>> tensors = {// elements, postscale
+                                                                    {"a", {1000, 1.0}},
+                                                                    {"b", {7, 1.0}},
+                                                                    {"c", {5000, 0.5}}};
   auto make = [&](int r, const std::string& name) {
     Request q = request_of(r, name, OpType::allreduce,
                            {static_cast<int64_t>(name == "flags" ? 64 : tensors.at(name).first)},

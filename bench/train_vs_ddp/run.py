@@ -59,9 +59,11 @@ from template import compare
 HERE = Path(__file__).resolve().parent
 TRAIN = HERE / "train.py"
 BATCH = {"mlp": 64, "cnn": 32, "transformer": 16}  # per rank
-# Timed steps: a few seconds of training per run for each model (a step of the MLP takes about
-# 15 ms on this machine, of the transformer about 100 ms).
-STEPS = {"mlp": 160, "cnn": 80, "transformer": 40}
+# Timed steps: 5-8 s of training per run for each model (a step of the MLP takes about 10 ms on
+# this machine, of the CNN 20 ms, of the transformer 75 ms). Shorter runs (2-3 s) left the median
+# step at the mercy of the shared cores' moods: kolo against kolo --mpi on the MLP read 0.91 in
+# one 3-round run of 160 steps and 1.10 (kolo ahead in every round) in a 5-round run of 600.
+STEPS = {"mlp": 600, "cnn": 240, "transformer": 100}
 
 
 def load_average() -> str:

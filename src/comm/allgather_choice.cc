@@ -1,9 +1,13 @@
 #include "comm/allgather_choice.h"
 
+#include <bit>
+
 namespace kolo::comm {
 
 namespace {
-bool power_of_two(int ranks) { return ranks > 0 && (ranks & (ranks - 1)) == 0; }
+bool power_of_two(int ranks) {
+  return ranks > 0 && std::has_single_bit(static_cast<unsigned>(ranks));
+}
 }  // namespace
 
 bool allgather_doubling_serves(int ranks, size_t total_bytes) {

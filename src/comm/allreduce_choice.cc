@@ -1,6 +1,7 @@
 #include "comm/allreduce_choice.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -68,7 +69,7 @@ size_t recursive_doubling_limit(size_t small_message_bytes, int ranks) {
 
 size_t halving_doubling_limit(size_t small_message_bytes, int ranks) {
   if (ranks < kHalvingDoublingMinRanks) return 0;
-  if ((ranks & (ranks - 1)) == 0) return std::numeric_limits<size_t>::max();
+  if (std::has_single_bit(static_cast<unsigned>(ranks))) return std::numeric_limits<size_t>::max();
   return scaled(small_message_bytes, steps_per_byte_saved(halving_doubling(ranks), ranks));
 }
 

@@ -5,6 +5,7 @@
 // at 3 ranks for 65 of the 200 integers in [-100, 100) that it averages.
 #include <fmt/format.h>
 
+#include <bit>
 #include <cstdint>
 
 #include "base/errors.h"
@@ -20,7 +21,7 @@ namespace {
 // common case (2, 4, 8 ranks) and costs a fraction of a division: divps retires about one float
 // per cycle, and the division pass was 28% of the background thread's CPU training the CNN at
 // np 2 (perf, session 24).
-bool is_power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
+bool is_power_of_two(int n) { return n > 0 && std::has_single_bit(static_cast<unsigned>(n)); }
 
 template <typename T>
 void divide_floating(T* __restrict data, size_t count, int divisor) {

@@ -41,28 +41,6 @@ int first_behind(const SharedArena& arena, int self, SharedArena::Flag which, ui
 
 }  // namespace
 
-}  // namespace kolo::comm::detail
-
-namespace kolo::comm {
-
-bool arena_member_started_next_step(const Communicator& comm) {
-  const CollectiveArena* const collective = comm.arena();
-  if (collective == nullptr) return false;
-  const transport::SharedArena& arena = *collective->host.arena;
-  // Step s posts ready = s + 1, and every member has run the same `steps` before this one.
-  for (int slot = 0; slot < arena.ranks(); ++slot) {
-    if (slot != collective->host.slot &&
-        arena.flag(slot, transport::SharedArena::Flag::ready) > collective->steps) {
-      return true;
-    }
-  }
-  return false;
-}
-
-}  // namespace kolo::comm
-
-namespace kolo::comm::detail {
-
 void wait_for_members(Communicator& comm, CollectiveArena& collective, SharedArena::Flag which,
                       uint64_t target, int only) {
   const SharedArena& arena = *collective.host.arena;
@@ -153,3 +131,21 @@ bool arena_serves(const Communicator& comm, size_t bytes, size_t oversubscribed_
 }
 
 }  // namespace kolo::comm::detail
+
+namespace kolo::comm {
+
+bool arena_member_started_next_step(const Communicator& comm) {
+  const CollectiveArena* const collective = comm.arena();
+  if (collective == nullptr) return false;
+  const transport::SharedArena& arena = *collective->host.arena;
+  // Step s posts ready = s + 1, and every member has run the same `steps` before this one.
+  for (int slot = 0; slot < arena.ranks(); ++slot) {
+    if (slot != collective->host.slot &&
+        arena.flag(slot, transport::SharedArena::Flag::ready) > collective->steps) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace kolo::comm

@@ -5,7 +5,7 @@ exception types, with Horovod's names and signatures (``horovod.common.*`` re-ex
 Horovod builds one extension library per framework (``mpi_lib_v2`` for PyTorch, against the
 installed torch) and probes each in a subprocess. kolo has a single C++ module, ``kolo._core``,
 that is never compiled against a framework, so these answer directly, without subprocesses:
-PyTorch is the one framework, and no framework version can mismatch the build.
+PyTorch and TensorFlow (with Keras) are served, and no framework version can mismatch the build.
 """
 
 from __future__ import annotations
@@ -13,39 +13,17 @@ from __future__ import annotations
 import importlib
 import os
 import sysconfig
-import warnings
 from contextlib import contextmanager
 
-# The frameworks Horovod probes; kolo supports the second only.
+from kolo.common import basics as _basics
+from kolo.common.grouping import split_list
+from kolo.common.reduce_ops import get_average_backwards_compatibility_fun
+from kolo.exceptions import (
+    HorovodVersionMismatchError, HostsUpdatedInterrupt, get_version_mismatch_message)
+
+# The frameworks Horovod probes; kolo supports the first two (Keras rides on TensorFlow's).
 EXTENSIONS = ["tensorflow", "torch", "mxnet"]
-_SUPPORTED_EXTENSIONS = {"torch"}
-
-
-class HostsUpdatedInterrupt(RuntimeError):
-    """Raised (by elastic training) when the job's hosts changed; ``skip_sync`` says whether the
-    state may skip its sync because nothing was lost."""
-
-    def __init__(self, skip_sync):
-        super().__init__()
-        self.skip_sync = skip_sync
-
-
-def get_version_mismatch_message(name, version, installed_version):
-    """The text Horovod shows when a framework differs from the one it was built against."""
-    return (f"Framework {name} installed with version {installed_version} but found version "
-            f"{version}. kolo is not compiled against {name}, so this does not stop it; "
-            f"reinstall {name} if the two were meant to be the same.")
-
-
-class HorovodVersionMismatchError(ImportError):
-    """A framework's version differs from the one the extension was built against (never raised
-    by kolo itself: kolo is not built against any framework)."""
-
-    def __init__(self, name, version, installed_version):
-        super().__init__(get_version_mismatch_message(name, version, installed_version))
-        self.name = name
-        self.version = version
-        self.installed_version = installed_version
+_SUPPORTED_EXTENSIONS = {"torch", "tensorflow", "keras"}
 
 
 def get_ext_suffix():
@@ -69,12 +47,14 @@ def _framework_of(name: str) -> str:
 
 def check_extension(ext_name, ext_env_var, pkg_path, *args):
     """Raises ImportError unless kolo can serve framework extension ``ext_name``
-    ("horovod.torch"): kolo's core module must load and the framework must be PyTorch.
+    ("horovod.torch"): kolo's core module must load and the framework must be PyTorch or
+    TensorFlow (Keras).
     ``pkg_path`` and ``args`` name Horovod's per-framework library, which kolo does not have."""
     framework = _framework_of(ext_name)
     if framework not in _SUPPORTED_EXTENSIONS:
         raise ImportError(f"Extension {ext_name} is not available on kolo: kolo supports PyTorch "
-                          f"(horovod.torch) only, so {ext_env_var}=1 would not help")
+                          f"(horovod.torch) and TensorFlow (horovod.tensorflow, horovod.keras) "
+                          f"only, so {ext_env_var}=1 would not help")
     try:
         importlib.import_module("kolo._core")
     except ImportError as error:
@@ -97,44 +77,45 @@ def extension_available(ext_base_name, verbose=False):
 
 
 def gpu_available(ext_base_name, verbose=False):
-    """Whether the framework sees a GPU (Horovod's ``_check_has_gpu``: ``torch.cuda``). kolo runs
-    GPU tensors' collectives through host memory, so a GPU is usable without NCCL."""
+    """Whether the framework sees a GPU (Horovod's ``_check_has_gpu``: ``torch.cuda``, TensorFlow's
+    GPU devices). kolo runs GPU tensors' collectives through host memory, so a GPU is usable
+    without NCCL."""
     available = False
     if extension_available(ext_base_name):
-        import torch
-        available = bool(torch.cuda.is_available())
+        if _framework_of(ext_base_name) == "torch":
+            import torch
+            available = bool(torch.cuda.is_available())
+        else:
+            import tensorflow as tf
+            available = bool(tf.config.list_physical_devices("GPU"))
     if verbose:
         print(f"Extension {ext_base_name} {'was' if available else 'was NOT'} running with GPU.")
     return available
 
 
-def _torch_basics():
-    return importlib.import_module("kolo.torch.basics")
-
-
 def mpi_built(verbose=False):
     """Whether kolo's MPI plugin exists and loads."""
-    return _torch_basics().mpi_built()
+    return _basics.mpi_built()
 
 
 def gloo_built(verbose=False):
     """True: kolo's own transports play Gloo's role."""
-    return _torch_basics().gloo_built()
+    return _basics.gloo_built()
 
 
 def nccl_built(verbose=False):
     """False: this version has no NCCL."""
-    return _torch_basics().nccl_built()
+    return _basics.nccl_built()
 
 
 def ddl_built(verbose=False):
     """False: kolo has no IBM DDL."""
-    return _torch_basics().ddl_built()
+    return _basics.ddl_built()
 
 
 def ccl_built(verbose=False):
     """False: kolo has no oneCCL."""
-    return _torch_basics().ccl_built()
+    return _basics.ccl_built()
 
 
 @contextmanager
@@ -154,41 +135,9 @@ def env(**kwargs):
                 os.environ[name] = value
 
 
-def get_average_backwards_compatibility_fun(reduce_ops):
-    """A function (op, average) -> op for the legacy ``average=`` argument: ``op`` wins (both is a
-    ValueError), ``average`` maps to ``reduce_ops.Average``/``Sum`` with a DeprecationWarning,
-    neither gives Average."""
-
-    def op_for(op, average):
-        if op is not None:
-            if average is not None:
-                raise ValueError("The op parameter supersedes average. "
-                                 "Please provide only one of them.")
-            return op
-        if average is not None:
-            # stacklevel 3: the caller of the public function that took `average`.
-            warnings.warn("Parameter `average` has been replaced with `op` and will be removed "
-                          "in v1.0", DeprecationWarning, stacklevel=3)
-            return reduce_ops.Average if average else reduce_ops.Sum
-        return reduce_ops.Average
-
-    return op_for
-
-
 def num_rank_is_power_2(num_rank):
     """Whether ``num_rank`` is a power of two (Horovod's CPU Adasum needs one; kolo's does not)."""
     return num_rank > 0 and num_rank & (num_rank - 1) == 0
-
-
-def split_list(l, n):  # noqa: E741 - Horovod's parameter name
-    """``l`` in ``n`` consecutive parts whose lengths differ by at most one, longer ones first."""
-    base, extra = divmod(len(l), n)
-    parts, start = [], 0
-    for i in range(n):
-        end = start + base + (1 if i < extra else 0)
-        parts.append(l[start:end])
-        start = end
-    return parts
 
 
 def check_installed_version(name, version, exception=None):
@@ -220,80 +169,80 @@ class HorovodBasics:
     every method answers for kolo's one runtime, whatever extension it was created for."""
 
     def __init__(self, pkg_path, *args):
-        basics = _torch_basics()
+        basics = _basics
         self.pkg_path = pkg_path
         self.Average, self.Sum, self.Adasum = basics.Average, basics.Sum, basics.Adasum
         self.Min, self.Max, self.Product = basics.Min, basics.Max, basics.Product
 
     def init(self, comm=None, process_sets=None):
         """See ``horovod.torch.init``."""
-        return _torch_basics().init(comm=comm, process_sets=process_sets)
+        return _basics.init(comm=comm, process_sets=process_sets)
 
     def shutdown(self):
-        return _torch_basics().shutdown()
+        return _basics.shutdown()
 
     def is_initialized(self):
-        return _torch_basics().is_initialized()
+        return _basics.is_initialized()
 
     def start_timeline(self, file_path, mark_cycles=False):
-        return _torch_basics().start_timeline(file_path, mark_cycles)
+        return _basics.start_timeline(file_path, mark_cycles)
 
     def stop_timeline(self):
-        return _torch_basics().stop_timeline()
+        return _basics.stop_timeline()
 
     def size(self):
-        return _torch_basics().size()
+        return _basics.size()
 
     def local_size(self):
-        return _torch_basics().local_size()
+        return _basics.local_size()
 
     def cross_size(self):
-        return _torch_basics().cross_size()
+        return _basics.cross_size()
 
     def rank(self):
-        return _torch_basics().rank()
+        return _basics.rank()
 
     def local_rank(self):
-        return _torch_basics().local_rank()
+        return _basics.local_rank()
 
     def cross_rank(self):
-        return _torch_basics().cross_rank()
+        return _basics.cross_rank()
 
     def is_homogeneous(self):
-        return _torch_basics().is_homogeneous()
+        return _basics.is_homogeneous()
 
     def mpi_threads_supported(self):
-        return _torch_basics().mpi_threads_supported()
+        return _basics.mpi_threads_supported()
 
     def mpi_enabled(self):
-        return _torch_basics().mpi_enabled()
+        return _basics.mpi_enabled()
 
     def mpi_built(self):
-        return _torch_basics().mpi_built()
+        return _basics.mpi_built()
 
     def gloo_enabled(self):
-        return _torch_basics().gloo_enabled()
+        return _basics.gloo_enabled()
 
     def gloo_built(self):
-        return _torch_basics().gloo_built()
+        return _basics.gloo_built()
 
     def nccl_built(self):
-        return _torch_basics().nccl_built()
+        return _basics.nccl_built()
 
     def ddl_built(self):
-        return _torch_basics().ddl_built()
+        return _basics.ddl_built()
 
     def ccl_built(self):
-        return _torch_basics().ccl_built()
+        return _basics.ccl_built()
 
     def cuda_built(self):
-        return _torch_basics().cuda_built()
+        return _basics.cuda_built()
 
     def rocm_built(self):
-        return _torch_basics().rocm_built()
+        return _basics.rocm_built()
 
     def sycl_built(self):
-        return _torch_basics().sycl_built()
+        return _basics.sycl_built()
 
 
 __all__ = [

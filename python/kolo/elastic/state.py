@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable
 
 from kolo.elastic import launcher_link
 from kolo.elastic.launcher_link import HostUpdateResult
-from kolo.horovod_common import HostsUpdatedInterrupt
+from kolo.exceptions import HostsUpdatedInterrupt
 
 
 class State:

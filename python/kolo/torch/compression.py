@@ -1,51 +1,27 @@
-"""Gradient compression during allreduce, as ``horovod.torch.compression``."""
+"""Gradient compression during allreduce, as ``horovod.torch.compression``: the shared policy
+(kolo/common/compression.py) with torch's dtypes."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 
+from kolo.common.compression import Compressor, FP16Compressor as _FP16Policy, NoneCompressor
 
-class Compressor:
-    """Interface: ``compress`` returns (tensor to send, context); ``decompress`` undoes it."""
-
-    @staticmethod
-    def compress(tensor: torch.Tensor) -> tuple[torch.Tensor, Any]:
-        raise NotImplementedError
-
-    @staticmethod
-    def decompress(tensor: torch.Tensor, ctx: Any) -> torch.Tensor:
-        raise NotImplementedError
+__all__ = ["Compression", "Compressor", "FP16Compressor", "NoneCompressor"]
 
 
-class NoneCompressor(Compressor):
-    """Sends tensors as they are (the default)."""
-
-    @staticmethod
-    def compress(tensor: torch.Tensor) -> tuple[torch.Tensor, Any]:
-        return tensor, None
-
-    @staticmethod
-    def decompress(tensor: torch.Tensor, ctx: Any) -> torch.Tensor:
-        return tensor
-
-
-class FP16Compressor(Compressor):
+class FP16Compressor(_FP16Policy):
     """Sends floating-point tensors as float16 (half the bytes) and casts results back."""
 
-    @staticmethod
-    def compress(tensor: torch.Tensor) -> tuple[torch.Tensor, Any]:
-        if tensor.dtype.is_floating_point and tensor.dtype != torch.float16:
-            return tensor.type(torch.float16), tensor.dtype
-        return tensor, tensor.dtype
+    HALF = torch.float16
 
     @staticmethod
-    def decompress(tensor: torch.Tensor, ctx: Any) -> torch.Tensor:
-        dtype = ctx
-        if dtype is not None and dtype.is_floating_point and tensor.dtype != dtype:
-            return tensor.type(dtype)
-        return tensor
+    def is_floating(dtype: torch.dtype) -> bool:
+        return dtype.is_floating_point
+
+    @staticmethod
+    def cast(tensor: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+        return tensor.type(dtype)
 
 
 class Compression:

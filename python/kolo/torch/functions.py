@@ -2,24 +2,17 @@
 
 from __future__ import annotations
 
-import io
-from typing import Any, Optional
+from typing import Optional
 
 import torch
 
-import kolo
-
-from kolo.torch.mpi_ops import (
+# Objects travel the same way for every framework (kolo/common/objects.py).
+from kolo.common.objects import allgather_object, broadcast_object  # noqa: F401
+from kolo.torch.mpi_ops import (  # noqa: F401  (Horovod's module has allgather, broadcast_, size)
     allgather, broadcast_, broadcast_async_, rank, size, synchronize)
 from kolo.torch.optimizer import step_locally
-from kolo.torch.process_sets import check_process_set, global_process_set
-
-try:  # Horovod pickles with cloudpickle (lambdas, local classes); plain pickle otherwise.
-    import cloudpickle as _pickle
-except ImportError:  # pragma: no cover - depends on the environment
-    import pickle as _pickle
-
-from kolo.torch.process_sets import ProcessSet  # noqa: E402,F401  (Horovod's module has it too)
+from kolo.torch.process_sets import (  # noqa: F401  (ProcessSet: Horovod's module has it too)
+    ProcessSet, check_process_set, global_process_set)
 
 
 def broadcast_parameters(params, root_rank: int, prefix: Optional[str] = None,
@@ -45,59 +38,6 @@ def broadcast_parameters(params, root_rank: int, prefix: Optional[str] = None,
         handles.append(broadcast_async_(p, root_rank, name, process_set=process_set))
     for handle in handles:
         synchronize(handle)
-
-
-def _part(name: Optional[str], part: str) -> Optional[str]:
-    """The name of one part of an object transfer (None: kolo's per-kind counter names it)."""
-    return None if name is None else f"{name}.{part}"
-
-
-def broadcast_object(obj: Any, root_rank: int = 0, name: Optional[str] = None,
-                     process_set=global_process_set) -> Any:
-    """root_rank's `obj` (pickled, broadcast, unpickled) on every rank.
-
-    Unlike Horovod, an unnamed call is named by a counter of broadcast_object calls rather than
-    by the object's type, so ``broadcast_object(x if rank == 0 else None)`` works instead of
-    stalling on names that differ between ranks."""
-    name = kolo._name("broadcast_object", name, check_process_set(process_set))
-    if rank() == root_rank:
-        buffer = io.BytesIO()
-        _pickle.dump(obj, buffer)
-        payload = torch.frombuffer(bytearray(buffer.getvalue()), dtype=torch.uint8)
-        length = torch.tensor([payload.numel()], dtype=torch.int64)
-        broadcast_(length, root_rank, _part(name, "sz"), process_set=process_set)
-    else:
-        length = torch.zeros(1, dtype=torch.int64)
-        broadcast_(length, root_rank, _part(name, "sz"), process_set=process_set)
-        payload = torch.empty(int(length.item()), dtype=torch.uint8)
-    broadcast_(payload, root_rank, _part(name, "t"), process_set=process_set)
-    if rank() == root_rank:
-        return obj
-    return _pickle.loads(payload.numpy().tobytes())
-
-
-def allgather_object(obj: Any, name: Optional[str] = None,
-                     process_set=global_process_set) -> list:
-    """Every rank's `obj` (of the process set), as a list in rank order.
-
-    An unnamed call is named by a counter of allgather_object calls alone (Horovod: by the
-    object's type), so a plain allgather that only some ranks made (one refused while a rank had
-    joined) cannot shift the names the ranks agree on."""
-    set_id = check_process_set(process_set)
-    members = size() if set_id == 0 else process_set.size()
-    name = kolo._name("allgather_object", name, set_id)
-    buffer = io.BytesIO()
-    _pickle.dump(obj, buffer)
-    payload = torch.frombuffer(bytearray(buffer.getvalue()), dtype=torch.uint8)
-    sizes = allgather(torch.tensor([payload.numel()], dtype=torch.int64),
-                      name=_part(name, "sz"), process_set=process_set)
-    gathered = allgather(payload, name=_part(name, "t"), process_set=process_set).numpy()
-    out, start = [], 0
-    for r in range(members):
-        end = start + int(sizes[r])
-        out.append(_pickle.loads(gathered[start:end].tobytes()))
-        start = end
-    return out
 
 
 def _sparse_parameter_ids(model) -> set:

@@ -21,23 +21,11 @@ from kolo.torch.process_sets import check_process_set, global_process_set
 
 # Names Horovod's optimizer module also has (it imports them), so that importing any of them from
 # horovod.torch.optimizer works as on Horovod.
-from kolo.horovod_common import split_list
+from kolo.common.grouping import (  # noqa: F401  (split_list: Horovod's module has it)
+    check_reduction_arguments, scale_factors, split_by_name, split_list)
+from kolo.common.objects import broadcast_object  # noqa: F401
 from kolo.torch.basics import Sum, rocm_built  # noqa: F401
 from kolo.torch.process_sets import ProcessSet  # noqa: F401
-
-
-def __getattr__(name: str):
-    # broadcast_object lives in functions.py; resolved on first use, so that the two modules
-    # never need each other while loading.
-    if name == "broadcast_object":
-        from kolo.torch.functions import broadcast_object
-        return broadcast_object
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def _split_list(items: list, parts: int) -> list[list]:
-    """`items` cut into at most `parts` consecutive, nearly equal, non-empty lists."""
-    return [chunk for chunk in split_list(items, parts) if chunk]
 
 
 def _set_size(process_set) -> int:
@@ -121,8 +109,8 @@ class _DistributedOptimizer(torch.optim.Optimizer):
                 p_groups = [tuple(p for p in g if p.requires_grad) for g in self._groups]
             else:
                 # Same order on every rank: by name, which every rank derives identically.
-                ordered = sorted(self._trainable(), key=lambda p: self._parameter_names[p])
-                p_groups = [tuple(g) for g in _split_list(ordered, self._groups)]
+                p_groups = [tuple(g) for g in split_by_name(
+                    self._trainable(), self._parameter_names.__getitem__, self._groups)]
             for group in p_groups:
                 if not group:
                     continue
@@ -134,11 +122,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             self._hook_handles.append(p.register_post_accumulate_grad_hook(self._make_hook(p)))
 
     def _scale_factors(self) -> tuple[float, float]:
-        """(prescale, postscale): gradient_predivide_factor splits the average around the sum
-        (the core also multiplies postscale by 1 / size for Average)."""
-        if self.op == Average:
-            return 1.0 / self.gradient_predivide_factor, self.gradient_predivide_factor
-        return 1.0, 1.0
+        return scale_factors(self.op, self.gradient_predivide_factor)
 
     def _allreduce_grad_async(self, p):
         if p.grad is None:
@@ -291,26 +275,8 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
     reduction (comm/adasum.cc) instead of averaged; gradient_predivide_factor then must stay 1
     (as in Horovod, it only applies to Average).
     """
-    if gradient_predivide_factor != 1.0 and op != Average:
-        raise ValueError("gradient_predivide_factor not supported with op != Average")
-    if num_groups != 0:
-        warnings.warn("Parameter `num_groups` has been replaced by `groups` and will be removed "
-                      "in v0.23.0.", DeprecationWarning, stacklevel=2)
-        if groups is None:
-            groups = num_groups
-    if groups is not None:
-        if not (isinstance(groups, list) or (isinstance(groups, int) and groups > 0)):
-            raise ValueError("groups should be a non-negative integer or a list of list of "
-                             "torch.Tensor.")
-        if isinstance(groups, list):
-            seen = set()
-            for group in groups:
-                for p in group:
-                    if not isinstance(p, torch.Tensor):
-                        raise TypeError("groups must consist of torch.Tensor.")
-                    if id(p) in seen:
-                        raise ValueError("A parameter can only appear once in groups.")
-                    seen.add(id(p))
+    groups = check_reduction_arguments(op, gradient_predivide_factor, num_groups, groups,
+                                       lambda p: isinstance(p, torch.Tensor), "torch.Tensor")
     cls = type(optimizer.__class__.__name__, (optimizer.__class__,),
                dict(_DistributedOptimizer.__dict__))
     return cls(optimizer.param_groups, named_parameters, compression, backward_passes_per_step, op,

@@ -36,9 +36,12 @@ fi
 # libopenmpi-dev) lets tests/python/test_mpirun.py check hvd.init(comm=MPI.COMM_WORLD); pyyaml
 # reads the YAML configs of examples/train.py; filelock is imported by Horovod's elastic MNIST
 # example (tests/elastic/test_elastic_examples.py runs it unchanged); ruff (pinned: its rules
-# change between versions) checks the Python code (scripts/lint.sh).
+# change between versions) checks the Python code (scripts/lint.sh). tensorflow-cpu 2.21.0
+# (with Keras 3) and tf-keras 2.21.0 (Keras 2, for TF_USE_LEGACY_KERAS=1) serve kolo.tensorflow and
+# its tests; they coexist with torch 2.13.0 and leave numpy at the version torch uses.
 $PYTHON -m pip install "${pip_flags[@]}" "scikit-build-core>=0.10" "nanobind>=2.0" \
-  numpy pytest "torch==2.13.0" mpi4py pyyaml filelock "ruff==0.17.6"
+  numpy pytest "torch==2.13.0" mpi4py pyyaml filelock "ruff==0.17.6" \
+  "tensorflow-cpu==2.21.0" "tf-keras==2.21.0"
 echo "setup: building and installing kolo with its C++ tests (pip install .)"
 $PYTHON -m pip install "${pip_flags[@]}" --no-build-isolation \
   --config-settings=cmake.define.KOLO_BUILD_TESTS=ON .

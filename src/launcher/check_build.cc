@@ -44,9 +44,17 @@ try:
     print("kolo_torch=True")
 except Exception as error:
     print("torch_error=%s: %s" % (type(error).__name__, str(error).replace("\n", " ")))
+try:
+    import tensorflow
+    print("tensorflow=" + tensorflow.__version__)
+    import kolo.tensorflow
+    print("kolo_tensorflow=True")
+except Exception as error:
+    print("tensorflow_error=%s: %s" % (type(error).__name__, str(error).replace("\n", " ")))
 )";
 
-constexpr int kProbeTimeoutSeconds = 120;  // importing torch on a loaded machine can be slow
+constexpr int kProbeTimeoutSeconds = 120;  // importing torch and tensorflow on a loaded machine
+                                           // can be slow
 
 bool fact_true(const BuildFacts& facts, const std::string& key) {
   auto found = facts.find(key);
@@ -116,17 +124,21 @@ std::string format_check_build(const BuildFacts& facts, const std::string& kolor
     text += fmt::format("kolo module: {} at {}\n\n", get("kolo"), get("kolo_path"));
   }
   const bool kolo_ok = !get("kolo").empty();
+  // " (torch 2.13.0)", or why the framework is not usable, or nothing if the probe said nothing.
+  auto framework_note = [&get](const std::string& key) {
+    if (!get(key).empty()) return fmt::format(" ({} {})", key, get(key));
+    if (!get(key + "_error").empty()) return fmt::format(" ({})", get(key + "_error"));
+    return std::string();
+  };
   const bool torch_ok = kolo_ok && fact_true(facts, "kolo_torch");
-  const std::string torch_note = !get("torch").empty() ? fmt::format(" (torch {})", get("torch"))
-                                 : !get("torch_error").empty()
-                                     ? fmt::format(" ({})", get("torch_error"))
-                                     : std::string();
+  const bool tensorflow_ok = kolo_ok && fact_true(facts, "kolo_tensorflow");
   const bool gloo = kolo_ok && fact_true(facts, "gloo_built");
   const bool mpi = kolo_ok && fact_true(facts, "mpi_built");
   const bool nccl = kolo_ok && fact_true(facts, "nccl_built");
   text += "Available Frameworks:\n";
-  text += fmt::format("    [ ] TensorFlow\n    {} PyTorch{}\n    [ ] MXNet\n\n", mark(torch_ok),
-                      torch_note);
+  text +=
+      fmt::format("    {} TensorFlow{}\n    {} PyTorch{}\n    [ ] MXNet\n\n", mark(tensorflow_ok),
+                  framework_note("tensorflow"), mark(torch_ok), framework_note("torch"));
   // A library present on the machine that this build cannot use is worth saying: it is the
   // usual surprise ("NCCL is installed, why is it not used?").
   auto library_note = [&get](bool built, const std::string& library) {

@@ -13,9 +13,12 @@ TEST(CheckBuild, TableFollowsTheFacts) {
                          {"mpi_built", "False"},
                          {"nccl_built", "False"},
                          {"torch", "2.3.1"},
-                         {"kolo_torch", "True"}};
+                         {"kolo_torch", "True"},
+                         {"tensorflow", "2.21.0"},
+                         {"kolo_tensorflow", "True"}};
   std::string table = format_check_build(found, "0.1.0");
   EXPECT_NE(table.find("[X] PyTorch (torch 2.3.1)"), std::string::npos) << table;
+  EXPECT_NE(table.find("[X] TensorFlow (tensorflow 2.21.0)"), std::string::npos) << table;
   EXPECT_NE(table.find("Available Controllers:\n    [ ] MPI\n    [X] Gloo\n"), std::string::npos)
       << table;
   EXPECT_NE(table.find("    [ ] NCCL\n"), std::string::npos) << table;
@@ -41,6 +44,16 @@ TEST(CheckBuild, TableFollowsTheFacts) {
                             {"torch_error", "ModuleNotFoundError: No module named 'torch'"}};
   table = format_check_build(no_torch, "0.1.0");
   EXPECT_NE(table.find("[ ] PyTorch (ModuleNotFoundError"), std::string::npos) << table;
+  EXPECT_NE(table.find("    [ ] TensorFlow\n"), std::string::npos) << table;
+
+  BuildFacts tensorflow_without_kolo = found;
+  tensorflow_without_kolo.erase("kolo_tensorflow");
+  tensorflow_without_kolo.erase("tensorflow");
+  tensorflow_without_kolo["tensorflow_error"] = "ModuleNotFoundError: No module named 'keras'";
+  table = format_check_build(tensorflow_without_kolo, "0.1.0");
+  EXPECT_NE(table.find("[ ] TensorFlow (ModuleNotFoundError: No module named 'keras')"),
+            std::string::npos)
+      << table;
 
   const BuildFacts no_kolo{{"python", "/usr/bin/python3"},
                            {"kolo_error", "ModuleNotFoundError: No module named 'kolo'"},

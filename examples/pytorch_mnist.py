@@ -10,7 +10,6 @@ both are the same module.
 """
 
 import argparse
-import gzip
 import os
 import sys
 import time
@@ -23,8 +22,7 @@ import torch.optim as optim
 import torch.utils.data.distributed
 
 import horovod.torch as hvd
-
-DEFAULT_DATA_DIR = "/usr/share/datasets/fashion-mnist"
+from mnist_idx import DEFAULT_DATA_DIR, load_split
 
 parser = argparse.ArgumentParser(description="PyTorch MNIST Example")
 parser.add_argument("--batch-size", type=int, default=64, metavar="N",
@@ -58,29 +56,8 @@ parser.add_argument("--checkpoint-dir", default=None,
                     help="rank 0 saves the model here after every epoch")
 
 
-def read_idx(path: str) -> np.ndarray:
-    """An IDX file (the MNIST format), gzipped or not, as a NumPy array."""
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rb") as f:
-        data = f.read()
-    ndim = data[3]
-    dims = [int.from_bytes(data[4 + 4 * i: 8 + 4 * i], "big") for i in range(ndim)]
-    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
-
-
-def find(data_dir: str, stem: str) -> str:
-    for name in (stem, stem + ".gz", stem.replace("-idx", ".idx")):
-        path = os.path.join(data_dir, name)
-        if os.path.exists(path):
-            return path
-    raise FileNotFoundError(f"no {stem}[.gz] in {data_dir}: pass --data-dir with MNIST IDX files "
-                            "(or install Debian's dataset-fashion-mnist: scripts/setup.sh)")
-
-
 def load_dataset(data_dir: str, train: bool) -> torch.utils.data.TensorDataset:
-    prefix = "train" if train else "t10k"
-    images = read_idx(find(data_dir, f"{prefix}-images-idx3-ubyte"))
-    labels = read_idx(find(data_dir, f"{prefix}-labels-idx1-ubyte"))
+    images, labels = load_split(data_dir, train)
     x = torch.from_numpy(images.astype(np.float32) / 255.0).unsqueeze(1)
     x = (x - 0.5) / 0.5  # roughly zero mean, unit range for both MNIST and Fashion-MNIST
     return torch.utils.data.TensorDataset(x, torch.from_numpy(labels.astype(np.int64)))

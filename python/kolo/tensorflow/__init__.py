@@ -9,7 +9,7 @@ resolves here), for TensorFlow 2 in eager code and inside ``tf.function``.
     grads = tape.gradient(loss, model.trainable_variables)
 
 kolo is not compiled against TensorFlow: tensors reach the core as NumPy arrays (through
-DLPack), and graph mode runs the same code in ``tf.py_function`` nodes (bridge.py). XLA
+DLPack), and graph mode runs the same code in ``tf.numpy_function`` nodes (bridge.py). XLA
 (``jit_compile=True``) cannot run them and says so.
 """
 

@@ -142,9 +142,25 @@ def _grouped_allreduce(tensors, name=None, op=Sum, prescale_factor=1.0, postscal
 
 # ---- allgather ------------------------------------------------------------------------------
 
+# Unsigned types the core has no arithmetic for travel as the signed type of the same width
+# through the ops that only move bytes (allgather, broadcast, alltoall): the bits are unchanged.
+_SAME_BITS = {np.dtype(np.uint16): np.int16, np.dtype(np.uint32): np.int32,
+              np.dtype(np.uint64): np.int64}
+
+
+def _as_moved_bytes(array):
+    signed = _SAME_BITS.get(array.dtype)
+    return (array, None) if signed is None else (array.view(signed), array.dtype)
+
+
+def _restored(array, dtype):
+    return array if dtype is None else array.view(dtype)
+
+
 def _np_allgather(name, array, set_id):
-    return synchronize(kolo._submit(_core.OP_ALLGATHER, "allgather", array, None, name,
-                                    process_set=set_id))
+    array, dtype = _as_moved_bytes(array)
+    return _restored(synchronize(kolo._submit(_core.OP_ALLGATHER, "allgather", array, None, name,
+                                              process_set=set_id)), dtype)
 
 
 def _gathered_shape(x):
@@ -212,9 +228,10 @@ def grouped_allgather(tensors, name=None, ignore_name_scope=False,
 # ---- broadcast ------------------------------------------------------------------------------
 
 def _np_broadcast(name, array, root_rank, set_id):
+    array, dtype = _as_moved_bytes(array)
     output = np.empty_like(array)
-    return synchronize(kolo._submit(_core.OP_BROADCAST, "broadcast", array, output, name,
-                                    root=root_rank, process_set=set_id))
+    return _restored(synchronize(kolo._submit(_core.OP_BROADCAST, "broadcast", array, output,
+                                              name, root=root_rank, process_set=set_id)), dtype)
 
 
 def broadcast(tensor, root_rank, name=None, ignore_name_scope=False,
@@ -259,11 +276,12 @@ def broadcast_(variables, root_rank, name=None, process_set=global_process_set):
 # ---- alltoall -------------------------------------------------------------------------------
 
 def _np_alltoall(name, array, splits, set_id):
+    array, dtype = _as_moved_bytes(array)
     split_list, invalid = kolo._alltoall_splits(splits, name)
     received, received_splits = synchronize(kolo._submit(
         _core.OP_ALLTOALL, "alltoall", array, None, name, splits=split_list,
         process_set=set_id, invalid=invalid))
-    return [received, np.asarray(received_splits, dtype=np.int32)]
+    return [_restored(received, dtype), np.asarray(received_splits, dtype=np.int32)]
 
 
 def alltoall(tensor, splits=None, name=None, ignore_name_scope=False,

@@ -78,6 +78,12 @@ def check_allgather(rank, size):
     close(tape.gradient(loss, v), np.repeat(rows, 2, axis=1), "allgather gradient")
     a, b = hvd.grouped_allgather([x, x + 1])
     close(b, expected + 1, "grouped_allgather")
+    # uint16 has no arithmetic in the core; the byte-moving ops carry its bits unchanged.
+    u = tf.constant([65535 - rank, rank], dtype=tf.uint16)
+    got = hvd.allgather(u)
+    assert got.dtype == tf.uint16
+    close(got, np.ravel([[65535 - r, r] for r in range(size)]), "allgather uint16")
+    close(hvd.broadcast(u, 0), [65535, 0], "broadcast uint16")
 
 
 def check_broadcast(rank, size):

@@ -58,7 +58,9 @@ def _rank_in(process_set) -> int:
 def _with_gradient(forward, gradient, tensors: list) -> list:
     """forward(*tensors) -> list of outputs; gradient(outputs, *dys) -> input gradients. Only
     floating-point inputs record a gradient (integer collectives are not differentiable)."""
-    if not _tape_active() or not all(_differentiable(t) for t in tensors):
+    if not all(_differentiable(t) for t in tensors) or (
+            tf.executing_eagerly() and not _tape_active()):
+        # Graphs always get the gradient: tf.gradients needs no tape (and tracing pays once).
         return forward(*tensors)
 
     @tf.custom_gradient
@@ -306,7 +308,7 @@ def alltoall(tensor, splits=None, name=None, ignore_name_scope=False,
         received_splits_holder.append(received)
         return [y, received]
 
-    if not _tape_active() or not _differentiable(tensor):
+    if not _differentiable(tensor) or (tf.executing_eagerly() and not _tape_active()):
         output, received = forward(tensor)
     else:
         @tf.custom_gradient

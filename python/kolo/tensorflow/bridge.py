@@ -107,7 +107,9 @@ def collective(kind: str, name, set_id: int, run: Callable[..., list], inputs: S
         outputs = _run_numpy(run, name, inputs)
         return [tf.convert_to_tensor(o, dtype=d) for o, d in zip(outputs, out_dtypes)]
     check_not_xla(kind)
-    fixed_name = kolo._name(kind, name, set_id)
+    # Graph names come from counters of their own: a trace that differs between ranks (a test
+    # that failed on one rank midway) then cannot shift the names of later eager calls.
+    fixed_name = kolo._name(f"{kind}.graph", name, set_id)
     graph = tf.compat.v1.get_default_graph()
     previous = getattr(graph, "_kolo_last_collective", None)
 

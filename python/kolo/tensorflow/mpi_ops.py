@@ -257,7 +257,8 @@ def broadcast(tensor, root_rank, name=None, ignore_name_scope=False,
 
 def broadcast_(variables, root_rank, name=None, process_set=global_process_set):
     """Overwrites `variables` (a tf.Variable or a list of them) with root_rank's values, in
-    place, as one grouped broadcast; returns what it was given."""
+    place, as one grouped broadcast; returns what it was given (in a graph: the assignments,
+    which run when fetched)."""
     single = isinstance(variables, tf.Variable)
     targets = [variables] if single else list(variables)
     if targets:
@@ -270,8 +271,11 @@ def broadcast_(variables, root_rank, name=None, process_set=global_process_set):
                                             root=root_rank, process_set=set_id, group=g))
 
         results = collective("broadcast_", name, set_id, run, values, [v.dtype for v in values])
-        for variable, value in zip(targets, results):
-            variable.assign(tf.reshape(value, tf.shape(variable)))
+        assigned = [variable.assign(tf.reshape(value, tf.shape(variable)))
+                    for variable, value in zip(targets, results)]
+        if not tf.executing_eagerly():
+            # In a graph the assignments run only when fetched: return them, as Horovod does.
+            return assigned[0] if single else assigned
     return variables
 
 

@@ -92,22 +92,28 @@ def kolorun_path() -> str:
 
 
 def parse_help(text: str) -> list[Flag]:
-    """CLI11's help: group headers ("Options:", "Elastic:") at column 0, then one line per flag,
-    `  NAMES [VALUE]   help` (help may continue on deeper-indented lines)."""
+    """CLI11's help: group headers ("Options:", "elastic arguments:") at column 0, then one entry
+    per flag, `  NAMES [VALUE]  help`, the help on the same line after two spaces or on the
+    deeper-indented lines below."""
     flags: list[Flag] = []
     group = None
     for line in text.splitlines():
         if not line.strip():
             continue
-        if not line.startswith(" ") and line.rstrip().endswith(":"):
-            group = line.rstrip()[:-1].strip().capitalize()
+        if not line.startswith(" "):
+            group = line[:-1].strip() if line.rstrip().endswith(":") else None
+            if group:
+                group = group[0].upper() + group[1:]
             continue
         if group is None:
             continue
-        entry = re.match(r"^ {1,4}(-\S+)(?: ([A-Z][A-Z_:]*(?: \S+)*?))?(?: {2,}(.*))?$", line)
-        if entry and not line.startswith(" " * 8):
-            flags.append(Flag(entry.group(1), entry.group(2) or "", group,
-                              (entry.group(3) or "").strip()))
+        if line.startswith("  -"):
+            signature, _, description = line.strip().partition("  ")
+            names, _, value = signature.partition(" ")
+            value, _, excludes = value.partition("Excludes:")
+            if excludes:
+                description = f"{description.strip()} Excludes {excludes.strip()}."
+            flags.append(Flag(names, value.strip(), group, description.strip()))
         elif flags and line.startswith(" " * 8):
             flags[-1].help = (flags[-1].help + " " + line.strip()).strip()
     if not flags:
@@ -146,7 +152,8 @@ def flags_markdown(flags: list[Flag]) -> str:
             group = flag.group
             parts.append(f"\n### {group}\n\n| flag | value | meaning |\n| --- | --- | --- |")
         value = f"`{flag.value}`" if flag.value else ""
-        parts.append(f"| `{flag.names}` | {value} | {_cell(flag.help)} |")
+        text = _cell(flag.help).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        parts.append(f"| `{flag.names}` | {value} | {text} |")
     return "\n".join(parts).strip() + "\n"
 
 

@@ -65,7 +65,7 @@ def missing_from(page: str, names: set[str]) -> set[str]:
 def test_every_read_pattern_finds_reads():
     found = cxx_reads()
     for key, names in found.items():
-        assert names or key == "getenv", f"no setting read found with the '{key}' pattern: update CXX_READS"
+        assert names or key == "getenv", f"nothing read with the '{key}' pattern: update CXX_READS"
     assert {"CYCLE_TIME", "RANK", "ELASTIC_FIRST_ROUND", "MPIRUN"} <= set().union(*found.values())
     assert {"RESET_LIMIT", "STAGE_THROUGH_HOST", "ELASTIC", "RANK"} <= python_reads()
 

@@ -1,5 +1,5 @@
-"""Each message quoted on the troubleshooting page (its ```text blocks; `<...>` marks what varies) is
-kolo's: reproduced on this machine where that can be done (a 1 MiB /dev/shm, ranks with separate
+"""Each message quoted on the troubleshooting page (its ```text blocks; `<...>` marks what varies)
+is kolo's: reproduced on this machine where that can be done (a 1 MiB /dev/shm, ranks with separate
 /dev/shm mounts, an ssh port nobody listens on, an interface the host lacks, --check-build, a
 module kolo does not have), else found in kolo's source (C++ string literals, adjacent ones joined,
 and the Python package)."""

@@ -125,3 +125,18 @@ def test_every_kolorun_flag_is_on_the_page():
         line.split("|")[1] for line in page.splitlines() if line.startswith("| `"))))
     assert not flags - listed, f"kolorun flags missing from the page: {sorted(flags - listed)}"
     assert "| `-np,--num-proc` | `INT` | Total number of training processes (required). |" in page
+
+
+def test_runtime_defaults_on_the_page_are_the_code_s():
+    """core/config.cc reads numbers as reader.number("NAME", default, minimum) and switches as
+    reader.flag("NAME").value_or(default): the page's default must be that value."""
+    code = (ROOT / "src/core/config.cc").read_text()
+    shown = {s.name: s.default for s in reference.read_settings()}
+    numbers = re.findall(r'reader\.number\("([A-Z_]+)",\s*([0-9. *+]+),', code)
+    switches = re.findall(r'reader\.flag\("([A-Z_]+)"\)\.value_or\((true|false)\)', code)
+    assert len(numbers) >= 10 and len(switches) >= 5
+    for name, expression in numbers:
+        value = eval(expression, {"__builtins__": {}})  # digits, dots, * and + only (the regex)
+        assert float(shown[name].split()[0]) == value, (name, shown[name], expression)
+    for name, default in switches:
+        assert shown[name].split()[0] == ("1" if default == "true" else "0"), (name, shown[name])

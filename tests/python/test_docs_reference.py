@@ -105,9 +105,9 @@ def test_a_malformed_row_is_an_error(tmp_path):
 
 def source_flags() -> set[str]:
     """Every long flag kolorun's command line defines: CLI11 options and flags in launcher/cli*.cc
-    and the rows of the tuning-flag table."""
+    and the rows of the tuning-flag table (in whichever folder of src/launcher they live)."""
     flags = set()
-    for path in (ROOT / "src/launcher").glob("*.cc"):
+    for path in (ROOT / "src/launcher").rglob("*.cc"):
         text = path.read_text()
         for spelling in re.findall(r'add_(?:option|flag)\(\s*"([^"]+)"', text):
             flags.update(name for name in spelling.split(",") if name.startswith("--"))

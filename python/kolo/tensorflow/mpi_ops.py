@@ -114,26 +114,42 @@ def _np_grouped(kind, base_name, arrays, set_id, submit_one):
     return synchronize(kolo._group_handle(handles))
 
 
-def _grouped_allreduce(tensors, name=None, op=Sum, prescale_factor=1.0, postscale_factor=1.0,
-                       ignore_name_scope=False, process_set=global_process_set):
-    """Reduces `tensors` as one group (all or nothing, fused); returns a list."""
-    set_id = check_process_set(process_set)
+def _group_inputs(tensors, process_set) -> tuple:
+    """(the set's id, the tensors as a non-empty list of tensors)."""
     tensors = _as_tensors(tensors)
     if not tensors:
         raise ValueError("a grouped operation needs at least one tensor")
+    return check_process_set(process_set), tensors
+
+
+def _grouped_forward(kind, core_op, name, set_id, shape_of, fresh_output=False, **options):
+    """forward(*xs) of a grouped collective: one call (or graph node) submitting every member
+    of one group; `shape_of(x)` is what is known of a member's result shape (or None)."""
+    member_kind = kind.split("_", 1)[1]  # "grouped_allreduce" -> "allreduce"
 
     def run(n, *arrays):
-        return _np_grouped("grouped_allreduce", n, list(arrays), set_id, lambda a, nm, g:
-                           kolo._submit(_core.OP_ALLREDUCE, "allreduce", a, np.empty_like(a), nm,
-                                        reduce_op=op, prescale=prescale_factor,
-                                        postscale=postscale_factor, process_set=set_id,
-                                        group=g))
+        return _np_grouped(kind, n, list(arrays), set_id, lambda a, nm, g: kolo._submit(
+            core_op, member_kind, a, np.empty_like(a) if fresh_output else None, nm,
+            process_set=set_id, group=g, **options))
 
     def forward(*xs):
-        ys = collective("grouped_allreduce", name, set_id, run, xs, [x.dtype for x in xs])
+        ys = collective(kind, name, set_id, run, xs, [x.dtype for x in xs])
         for x, y in zip(xs, ys):
-            y.set_shape(x.shape)
+            shape = shape_of(x)
+            if shape is not None:
+                y.set_shape(shape)
         return ys
+
+    return forward
+
+
+def _grouped_allreduce(tensors, name=None, op=Sum, prescale_factor=1.0, postscale_factor=1.0,
+                       ignore_name_scope=False, process_set=global_process_set):
+    """Reduces `tensors` as one group (all or nothing, fused); returns a list."""
+    set_id, tensors = _group_inputs(tensors, process_set)
+    forward = _grouped_forward("grouped_allreduce", _core.OP_ALLREDUCE, name, set_id,
+                               lambda x: x.shape, fresh_output=True, reduce_op=op,
+                               prescale=prescale_factor, postscale=postscale_factor)
 
     def gradient(outputs, *dys):
         return _grouped_allreduce(list(dys), op=op, prescale_factor=prescale_factor,
@@ -203,22 +219,9 @@ def allgather(tensor, name=None, ignore_name_scope=False, process_set=global_pro
 def grouped_allgather(tensors, name=None, ignore_name_scope=False,
                       process_set=global_process_set):
     """Allgathers `tensors` as one group; returns a list."""
-    set_id = check_process_set(process_set)
-    tensors = _as_tensors(tensors)
-    if not tensors:
-        raise ValueError("a grouped operation needs at least one tensor")
-
-    def run(n, *arrays):
-        return _np_grouped("grouped_allgather", n, list(arrays), set_id, lambda a, nm, g:
-                           kolo._submit(_core.OP_ALLGATHER, "allgather", a, None, nm,
-                                        process_set=set_id, group=g))
-
-    def forward(*xs):
-        ys = collective("grouped_allgather", name, set_id, run, xs, [x.dtype for x in xs])
-        for x, y in zip(xs, ys):
-            if x.shape.rank is not None:
-                y.set_shape(_gathered_shape(x))
-        return ys
+    set_id, tensors = _group_inputs(tensors, process_set)
+    forward = _grouped_forward("grouped_allgather", _core.OP_ALLGATHER, name, set_id,
+                               lambda x: _gathered_shape(x) if x.shape.rank is not None else None)
 
     def gradient(outputs, *dys):
         reduced = _grouped_allreduce(list(dys), op=Average, process_set=process_set)
@@ -372,23 +375,10 @@ def _grouped_reducescatter(tensors, name=None, op=Sum, ignore_name_scope=False,
                            process_set=global_process_set, prescale_factor=1.0,
                            postscale_factor=1.0):
     """Reducescatters `tensors` as one group; returns a list."""
-    set_id = check_process_set(process_set)
-    tensors = _as_tensors(tensors)
-    if not tensors:
-        raise ValueError("a grouped operation needs at least one tensor")
-
-    def run(n, *arrays):
-        return _np_grouped("grouped_reducescatter", n, list(arrays), set_id, lambda a, nm, g:
-                           kolo._submit(_core.OP_REDUCESCATTER, "reducescatter", a, None, nm,
-                                        reduce_op=op, prescale=prescale_factor,
-                                        postscale=postscale_factor, process_set=set_id,
-                                        group=g))
-
-    def forward(*xs):
-        ys = collective("grouped_reducescatter", name, set_id, run, xs, [x.dtype for x in xs])
-        for x, y in zip(xs, ys):
-            y.set_shape(_scattered_shape(x, process_set))
-        return ys
+    set_id, tensors = _group_inputs(tensors, process_set)
+    forward = _grouped_forward("grouped_reducescatter", _core.OP_REDUCESCATTER, name, set_id,
+                               lambda x: _scattered_shape(x, process_set), reduce_op=op,
+                               prescale=prescale_factor, postscale=postscale_factor)
 
     def gradient(outputs, *dys):
         scale = _reducescatter_grad_scale(op, prescale_factor, postscale_factor, process_set)

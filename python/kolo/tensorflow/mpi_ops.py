@@ -128,9 +128,13 @@ def _grouped_forward(kind, core_op, name, set_id, shape_of, fresh_output=False, 
     member_kind = kind.split("_", 1)[1]  # "grouped_allreduce" -> "allreduce"
 
     def run(n, *arrays):
-        return _np_grouped(kind, n, list(arrays), set_id, lambda a, nm, g: kolo._submit(
-            core_op, member_kind, a, np.empty_like(a) if fresh_output else None, nm,
-            process_set=set_id, group=g, **options))
+        moved = [_as_moved_bytes(a) if core_op == _core.OP_ALLGATHER else (a, None)
+                 for a in arrays]
+        results = _np_grouped(kind, n, [a for a, _ in moved], set_id, lambda a, nm, g:
+                              kolo._submit(core_op, member_kind, a,
+                                           np.empty_like(a) if fresh_output else None, nm,
+                                           process_set=set_id, group=g, **options))
+        return [_restored(r, dtype) for r, (_, dtype) in zip(results, moved)]
 
     def forward(*xs):
         ys = collective(kind, name, set_id, run, xs, [x.dtype for x in xs])

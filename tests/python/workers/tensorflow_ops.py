@@ -84,6 +84,8 @@ def check_allgather(rank, size):
     assert got.dtype == tf.uint16
     close(got, np.ravel([[65535 - r, r] for r in range(size)]), "allgather uint16")
     close(hvd.broadcast(u, 0), [65535, 0], "broadcast uint16")
+    gathered, = hvd.grouped_allgather([u])
+    close(gathered, np.ravel([[65535 - r, r] for r in range(size)]), "grouped_allgather uint16")
 
 
 def check_broadcast(rank, size):

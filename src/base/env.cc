@@ -16,13 +16,13 @@ namespace {
 // Every setting, by its name without prefix, in the order of README's table. Launch information
 // is here too (kolorun sets it for each rank), and what Python reads (STAGE_THROUGH_HOST), so none
 // of it is reported as unknown.
-constexpr std::array<std::string_view, 54> kSettings = {
+constexpr std::array<std::string_view, 57> kSettings = {
     // core: the runtime (core/config.cc)
     "CYCLE_TIME", "FUSION_THRESHOLD", "CACHE_CAPACITY", "LOG_LEVEL", "LOG_HIDE_TIME",
     "PEER_TIMEOUT", "START_TIMEOUT", "SMALL_ALLREDUCE_BYTES", "MAX_CONTROL_MESSAGE", "SHM_DISABLE",
     "SHM_RING_BYTES", "SHM_ALLREDUCE_BYTES", "HIERARCHICAL_ALLREDUCE", "CPU_OPERATIONS",
     "GPU_OPERATIONS", "CONTROLLER", "IFACE", "GLOO_IFACE", "DYNAMIC_PROCESS_SETS",
-    "THREAD_AFFINITY",
+    "THREAD_AFFINITY", "BIND_TO",
     // observability and autotuning
     "TIMELINE", "TIMELINE_MARK_CYCLES", "STALL_CHECK_DISABLE", "STALL_CHECK_TIME_SECONDS",
     "STALL_SHUTDOWN_TIME_SECONDS", "AUTOTUNE", "AUTOTUNE_LOG", "AUTOTUNE_WARMUP_SAMPLES",
@@ -30,7 +30,7 @@ constexpr std::array<std::string_view, 54> kSettings = {
     // launch information (kolorun's, or Horovod's gloo names for the store)
     "RANK", "SIZE", "HOSTNAME", "LOCAL_RANK", "LOCAL_SIZE", "CROSS_RANK", "CROSS_SIZE",
     "RENDEZVOUS_ADDR", "RENDEZVOUS_PORT", "GLOO_RENDEZVOUS_ADDR", "GLOO_RENDEZVOUS_PORT", "SECRET",
-    "LAUNCHER_PID",
+    "LAUNCHER_PID", "CPU_SHARE", "JOB_CPUS",
     // elastic training (kolorun's, for core/elastic_join.h)
     "ELASTIC", "WORKER_ID", "ELASTIC_FIRST_ROUND", "ELASTIC_TIMEOUT",
     // the launcher (kolorun) and the MPI plugin

@@ -35,6 +35,14 @@ RankPlan plan_rank(const RankPlanInput& input) {
   const std::string job = format_cpu_list(job_ids);
   plan.host_cpus = static_cast<int>(job_ids.size());
   if (input.launcher_share) {
+    // The share's physical cores: the count kolorun put in OMP_NUM_THREADS unless the user had.
+    std::vector<Cpu> share;
+    for (const Cpu& cpu : input.job_cpus) {
+      if (std::binary_search(input.launcher_share->begin(), input.launcher_share->end(), cpu.id)) {
+        share.push_back(cpu);
+      }
+    }
+    plan.threads = share.empty() ? 1 : share_for_local_rank(share, 0, 1).threads;
     plan.summary = fmt::format("placed by kolorun on CPUs {} of {}",
                                format_cpu_list(*input.launcher_share), job);
     return plan;

@@ -34,8 +34,8 @@ struct RankPlanInput {
 
 struct RankPlan {
   std::optional<std::vector<int>> restrict_to;  // move the rank's threads to these CPUs
-  // The framework's default thread count (torch.set_num_threads) unless the user chose one;
-  // nullopt: leave it (kolorun set OMP_NUM_THREADS, or placement is off).
+  // The rank's default thread count (the framework's unless the user chose one; kolorun puts it
+  // in OMP_NUM_THREADS, the rank's init in torch.set_num_threads); nullopt: placement is off.
   std::optional<int> threads;
   std::string summary;  // one line: what was done, for the log and kolo's placement()
   // Whether the host's ranks outnumber its CPUs is judged against this many CPUs: the job's,

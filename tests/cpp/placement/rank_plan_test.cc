@@ -55,7 +55,7 @@ TEST(RankPlan, KolorunsShareIsTakenAsDone) {
   input.launcher_share = std::vector<int>{2, 3};
   const RankPlan plan = plan_rank(input);
   EXPECT_FALSE(plan.restrict_to);
-  EXPECT_FALSE(plan.threads);  // kolorun set OMP_NUM_THREADS unless the user had
+  EXPECT_EQ(plan.threads, 2);  // what kolorun put in OMP_NUM_THREADS unless the user had
   EXPECT_NE(plan.summary.find("placed by kolorun on CPUs 2-3 of 0-3"), std::string::npos);
 }
 

@@ -32,22 +32,24 @@ TEST(RankPlan, OversubscribedBindsNothingButUsesOneThread) {
   EXPECT_NE(plan.summary.find("more ranks than CPUs"), std::string::npos) << plan.summary;
 }
 
-TEST(RankPlan, BindToNoneLeavesEverything) {
-  RankPlanInput input = on_cpus(4, 0, 2);
-  input.bind_to = BindTo::none;
+// Placement off for this rank: no thread moves, the thread count stays, the summary says why.
+void expect_left_alone(const RankPlanInput& input, const std::string& why) {
   const RankPlan plan = plan_rank(input);
   EXPECT_FALSE(plan.restrict_to);
   EXPECT_FALSE(plan.threads);
-  EXPECT_NE(plan.summary.find("bind-to none"), std::string::npos);
+  EXPECT_NE(plan.summary.find(why), std::string::npos) << plan.summary;
+}
+
+TEST(RankPlan, BindToNoneLeavesEverything) {
+  RankPlanInput input = on_cpus(4, 0, 2);
+  input.bind_to = BindTo::none;
+  expect_left_alone(input, "bind-to none");
 }
 
 TEST(RankPlan, ALauncherThatBoundKeepsItsChoice) {
   RankPlanInput input = on_cpus(4, 0, 2);
   input.bound_by = "OMPI_MCA_orte_bound_at_launch=1";
-  const RankPlan plan = plan_rank(input);
-  EXPECT_FALSE(plan.restrict_to);
-  EXPECT_FALSE(plan.threads);
-  EXPECT_NE(plan.summary.find("OMPI_MCA_orte_bound_at_launch"), std::string::npos);
+  expect_left_alone(input, "OMPI_MCA_orte_bound_at_launch");
 }
 
 TEST(RankPlan, KolorunsShareIsTakenAsDone) {
@@ -63,12 +65,9 @@ TEST(RankPlan, KolorunsShareIsTakenAsDone) {
 TEST(RankPlan, ARankPlacedBeforeInitKeepsItsMask) {
   RankPlanInput input = on_cpus(4, 1, 2);
   input.own_mask = {3};
-  const RankPlan plan = plan_rank(input);
-  EXPECT_FALSE(plan.restrict_to);
-  EXPECT_FALSE(plan.threads);
-  EXPECT_EQ(plan.host_cpus, 4);  // the job's CPUs: two ranks on four are not oversubscribed
-  EXPECT_NE(plan.summary.find("placed before init on CPUs 3"), std::string::npos);
-  input.own_mask = {0, 1, 2, 3};  // the job's own mask: placed by kolo
+  expect_left_alone(input, "placed before init on CPUs 3");
+  EXPECT_EQ(plan_rank(input).host_cpus, 4);  // the job's: 2 ranks on 4 CPUs are not oversubscribed
+  input.own_mask = {0, 1, 2, 3};             // the job's own mask: placed by kolo
   EXPECT_TRUE(plan_rank(input).restrict_to);
 }
 

@@ -290,3 +290,19 @@ def run_command_without_omp(cmd: list[str], env: dict) -> JobResult:
     except subprocess.TimeoutExpired as expired:
         pytest.fail(f"{cmd[0]} did not finish within 300 s (hang?):\n{expired.stdout}")
     return JobResult(proc.returncode, proc.stdout)
+
+
+@pytest.mark.skipif(len(CPUS) < 2, reason="needs 2 CPUs")
+def test_elastic_workers_start_unbound_and_place_themselves_at_init():
+    # Their local rank may change from round to round: kolorun leaves them on the job's CPUs and
+    # each init() gives the worker its share for the round.
+    job = run_job(2, "placement_report.py", launcher_args=("--min-np", "2", "-H", "localhost:2"),
+                  timeout=180)
+    job.assert_ok(2)
+    shares = []
+    for rank in range(2):
+        report = reports(job, rank)
+        assert report["before"] == CPUS, report
+        assert_threads_inside(report, set(report["self"]), rank)
+        shares.append(set(report["self"]))
+    assert shares[0].isdisjoint(shares[1]) and shares[0] | shares[1] == set(CPUS), shares

@@ -16,7 +16,7 @@ namespace {
 // Every setting, by its name without prefix, in the order of README's table. Launch information
 // is here too (kolorun sets it for each rank), and what Python reads (STAGE_THROUGH_HOST), so none
 // of it is reported as unknown.
-constexpr std::array<std::string_view, 54> kSettings = {
+constexpr std::array<std::string_view, 62> kSettings = {
     // core: the runtime (core/config.cc)
     "CYCLE_TIME", "FUSION_THRESHOLD", "CACHE_CAPACITY", "LOG_LEVEL", "LOG_HIDE_TIME",
     "PEER_TIMEOUT", "START_TIMEOUT", "SMALL_ALLREDUCE_BYTES", "MAX_CONTROL_MESSAGE", "SHM_DISABLE",
@@ -35,6 +35,10 @@ constexpr std::array<std::string_view, 54> kSettings = {
     "ELASTIC", "WORKER_ID", "ELASTIC_FIRST_ROUND", "ELASTIC_TIMEOUT",
     // the launcher (kolorun) and the MPI plugin
     "FAILURE_GRACE_SECONDS", "MPIRUN", "MPI_PLUGIN",
+    // NCCL and CUDA, found at run time (gpu/nccl_library.h), and the GPU path's choices
+    // (kolo/torch/gpu_path.py)
+    "NCCL_LIBRARY", "NCCL_LIB", "NCCL_HOME", "GPU_ALLREDUCE", "GPU_ALLGATHER", "GPU_BROADCAST",
+    "GPU_ALLTOALL", "GPU_REDUCESCATTER",
     // kolo.torch (staging.py)
     "STAGE_THROUGH_HOST",
     // kolo's own test scripts (README): ranks they start inherit them

@@ -131,13 +131,20 @@ def gloo_enabled() -> bool:
 
 
 def nccl_built() -> bool:
-    """False: this build has no NCCL (CPU tensors only)."""
-    return bool(_core.NCCL_BUILT)
+    """Whether CUDA tensors' collectives run in NCCL in this process: they need kolo's NCCL
+    backend (not in this version: NCCL_BUILT is False) and a libnccl.so.2 kolo can load
+    (kolo._core.nccl_status() says which, or why not)."""
+    return bool(_core.NCCL_BUILT) and bool(_core.nccl_status()["loaded"])
 
 
 def cuda_built() -> bool:
-    """False: this build supports CPU tensors only."""
-    return bool(_core.CUDA_BUILT)
+    """Whether this process can communicate CUDA tensors (through host memory, without stalling
+    the caller: kolo.torch.staging): torch is a CUDA build and kolo finds the CUDA runtime it
+    loaded (kolo._core.cuda_status()). A CPU build of torch makes no CUDA tensors, whatever
+    runtime the machine has."""
+    import torch
+
+    return torch.version.cuda is not None and bool(_core.cuda_status()["loaded"])
 
 
 def rocm_built() -> bool:

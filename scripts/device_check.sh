@@ -13,8 +13,8 @@
 #      command "bash scripts/device_check.sh", carry [".device"], timeout_s 560
 #
 # What comes back under $OUT (at most 8 files): summary.txt (the environment, what kolo found,
-# pass/fail counts, img/sec and ratios), test_torch_np1.txt, test_torch_np2.txt, bench.txt,
-# build.txt. docs/GPU.md keeps each run's figures with the device's name and the date.
+# pass/fail counts, img/sec and ratios), test_gpu_cuda.txt, test_torch_np1.txt, test_torch_np2.txt,
+# bench.txt, build.txt. docs/GPU.md keeps each run's figures with the device's name and the date.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -95,6 +95,11 @@ say "$(python3 -c 'import torch, kolo._core as c, horovod.torch as hvd
 print("nccl:", c.nccl_status()["describe"]); print("cuda:", c.cuda_status()["describe"])
 print("nccl_built", hvd.nccl_built(), "cuda_built", hvd.cuda_built())' 2>&1)"
 say "$(kolorun --check-build 2>&1 | grep -E 'NCCL|PyTorch')"
+
+# ---- kolo's own GPU tests (the asynchronous host path on CUDA tensors, np 1 and 2 on one GPU) ----
+KOLORUN_PATH=$(command -v kolorun) timeout "$(step_timeout 90)" python3 -m pytest -q -rA \
+  -p no:cacheprovider tests/python/test_gpu_cuda.py >"$OUT/test_gpu_cuda.txt" 2>&1
+say "tests/python/test_gpu_cuda.py: rc $? $(tail -1 "$OUT/test_gpu_cuda.txt")"
 
 # ---- Horovod's test_torch.py: np 1 (one GPU), np 2 as two one-slot hosts sharing it ----
 hvd_tests() {  # $1: np, $2: output file, $3...: launcher arguments

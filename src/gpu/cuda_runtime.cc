@@ -70,17 +70,18 @@ CudaRuntime load_cuda_runtime(const std::vector<LibraryCandidate>& candidates) {
   CudaStatus& status = runtime.status;
   const LibrarySearch search = open_first(candidates);
   if (!search.found) {
-    status.reason = fmt::format(
-        "CUDA runtime not found: {}",
-        search.reasons.empty() ? "no library was tried" : fmt::format("{}", fmt::join(search.reasons, "; ")));
+    status.reason =
+        fmt::format("CUDA runtime not found: {}",
+                    search.reasons.empty() ? "no library was tried"
+                                           : fmt::format("{}", fmt::join(search.reasons, "; ")));
     return runtime;
   }
   status.path = search.library.path;
   status.origin = search.library.origin;
   const std::vector<std::string> missing = resolve_all(search.library.handle, runtime.functions);
   if (!missing.empty()) {
-    status.reason = fmt::format("the CUDA runtime at {} ({}) lacks {}", status.path,
-                                status.origin, fmt::join(missing, ", "));
+    status.reason = fmt::format("the CUDA runtime at {} ({}) lacks {}", status.path, status.origin,
+                                fmt::join(missing, ", "));
     return runtime;
   }
   int version = 0;
@@ -99,8 +100,8 @@ void check_cuda(const CudaRuntime& runtime, cudaError_t error, const char* what)
   const char* text = runtime.functions.get_error_string != nullptr
                          ? runtime.functions.get_error_string(error)
                          : nullptr;
-  throw Error(fmt::format("{}: {} (cudaError_t {})", what, text != nullptr ? text : "CUDA error",
-                          error));
+  throw Error(
+      fmt::format("{}: {} (cudaError_t {})", what, text != nullptr ? text : "CUDA error", error));
 }
 
 }  // namespace kolo::gpu

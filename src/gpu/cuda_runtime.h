@@ -16,10 +16,10 @@ namespace kolo::gpu {
 
 using cudaError_t = int;  // cudaSuccess is 0
 inline constexpr cudaError_t kCudaSuccess = 0;
-inline constexpr cudaError_t kCudaErrorNotReady = 600;         // cudaErrorNotReady
-inline constexpr unsigned kCudaStreamNonBlocking = 0x01;       // cudaStreamNonBlocking
-inline constexpr unsigned kCudaEventDisableTiming = 0x02;      // cudaEventDisableTiming
-inline constexpr int kCudaMemcpyDefault = 4;                   // cudaMemcpyDefault (UVA)
+inline constexpr cudaError_t kCudaErrorNotReady = 600;     // cudaErrorNotReady
+inline constexpr unsigned kCudaStreamNonBlocking = 0x01;   // cudaStreamNonBlocking
+inline constexpr unsigned kCudaEventDisableTiming = 0x02;  // cudaEventDisableTiming
+inline constexpr int kCudaMemcpyDefault = 4;               // cudaMemcpyDefault (UVA)
 
 // The runtime's sonames, newest first.
 std::vector<std::string> cuda_runtime_sonames();

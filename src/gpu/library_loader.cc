@@ -1,9 +1,8 @@
 #include "gpu/library_loader.h"
 
 #include <dlfcn.h>
-#include <link.h>
-
 #include <fmt/format.h>
+#include <link.h>
 
 namespace kolo::gpu {
 
@@ -24,7 +23,8 @@ LibrarySearch open_first(const std::vector<LibraryCandidate>& candidates) {
     const bool no_load = candidate.how == LibraryCandidate::How::already_loaded;
     // RTLD_LOCAL: kolo looks its symbols up by handle; it must not change what other libraries
     // of the process resolve to.
-    void* handle = ::dlopen(candidate.name.c_str(), RTLD_NOW | RTLD_LOCAL | (no_load ? RTLD_NOLOAD : 0));
+    void* handle =
+        ::dlopen(candidate.name.c_str(), RTLD_NOW | RTLD_LOCAL | (no_load ? RTLD_NOLOAD : 0));
     if (handle != nullptr) {
       search.found = true;
       search.library = {handle, loaded_path(handle, candidate.name), candidate.origin};

@@ -64,8 +64,7 @@ std::vector<LibraryCandidate> nccl_candidates(const EnvLookup& lookup,
   } else if (auto lib = find_setting(lookup, "NCCL_LIB")) {
     candidates.push_back({How::explicit_path, lib->value + "/" + kNcclSoname, lib->variable});
   } else if (auto home = find_setting(lookup, "NCCL_HOME")) {
-    candidates.push_back(
-        {How::explicit_path, home->value + "/lib/" + kNcclSoname, home->variable});
+    candidates.push_back({How::explicit_path, home->value + "/lib/" + kNcclSoname, home->variable});
   }
   candidates.push_back({How::search, system_name, "the system's dynamic linker search"});
   return candidates;
@@ -79,7 +78,8 @@ NcclLibrary load_nccl(const std::vector<LibraryCandidate>& candidates) {
     status.reason = fmt::format(
         "NCCL not found: {}. CUDA tensors use the host path. torch's CUDA wheels bring NCCL "
         "(nvidia-nccl-cu12/cu13); or set KOLO_NCCL_LIBRARY to a libnccl.so.2",
-        search.reasons.empty() ? "no library was tried" : fmt::format("{}", fmt::join(search.reasons, "; ")));
+        search.reasons.empty() ? "no library was tried"
+                               : fmt::format("{}", fmt::join(search.reasons, "; ")));
     return library;
   }
   status.path = search.library.path;
@@ -103,8 +103,8 @@ NcclLibrary load_nccl(const std::vector<LibraryCandidate>& candidates) {
   }
   const std::vector<std::string> missing = resolve_all(handle, f);
   if (!missing.empty()) {
-    status.reason = fmt::format("NCCL {} at {} ({}) lacks {}", code_to_string(version),
-                                status.path, status.origin, fmt::join(missing, ", "));
+    status.reason = fmt::format("NCCL {} at {} ({}) lacks {}", code_to_string(version), status.path,
+                                status.origin, fmt::join(missing, ", "));
     return library;
   }
   status.loaded = true;

@@ -54,10 +54,11 @@ struct NcclFunctions {
 
 struct NcclStatus {
   bool loaded = false;
-  int version = 0;     // NCCL's code (2.21.5 is 22105); 0 when it could not be asked
-  std::string path;    // the file that was loaded (or found wanting)
-  std::string origin;  // where it came from: "already loaded by the process", "KOLO_NCCL_LIBRARY", ...
-  std::string reason;  // why NCCL is not usable; empty when loaded
+  int version = 0;   // NCCL's code (2.21.5 is 22105); 0 when it could not be asked
+  std::string path;  // the file that was loaded (or found wanting)
+  std::string
+      origin;  // where it came from: "already loaded by the process", "KOLO_NCCL_LIBRARY", ...
+  std::string reason;                                // why NCCL is not usable; empty when loaded
   [[nodiscard]] std::string version_string() const;  // "2.21.5"
   // One line for kolorun --check-build and logs: "2.21.5 (/path, already loaded by the process)"
   // or the reason.

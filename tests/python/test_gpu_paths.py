@@ -103,7 +103,8 @@ def test_nccl_asked_for_but_refused_says_so():
 def test_a_bad_value_names_the_variable_and_the_choices():
     with pytest.raises(ValueError, match=r"HOROVOD_GPU_ALLREDUCE='DDL': kolo accepts GLOO, MPI, "
                                          r"NCCL, STAGING"):
-        gpu_path.choose(gpu_path.GpuFacts(**{**CUDA_READY, "env": {"HOROVOD_GPU_ALLREDUCE": "DDL"}}))
+        gpu_path.choose(gpu_path.GpuFacts(**{**CUDA_READY,
+                                             "env": {"HOROVOD_GPU_ALLREDUCE": "DDL"}}))
 
 
 def test_one_warning_names_each_path_and_why():

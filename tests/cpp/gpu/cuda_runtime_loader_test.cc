@@ -34,8 +34,8 @@ TEST(CudaRuntimeLoader, LoadsAndAsksTheVersion) {
   int count = -1;
   EXPECT_EQ(cuda.functions.get_device_count(&count), 100);
   EXPECT_EQ(count, 0);
-  EXPECT_EQ(cuda.status.describe(),
-            std::string("runtime 12.4 (") + FAKE_CUDART_GOOD + ", the system's dynamic linker search)");
+  EXPECT_EQ(cuda.status.describe(), std::string("runtime 12.4 (") + FAKE_CUDART_GOOD +
+                                        ", the system's dynamic linker search)");
 }
 
 TEST(CudaRuntimeLoader, CheckCudaNamesTheCallAndTheRuntimesText) {

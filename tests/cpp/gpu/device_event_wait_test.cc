@@ -51,8 +51,9 @@ TEST(DeviceEventWait, WithoutARuntimeItSaysWhy) {
     wait_for_device_event(none, 0x1, 0);
     FAIL() << "no error";
   } catch (const Error& error) {
-    EXPECT_STREQ(error.what(), "waiting for CUDA device 0's copy: CUDA runtime not found: no "
-                               "library was tried");
+    EXPECT_STREQ(error.what(),
+                 "waiting for CUDA device 0's copy: CUDA runtime not found: no "
+                 "library was tried");
   }
 }
 

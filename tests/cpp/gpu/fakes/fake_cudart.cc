@@ -14,7 +14,7 @@ namespace {
 constexpr cudaError_t kNoDevice = 100;
 constexpr cudaError_t kInvalidDevice = 101;
 int current_device = -1;
-}
+}  // namespace
 
 #define EXPORT extern "C" __attribute__((visibility("default")))
 #define NO_DEVICE(signature) \
@@ -22,8 +22,8 @@ int current_device = -1;
 
 // {event, device current when it was synchronized}; {0, -1} until then.
 extern "C" {
-__attribute__((visibility("default"))) std::uintptr_t fake_cudart_synchronized[2] = {
-    0, static_cast<std::uintptr_t>(-1)};
+__attribute__((visibility("default")))
+std::uintptr_t fake_cudart_synchronized[2] = {0, static_cast<std::uintptr_t>(-1)};
 }
 
 EXPORT const char* cudaGetErrorString(cudaError_t error) {

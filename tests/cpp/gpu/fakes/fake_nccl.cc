@@ -6,8 +6,10 @@
 
 using namespace kolo::gpu;  // NOLINT: the fake's signatures read as NCCL's
 
-#define FAIL_NCCL(signature) \
-  extern "C" __attribute__((visibility("default"))) ncclResult_t signature { return ncclInternalError; }
+#define FAIL_NCCL(signature)                                                 \
+  extern "C" __attribute__((visibility("default"))) ncclResult_t signature { \
+    return ncclInternalError;                                                \
+  }
 
 extern "C" __attribute__((visibility("default"))) ncclResult_t ncclGetVersion(int* version) {
   *version = FAKE_NCCL_VERSION;

@@ -9,30 +9,24 @@ namespace kolo::gpu {
 
 namespace {
 
-template <typename Function>
-void resolve(void* handle, const char* symbol, Function*& slot, std::vector<std::string>& missing) {
-  slot = reinterpret_cast<Function*>(find_symbol(handle, symbol));
-  if (slot == nullptr) missing.emplace_back(symbol);
-}
-
 std::vector<std::string> resolve_all(void* handle, CudaFunctions& f) {
   std::vector<std::string> missing;
-  resolve(handle, "cudaGetErrorString", f.get_error_string, missing);
-  resolve(handle, "cudaRuntimeGetVersion", f.runtime_get_version, missing);
-  resolve(handle, "cudaGetDeviceCount", f.get_device_count, missing);
-  resolve(handle, "cudaGetDevice", f.get_device, missing);
-  resolve(handle, "cudaSetDevice", f.set_device, missing);
-  resolve(handle, "cudaStreamCreateWithFlags", f.stream_create_with_flags, missing);
-  resolve(handle, "cudaStreamDestroy", f.stream_destroy, missing);
-  resolve(handle, "cudaStreamWaitEvent", f.stream_wait_event, missing);
-  resolve(handle, "cudaEventCreateWithFlags", f.event_create_with_flags, missing);
-  resolve(handle, "cudaEventDestroy", f.event_destroy, missing);
-  resolve(handle, "cudaEventRecord", f.event_record, missing);
-  resolve(handle, "cudaEventQuery", f.event_query, missing);
-  resolve(handle, "cudaEventSynchronize", f.event_synchronize, missing);
-  resolve(handle, "cudaMalloc", f.malloc, missing);
-  resolve(handle, "cudaFree", f.free, missing);
-  resolve(handle, "cudaMemcpyAsync", f.memcpy_async, missing);
+  resolve_symbol(handle, "cudaGetErrorString", f.get_error_string, missing);
+  resolve_symbol(handle, "cudaRuntimeGetVersion", f.runtime_get_version, missing);
+  resolve_symbol(handle, "cudaGetDeviceCount", f.get_device_count, missing);
+  resolve_symbol(handle, "cudaGetDevice", f.get_device, missing);
+  resolve_symbol(handle, "cudaSetDevice", f.set_device, missing);
+  resolve_symbol(handle, "cudaStreamCreateWithFlags", f.stream_create_with_flags, missing);
+  resolve_symbol(handle, "cudaStreamDestroy", f.stream_destroy, missing);
+  resolve_symbol(handle, "cudaStreamWaitEvent", f.stream_wait_event, missing);
+  resolve_symbol(handle, "cudaEventCreateWithFlags", f.event_create_with_flags, missing);
+  resolve_symbol(handle, "cudaEventDestroy", f.event_destroy, missing);
+  resolve_symbol(handle, "cudaEventRecord", f.event_record, missing);
+  resolve_symbol(handle, "cudaEventQuery", f.event_query, missing);
+  resolve_symbol(handle, "cudaEventSynchronize", f.event_synchronize, missing);
+  resolve_symbol(handle, "cudaMalloc", f.malloc, missing);
+  resolve_symbol(handle, "cudaFree", f.free, missing);
+  resolve_symbol(handle, "cudaMemcpyAsync", f.memcpy_async, missing);
   return missing;
 }
 
@@ -70,10 +64,7 @@ CudaRuntime load_cuda_runtime(const std::vector<LibraryCandidate>& candidates) {
   CudaStatus& status = runtime.status;
   const LibrarySearch search = open_first(candidates);
   if (!search.found) {
-    status.reason =
-        fmt::format("CUDA runtime not found: {}",
-                    search.reasons.empty() ? "no library was tried"
-                                           : fmt::format("{}", fmt::join(search.reasons, "; ")));
+    status.reason = fmt::format("CUDA runtime not found: {}", search.reasons_text());
     return runtime;
   }
   status.path = search.library.path;

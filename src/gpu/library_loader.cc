@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <link.h>
 
 namespace kolo::gpu {
@@ -16,6 +17,11 @@ std::string loaded_path(void* handle, const std::string& fallback) {
 }
 
 void* find_symbol(void* handle, const char* symbol) { return ::dlsym(handle, symbol); }
+
+std::string LibrarySearch::reasons_text() const {
+  return reasons.empty() ? std::string("no library was tried")
+                         : fmt::format("{}", fmt::join(reasons, "; "));
+}
 
 LibrarySearch open_first(const std::vector<LibraryCandidate>& candidates) {
   LibrarySearch search;

@@ -33,6 +33,8 @@ struct LibrarySearch {
   OpenedLibrary library;
   // Why each candidate tried did not load (dlerror's text), in order; empty when found first try.
   std::vector<std::string> reasons;
+  // The reasons as one clause for a message ("no library was tried" when there are none).
+  [[nodiscard]] std::string reasons_text() const;
 };
 
 // Tries `candidates` in order. An explicit_path that fails ends the search (the user named it:
@@ -44,5 +46,14 @@ std::string loaded_path(void* handle, const std::string& fallback);
 
 // dlsym; nullptr when missing.
 void* find_symbol(void* handle, const char* symbol);
+
+// Resolves `symbol` into the function-pointer `slot` of a table; records its name in `missing`
+// when the library lacks it (so one message can name every missing function).
+template <typename Function>
+void resolve_symbol(void* handle, const char* symbol, Function*& slot,
+                    std::vector<std::string>& missing) {
+  slot = reinterpret_cast<Function*>(find_symbol(handle, symbol));
+  if (slot == nullptr) missing.emplace_back(symbol);
+}
 
 }  // namespace kolo::gpu

@@ -7,35 +7,28 @@ namespace kolo::gpu {
 
 namespace {
 
-// Resolves `symbol` into `slot`; records the name when missing.
-template <typename Function>
-void resolve(void* handle, const char* symbol, Function*& slot, std::vector<std::string>& missing) {
-  slot = reinterpret_cast<Function*>(find_symbol(handle, symbol));
-  if (slot == nullptr) missing.emplace_back(symbol);
-}
-
 std::vector<std::string> resolve_all(void* handle, NcclFunctions& f) {
   std::vector<std::string> missing;
-  resolve(handle, "ncclGetVersion", f.get_version, missing);
-  resolve(handle, "ncclGetErrorString", f.get_error_string, missing);
-  resolve(handle, "ncclGetLastError", f.get_last_error, missing);
-  resolve(handle, "ncclGetUniqueId", f.get_unique_id, missing);
-  resolve(handle, "ncclCommInitRankConfig", f.comm_init_rank_config, missing);
-  resolve(handle, "ncclCommSplit", f.comm_split, missing);
-  resolve(handle, "ncclCommFinalize", f.comm_finalize, missing);
-  resolve(handle, "ncclCommDestroy", f.comm_destroy, missing);
-  resolve(handle, "ncclCommAbort", f.comm_abort, missing);
-  resolve(handle, "ncclCommGetAsyncError", f.comm_get_async_error, missing);
-  resolve(handle, "ncclAllReduce", f.all_reduce, missing);
-  resolve(handle, "ncclBroadcast", f.broadcast, missing);
-  resolve(handle, "ncclAllGather", f.all_gather, missing);
-  resolve(handle, "ncclReduceScatter", f.reduce_scatter, missing);
-  resolve(handle, "ncclSend", f.send, missing);
-  resolve(handle, "ncclRecv", f.recv, missing);
-  resolve(handle, "ncclGroupStart", f.group_start, missing);
-  resolve(handle, "ncclGroupEnd", f.group_end, missing);
-  resolve(handle, "ncclRedOpCreatePreMulSum", f.red_op_create_pre_mul_sum, missing);
-  resolve(handle, "ncclRedOpDestroy", f.red_op_destroy, missing);
+  resolve_symbol(handle, "ncclGetVersion", f.get_version, missing);
+  resolve_symbol(handle, "ncclGetErrorString", f.get_error_string, missing);
+  resolve_symbol(handle, "ncclGetLastError", f.get_last_error, missing);
+  resolve_symbol(handle, "ncclGetUniqueId", f.get_unique_id, missing);
+  resolve_symbol(handle, "ncclCommInitRankConfig", f.comm_init_rank_config, missing);
+  resolve_symbol(handle, "ncclCommSplit", f.comm_split, missing);
+  resolve_symbol(handle, "ncclCommFinalize", f.comm_finalize, missing);
+  resolve_symbol(handle, "ncclCommDestroy", f.comm_destroy, missing);
+  resolve_symbol(handle, "ncclCommAbort", f.comm_abort, missing);
+  resolve_symbol(handle, "ncclCommGetAsyncError", f.comm_get_async_error, missing);
+  resolve_symbol(handle, "ncclAllReduce", f.all_reduce, missing);
+  resolve_symbol(handle, "ncclBroadcast", f.broadcast, missing);
+  resolve_symbol(handle, "ncclAllGather", f.all_gather, missing);
+  resolve_symbol(handle, "ncclReduceScatter", f.reduce_scatter, missing);
+  resolve_symbol(handle, "ncclSend", f.send, missing);
+  resolve_symbol(handle, "ncclRecv", f.recv, missing);
+  resolve_symbol(handle, "ncclGroupStart", f.group_start, missing);
+  resolve_symbol(handle, "ncclGroupEnd", f.group_end, missing);
+  resolve_symbol(handle, "ncclRedOpCreatePreMulSum", f.red_op_create_pre_mul_sum, missing);
+  resolve_symbol(handle, "ncclRedOpDestroy", f.red_op_destroy, missing);
   return missing;
 }
 
@@ -78,8 +71,7 @@ NcclLibrary load_nccl(const std::vector<LibraryCandidate>& candidates) {
     status.reason = fmt::format(
         "NCCL not found: {}. CUDA tensors use the host path. torch's CUDA wheels bring NCCL "
         "(nvidia-nccl-cu12/cu13); or set KOLO_NCCL_LIBRARY to a libnccl.so.2",
-        search.reasons.empty() ? "no library was tried"
-                               : fmt::format("{}", fmt::join(search.reasons, "; ")));
+        search.reasons_text());
     return library;
   }
   status.path = search.library.path;
@@ -87,7 +79,7 @@ NcclLibrary load_nccl(const std::vector<LibraryCandidate>& candidates) {
   void* handle = search.library.handle;
   NcclFunctions& f = library.functions;
   std::vector<std::string> unused;
-  resolve(handle, "ncclGetVersion", f.get_version, unused);
+  resolve_symbol(handle, "ncclGetVersion", f.get_version, unused);
   int version = 0;
   if (f.get_version == nullptr || f.get_version(&version) != ncclSuccess) {
     status.reason = fmt::format("{} ({}) is not a usable NCCL: ncclGetVersion {}", status.path,

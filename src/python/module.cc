@@ -29,6 +29,20 @@ namespace {
 using core::HandleId;
 using core::runtime;
 
+// What gpu/ found for NCCL or the CUDA runtime (NcclStatus, CudaStatus), as a dict.
+template <typename Status>
+nb::dict library_status(const Status& status) {
+  nb::dict d;
+  d["loaded"] = status.loaded;
+  d["version"] = status.version;
+  d["version_string"] = status.version_string();
+  d["path"] = status.path;
+  d["origin"] = status.origin;
+  d["reason"] = status.reason;
+  d["describe"] = status.describe();
+  return d;
+}
+
 // An output the runtime allocated (allgather, alltoall, reducescatter), as an array of the
 // caller's framework that owns its memory (zero-copy; nanobind imports the framework at run time,
 // kolo is not built against it).
@@ -233,30 +247,8 @@ NB_MODULE(_core, m) {
   // after importing torch, whose CUDA build loads its own copies (those are the ones kolo uses).
   m.attr("NCCL_BUILT") = false;
   m.attr("CUDA_BUILT") = false;
-  m.def("nccl_status", [] {
-    const kolo::gpu::NcclStatus& status = kolo::gpu::nccl_library().status;
-    nb::dict d;
-    d["loaded"] = status.loaded;
-    d["version"] = status.version;
-    d["version_string"] = status.version_string();
-    d["path"] = status.path;
-    d["origin"] = status.origin;
-    d["reason"] = status.reason;
-    d["describe"] = status.describe();
-    return d;
-  });
-  m.def("cuda_status", [] {
-    const kolo::gpu::CudaStatus& status = kolo::gpu::cuda_runtime().status;
-    nb::dict d;
-    d["loaded"] = status.loaded;
-    d["version"] = status.version;
-    d["version_string"] = status.version_string();
-    d["path"] = status.path;
-    d["origin"] = status.origin;
-    d["reason"] = status.reason;
-    d["describe"] = status.describe();
-    return d;
-  });
+  m.def("nccl_status", [] { return library_status(kolo::gpu::nccl_library().status); });
+  m.def("cuda_status", [] { return library_status(kolo::gpu::cuda_runtime().status); });
   m.attr("GLOO_BUILT") = true;
   m.attr("ADASUM_BUILT") = true;
 

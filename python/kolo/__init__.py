@@ -27,7 +27,8 @@ __all__ = [
     "KoloError", "KoloValueError", "HorovodInternalError", "Average", "Sum", "Min", "Max",
     "Product", "Adasum",
     "init", "shutdown", "is_initialized", "rank", "size", "local_rank", "local_size",
-    "cross_rank", "cross_size", "allreduce", "allreduce_async", "allreduce_", "allreduce_async_",
+    "cross_rank", "cross_size", "placement", "allreduce", "allreduce_async", "allreduce_",
+    "allreduce_async_",
     "allgather", "allgather_async", "broadcast", "broadcast_async", "broadcast_",
     "broadcast_async_", "alltoall", "alltoall_async", "reducescatter", "reducescatter_async",
     "grouped_allreduce", "grouped_allreduce_async", "grouped_allgather",
@@ -91,6 +92,16 @@ def local_size() -> int:
 
 def cross_rank() -> int:
     return _core.cross_rank()
+
+
+def placement() -> dict:
+    """What kolo's default placement did for this rank at init (docs/guide/placement.md).
+
+    ``{"cpus": [...], "job_cpus": [...], "threads": int or None, "summary": str}``: the CPUs
+    this rank's threads may use, the CPUs of the whole job on this host, the thread count given
+    to the framework (None: left alone) and one line saying why.
+    """
+    return _core.placement()
 
 
 def cross_size() -> int:

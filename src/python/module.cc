@@ -138,6 +138,17 @@ NB_MODULE(_core, m) {
   m.def("local_size", [] { return kolo::core::runtime().world().local_size; });
   m.def("cross_rank", [] { return kolo::core::runtime().world().cross_rank; });
   m.def("cross_size", [] { return kolo::core::runtime().world().cross_size; });
+  // What placement did at init (core/rank_placement.h): {"cpus", "job_cpus", "threads" (None:
+  // leave the framework's count), "summary"}.
+  m.def("placement", [] {
+    const kolo::core::RankPlacement placement = kolo::core::runtime().placement();
+    nb::dict result;
+    result["cpus"] = placement.cpus;
+    result["job_cpus"] = placement.job_cpus;
+    result["threads"] = placement.threads ? nb::object(nb::int_(*placement.threads)) : nb::none();
+    result["summary"] = placement.summary;
+    return result;
+  });
 
   bind_enqueue(m);
   // Process sets and join: collective over all ranks; they block, so the GIL is released.

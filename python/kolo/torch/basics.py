@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import kolo
 from kolo import _core
 from kolo.horovod_common import get_average_backwards_compatibility_fun
+from kolo.torch.thread_count import apply_share_thread_count
 
 Average = kolo.Average
 Sum = kolo.Sum
@@ -29,6 +30,7 @@ def init(comm=None, process_sets=None) -> None:
     if comm is not None and not isinstance(comm, (list, tuple)):
         _check_mpi_comm(comm)
     kolo.init(process_sets=process_sets)  # the one path into the core, for kolo and kolo.torch
+    apply_share_thread_count()
     if isinstance(comm, (list, tuple)) and sorted(comm) != list(range(size())):
         job_size = size()
         kolo.shutdown()

@@ -15,6 +15,8 @@
 #include "base/errors.h"
 #include "core/launcher_watch.h"
 #include "core/runtime.h"
+#include "gpu/cuda_runtime.h"
+#include "gpu/nccl_library.h"
 #include "python/dlpack_types.h"
 #include "python/enqueue.h"
 
@@ -26,6 +28,20 @@ namespace {
 
 using core::HandleId;
 using core::runtime;
+
+// What gpu/ found for NCCL or the CUDA runtime (NcclStatus, CudaStatus), as a dict.
+template <typename Status>
+nb::dict library_status(const Status& status) {
+  nb::dict d;
+  d["loaded"] = status.loaded;
+  d["version"] = status.version;
+  d["version_string"] = status.version_string();
+  d["path"] = status.path;
+  d["origin"] = status.origin;
+  d["reason"] = status.reason;
+  d["describe"] = status.describe();
+  return d;
+}
 
 // An output the runtime allocated (allgather, alltoall, reducescatter), as an array of the
 // caller's framework that owns its memory (zero-copy; nanobind imports the framework at run time,
@@ -236,8 +252,14 @@ NB_MODULE(_core, m) {
       "mpi_thread_level", [] { return kolo::backends::MpiPlugin::get().initialize(); },
       nb::call_guard<nb::gil_scoped_release>());
   m.attr("VERSION") = KOLO_VERSION_STRING;  // the file VERSION, through CMake: kolo.__version__
+  // NCCL_BUILT: whether this build has a backend that runs CUDA tensors' collectives in NCCL (not
+  // yet: they take the host path). Whether NCCL and the CUDA runtime are in reach of this process
+  // is nccl_status() / cuda_status(): found with dlopen on the first call (gpu/), so call them
+  // after importing torch, whose CUDA build loads its own copies (those are the ones kolo uses).
   m.attr("NCCL_BUILT") = false;
   m.attr("CUDA_BUILT") = false;
+  m.def("nccl_status", [] { return library_status(kolo::gpu::nccl_library().status); });
+  m.def("cuda_status", [] { return library_status(kolo::gpu::cuda_runtime().status); });
   m.attr("GLOO_BUILT") = true;
   m.attr("ADASUM_BUILT") = true;
 

@@ -132,8 +132,10 @@ def gloo_enabled() -> bool:
 
 
 def nccl_built() -> bool:
-    """False: this build has no NCCL (CPU tensors only)."""
-    return bool(_core.NCCL_BUILT)
+    """Whether CUDA tensors' collectives run in NCCL in this process: they need kolo's NCCL
+    backend (not in this version: NCCL_BUILT is False) and a libnccl.so.2 kolo can load
+    (kolo._core.nccl_status() says which, or why not)."""
+    return bool(_core.NCCL_BUILT) and bool(_core.nccl_status()["loaded"])
 
 
 def cuda_built() -> bool:

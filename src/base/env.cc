@@ -16,7 +16,7 @@ namespace {
 // Every setting, by its name without prefix, in the order of README's table. Launch information
 // is here too (kolorun sets it for each rank), and what Python reads (STAGE_THROUGH_HOST), so none
 // of it is reported as unknown.
-constexpr std::array<std::string_view, 54> kSettings = {
+constexpr std::array<std::string_view, 56> kSettings = {
     // core: the runtime (core/config.cc)
     "CYCLE_TIME", "FUSION_THRESHOLD", "CACHE_CAPACITY", "LOG_LEVEL", "LOG_HIDE_TIME",
     "PEER_TIMEOUT", "START_TIMEOUT", "SMALL_ALLREDUCE_BYTES", "MAX_CONTROL_MESSAGE", "SHM_DISABLE",
@@ -33,6 +33,8 @@ constexpr std::array<std::string_view, 54> kSettings = {
     "LAUNCHER_PID",
     // elastic training (kolorun's, for core/elastic_join.h)
     "ELASTIC", "WORKER_ID", "ELASTIC_FIRST_ROUND", "ELASTIC_TIMEOUT",
+    // elastic: kolo.elastic.host_notices' poll, kolorun's discovery interval
+    "ELASTIC_NOTICE_INTERVAL", "ELASTIC_DISCOVERY_INTERVAL",
     // the launcher (kolorun) and the MPI plugin
     "FAILURE_GRACE_SECONDS", "MPIRUN", "MPI_PLUGIN",
     // kolo.torch (staging.py)

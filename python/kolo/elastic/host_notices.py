@@ -11,6 +11,7 @@ worker started is already part of the membership it joined.
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 import weakref
@@ -24,6 +25,7 @@ DEFAULT_INTERVAL = 0.1
 _lock = threading.Lock()
 _listeners: "weakref.WeakSet" = weakref.WeakSet()
 _thread: threading.Thread | None = None
+_stop = threading.Event()
 
 
 def interval() -> float:
@@ -54,10 +56,20 @@ def register(state, read=launcher_link.hosts_updated) -> None:
             _thread.start()
 
 
+def _stop_watching() -> None:
+    # Before the interpreter (and then the C++ runtime) goes away: a read still in the core when
+    # the runtime's statics are destroyed would abort the process at exit.
+    _stop.set()
+    if _thread is not None:
+        _thread.join(timeout=5)
+
+
+atexit.register(_stop_watching)
+
+
 def _watch(read, every: float) -> None:
     seen = None
-    stop = threading.Event()
-    while seen is None or not stop.wait(every):
+    while seen is None or not _stop.wait(every):
         try:
             stamp, result = read()
         except Exception:  # noqa: BLE001 - store gone (kolorun ended): no more notices

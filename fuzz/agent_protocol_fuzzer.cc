@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "fuzz/fuzz_support.h"
-#include "launcher/agent_protocol.h"
+#include "launcher/spawn/agent_protocol.h"
 
 namespace {
 

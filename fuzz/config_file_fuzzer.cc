@@ -1,8 +1,8 @@
 // kolorun --config-file text (launcher/config_file.h), horovodrun's YAML subset. Whatever parses
 // must name only known tuning flags, each with a value its flag accepts.
 #include "fuzz/fuzz_support.h"
-#include "launcher/config_file.h"
-#include "launcher/tuning_flags.h"
+#include "launcher/cli/config_file.h"
+#include "launcher/cli/tuning_flags.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace kolo;

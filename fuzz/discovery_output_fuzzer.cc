@@ -4,7 +4,7 @@
 #include <set>
 
 #include "fuzz/fuzz_support.h"
-#include "launcher/discovery.h"
+#include "launcher/elastic/discovery.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace kolo;

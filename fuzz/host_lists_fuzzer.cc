@@ -5,8 +5,8 @@
 #include <set>
 
 #include "fuzz/fuzz_support.h"
-#include "launcher/hosts.h"
-#include "launcher/volcano.h"
+#include "launcher/hosts/hosts.h"
+#include "launcher/hosts/volcano.h"
 
 namespace {
 

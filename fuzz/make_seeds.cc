@@ -6,7 +6,7 @@
 #include <iostream>
 #include <span>
 
-#include "launcher/agent_protocol.h"
+#include "launcher/spawn/agent_protocol.h"
 #include "negotiation/wire.h"
 #include "rendezvous/store_protocol.h"
 #include "transport/tcp/framing.h"

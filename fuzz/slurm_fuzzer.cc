@@ -5,7 +5,7 @@
 #include <map>
 
 #include "fuzz/fuzz_support.h"
-#include "launcher/slurm.h"
+#include "launcher/hosts/slurm.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace kolo;

@@ -11,9 +11,9 @@
 
 #include "base/clock.h"
 #include "base/errors.h"
-#include "launcher/env.h"
-#include "launcher/exit_status.h"
-#include "launcher/process_spawn.h"
+#include "launcher/spawn/exit_status.h"
+#include "launcher/spawn/process_spawn.h"
+#include "launcher/spawn/rank_environment.h"
 
 namespace kolo::launcher {
 

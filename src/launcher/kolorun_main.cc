@@ -1,5 +1,16 @@
 // kolorun (installed also as horovodrun): parse the command line, run the job, exit with its code.
-// `kolorun --remote-agent ...` is the hidden mode ssh runs on remote hosts (remote_agent.h).
+//
+// The launcher's rooms, each using only the ones listed before it:
+//   hosts/      where the hosts of a job come from: -H, hostfiles, Slurm, Volcano, interfaces
+//   cli/        the command line, --config-file and the tuning flags: the job's settings
+//   spawn/      starting ranks: their environment, local processes, ssh and the remote agent's
+//               protocol, mpirun (--mpi)
+//   supervise/  a running job: output, signals, exit codes, failure policy, stopped ranks; `Job`
+//               (a fixed set of ranks) and the remote agent that supervises a rank over ssh
+//   elastic/    elastic rounds: the driver, the host pool and its blacklist, host discovery
+// and here the four things kolorun can be asked to do: act as the remote agent (the hidden mode
+// ssh runs on other hosts), --check-build, hand the job to mpirun, or run it itself (fixed or
+// elastic).
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -8,12 +19,12 @@
 #include "base/errors.h"
 #include "base/logger.h"
 #include "launcher/check_build.h"
-#include "launcher/cli.h"
-#include "launcher/elastic_driver.h"
-#include "launcher/env.h"
-#include "launcher/job.h"
-#include "launcher/mpirun_launch.h"
-#include "launcher/remote_agent.h"
+#include "launcher/cli/cli.h"
+#include "launcher/elastic/driver.h"
+#include "launcher/spawn/mpirun_launch.h"
+#include "launcher/spawn/rank_environment.h"
+#include "launcher/supervise/job.h"
+#include "launcher/supervise/remote_agent.h"
 
 int main(int argc, char** argv) {
   using namespace kolo::launcher;

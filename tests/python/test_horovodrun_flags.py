@@ -3,7 +3,7 @@
 The flags that drive a kolo mechanism reach every rank as kolo's variable (and Horovod's); the
 flags kolo has no mechanism for reach the ranks as Horovod's variable and print one warning each
 saying what kolo does instead. The per-flag parsing is covered in
-tests/cpp/launcher/horovodrun_flags_test.cc; this runs real jobs.
+tests/cpp/launcher/cli/horovodrun_flags_test.cc; this runs real jobs.
 """
 
 import sys

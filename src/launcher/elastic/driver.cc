@@ -1,0 +1,450 @@
+#include "launcher/elastic/driver.h"
+
+#include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "base/errors.h"
+#include "launcher/elastic/host_pool.h"
+#include "launcher/elastic/job_services.h"
+#include "launcher/elastic/rounds.h"
+#include "launcher/elastic/store.h"
+#include "launcher/elastic/worker_process.h"
+#include "launcher/spawn/agent_protocol.h"
+#include "launcher/spawn/env_forwarding.h"
+#include "launcher/spawn/spawner.h"
+#include "launcher/supervise/output.h"
+#include "launcher/supervise/signals.h"
+#include "launcher/supervise/stopped_rank_watch.h"
+#include "transport/shm/job_names.h"
+
+namespace kolo::launcher {
+
+namespace {
+
+constexpr int kPollMs = 100;
+// After SIGTERM (job ending, or an interrupt), how long workers get before SIGKILL.
+constexpr auto kStopGrace = std::chrono::seconds(5);
+// A worker of a removed host exits 0 on its own once a round leaves it out; past this long after
+// that round it is killed (not counted as a failure).
+constexpr auto kRemovedGrace = std::chrono::seconds(10);
+// A second interrupt this soon after the first is the same request (see failure_policy.h).
+constexpr auto kDuplicateWindow = std::chrono::milliseconds(500);
+
+Duration seconds(double value) {
+  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(value));
+}
+
+// "was killed by signal SIGKILL (9)" reads better in "lost (killed by ...)".
+std::string without_was(std::string text) {
+  if (text.rfind("was ", 0) == 0) text.erase(0, 4);
+  return text;
+}
+
+// The environment every worker starts from: kolorun's own, with -x/--env options applied.
+Environment with_forwarded(const LaunchOptions& options, Environment inherited) {
+  apply_env_options(options.forwarded_env, inherited);
+  return inherited;
+}
+
+using Worker = ElasticWorkerProcess;
+
+class ElasticDriver {
+ public:
+  ElasticDriver(const LaunchOptions& options, const Environment& inherited, const Logger& logger)
+      : options_(options),
+        logger_(logger),
+        base_env_(with_forwarded(options, inherited)),
+        peer_timeout_(seconds(rank_peer_timeout_seconds(base_env_))),
+        pool_(options, base_env_) {}
+
+  int run();
+
+ private:
+  void say(const std::string& line) const {
+    std::fprintf(stderr, "[kolorun] elastic: %s\n", line.c_str());
+    std::fflush(stderr);
+  }
+  void refresh_pool(Clock::time_point now);
+  int fill_slots(Clock::time_point now);
+  void spawn(const std::string& host, int slot, int planned_rank, int planned_size);
+  void reap();
+  void on_exit(Worker& worker, ExitStatus status);
+  void publish_round(const std::string& why);
+  void check_ready(Clock::time_point now);
+  // Tells the members about added/removed hosts (they reset at their next commit).
+  void announce_host_changes();
+  void handle_signals();
+  // Ends the job: `signal` to every worker, SIGKILL kStopGrace later; kolorun exits with `code`.
+  void stop_all(const std::string& why, int code, int signal = SIGTERM);
+  void dismiss_removed(Clock::time_point now);
+  [[nodiscard]] int included_count() const;
+  [[nodiscard]] int usable_slots(Clock::time_point now) const;
+  [[nodiscard]] std::vector<int> running_pids() const;
+
+  const LaunchOptions& options_;
+  const Logger& logger_;
+  Environment base_env_;
+  Duration peer_timeout_{};
+  ElasticHostPool pool_;
+  ElasticJobServices services_;
+  // Shorthands into services_, set once they are started.
+  SpawnerSelector* spawners_ = nullptr;
+  std::unique_ptr<ElasticStore> store_;
+  OutputMultiplexer* output_ = nullptr;
+  std::unique_ptr<SignalWatcher> signals_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  int next_serial_ = 0;
+  int64_t round_ = 0;  // latest published round
+  int resets_ = 0;
+  int64_t hosts_stamp_ = 0;
+  std::set<std::string> pending_change_;  // "added" / "removed" not yet told to the workers
+  std::optional<Clock::time_point> reset_started_;  // a member asked for round_ + 1
+  bool finishing_ = false;           // a member exited 0: the job is ending, no more rounds
+  std::optional<int> failure_code_;  // the job ends in failure with this code
+  std::optional<Clock::time_point> kill_at_;
+  std::optional<Clock::time_point> stopping_since_;
+};
+
+int ElasticDriver::included_count() const {
+  return static_cast<int>(
+      std::count_if(workers_.begin(), workers_.end(), [](const auto& w) { return w->included(); }));
+}
+
+int ElasticDriver::usable_slots(Clock::time_point now) const {
+  // The workers that count now, plus the free slots of hosts that may get new ones.
+  int slots = included_count() + pool_.open_slots(now);
+  for (const auto& worker : workers_) {
+    if (worker->included() && !pool_.blacklist().blocked(worker->who.host, now)) --slots;
+  }
+  return slots;
+}
+
+void ElasticDriver::refresh_pool(Clock::time_point now) {
+  const auto change = pool_.refresh(now, logger_);
+  if (!change) return;
+  for (const auto& host : change->added) {
+    say(fmt::format("host {} added ({} slots)", host.host, host.slots));
+  }
+  for (auto& worker : workers_) {
+    if (worker->included() && !pool_.has_slot(worker->who.host, worker->who.slot)) {
+      worker->removed = true;
+      pending_change_.insert("removed");
+    }
+  }
+  for (const auto& host : change->removed) {
+    say(fmt::format("host {} removed; its workers leave at the next reset", host));
+  }
+}
+
+void ElasticDriver::spawn(const std::string& host, int slot, int planned_rank, int planned_size) {
+  auto worker = std::make_unique<Worker>();
+  worker->who = ElasticWorker{next_serial_++, host, slot};
+  SlotAssignment place{host, planned_rank, planned_size, slot, slot + 1, 0, 1};
+  Environment env = build_rank_environment(base_env_, services_.job, place);
+  env["KOLO_ELASTIC"] = "1";
+  env["HOROVOD_ELASTIC"] = "1";
+  env["KOLO_WORKER_ID"] = worker->who.id();
+  env["KOLO_ELASTIC_FIRST_ROUND"] = std::to_string(round_ + 1);
+  env["KOLO_ELASTIC_TIMEOUT"] = format_seconds(options_.elastic_timeout_seconds);
+  SpawnRequest request{place, options_.command, std::move(env)};
+  SpawnedProcess process = spawners_->for_host(host).spawn(request);
+  worker->pid = process.pid;
+  worker->control = std::move(process.control);
+  OutputMultiplexer::LineFilter filter;
+  if (worker->control.valid()) {
+    worker->agent_report = std::make_shared<std::optional<ExitStatus>>();
+    filter = [report = worker->agent_report](std::string_view line) {
+      auto status = parse_agent_status_line(line);
+      if (status) *report = status;
+      return status.has_value();
+    };
+  }
+  output_->add_rank(worker->who.serial, std::move(process.stdout_read),
+                    std::move(process.stderr_read), std::move(filter));
+  logger_.info("started worker {} (pid {})", worker->who.id(), worker->pid);
+  workers_.push_back(std::move(worker));
+}
+
+int ElasticDriver::fill_slots(Clock::time_point now) {
+  if (finishing_ || failure_code_) return 0;
+  // Without --max-np a fixed -H/hostfile pool keeps the job at -np (lost workers are replaced on
+  // free slots); a discovery script's slots are all used. --max-np caps both.
+  const int cap =
+      options_.max_np > 0 || options_.discovery_script ? options_.max_np : options_.num_proc;
+  const int target = elastic_target(usable_slots(now), cap);
+  // Before the first round: exactly -np workers (more join later, as horovodrun does).
+  const int wanted =
+      (round_ == 0 ? std::min(target, options_.num_proc) : target) - included_count();
+  if (wanted <= 0) return 0;
+  std::vector<ElasticWorker> running;
+  for (const auto& worker : workers_) {
+    if (worker->running()) running.push_back(worker->who);
+  }
+  const auto free = slots_to_fill(
+      pool_.hosts(), [&](const std::string& host) { return pool_.blacklist().blocked(host, now); },
+      running, wanted);
+  int started = 0;
+  const int size = included_count() + static_cast<int>(free.size());
+  for (const auto& [host, slot] : free) {
+    try {
+      spawn(host, slot, included_count(), size);
+      ++started;
+    } catch (const Error& error) {
+      say(fmt::format("cannot start a worker on host {}: {}; host blacklisted", host,
+                      error.what()));
+      pool_.blacklist().add(host, now);
+    }
+  }
+  return started;
+}
+
+void ElasticDriver::publish_round(const std::string& why) {
+  std::vector<ElasticWorker> candidates;
+  for (const auto& worker : workers_) {
+    if (worker->included()) candidates.push_back(worker->who);
+  }
+  const auto members = round_order(candidates);
+  const int64_t round = round_ + 1;
+  store_->publish_round(round, members);
+  round_ = round;
+  if (round > 1) ++resets_;
+  reset_started_.reset();
+  pending_change_.clear();  // the new round already reflects every change so far
+  std::map<std::string, int> rank_of;
+  for (size_t r = 0; r < members.size(); ++r) rank_of[members[r].id()] = static_cast<int>(r);
+  const auto now = Clock::now();
+  for (auto& worker : workers_) {
+    const auto found = rank_of.find(worker->who.id());
+    worker->member = found != rank_of.end();
+    worker->rank = worker->member ? found->second : -1;
+    if (!worker->member && worker->running() && !worker->dismissed_at) worker->dismissed_at = now;
+  }
+  logger_.info("round {} published: {} worker(s) ({})", round, members.size(), why);
+}
+
+void ElasticDriver::on_exit(Worker& worker, ExitStatus status) {
+  output_->drain_rank(worker.who.serial);
+  if (worker.agent_report) {
+    if (*worker.agent_report) status = **worker.agent_report;
+    worker.control.reset();
+  }
+  worker.status = status;
+  const auto now = Clock::now();
+  const std::string where = worker.member
+                                ? fmt::format("rank {} on host {}", worker.rank, worker.who.host)
+                                : fmt::format("worker {}", worker.who.id());
+  if (status.success()) {
+    if (worker.member && !worker.removed) finishing_ = true;
+    logger_.info("{} exited with code 0", where);
+    return;
+  }
+  if (kill_at_) {
+    logger_.info("{} stopped: {}", where, status.describe());
+    return;
+  }
+  if (finishing_ || failure_code_) {
+    if (!failure_code_) failure_code_ = status.shell_code();
+    logger_.error("{} {}", where, status.describe());
+    return;
+  }
+  if (worker.removed && worker.dismissed_at) return;  // killed by us after leaving
+  pool_.blacklist().add(worker.who.host, now);
+  const std::string how =
+      worker.stuck
+          ? fmt::format("stuck: no reset within {} s, killed",
+                        format_seconds(std::chrono::duration<double>(peer_timeout_).count() + 1))
+          : without_was(status.describe());
+  if (worker.member) {
+    // Where this round's survivors look for the cause while they report their failed collective.
+    store_->report_lost_member(
+        round_, fmt::format("rank {} (host {}) {}", worker.rank, worker.who.host, how));
+  }
+  if (!worker.member) {
+    // A new worker that never got into a round: the running ones need no reset for it.
+    say(fmt::format("new {} failed before joining a round ({}); host {} blacklisted", where, how,
+                    worker.who.host));
+    if (fill_slots(now) > 0) pending_change_.insert("added");
+    return;
+  }
+  fill_slots(now);
+  const int remaining = included_count();
+  say(fmt::format("{} lost ({}); continuing with {} ranks from commit {}", where, how, remaining,
+                  store_->last_commit()));
+  if (remaining >= options_.min_np) publish_round(fmt::format("{} lost", where));
+}
+
+void ElasticDriver::announce_host_changes() {
+  if (pending_change_.empty() || round_ == 0) return;
+  // The workers' check_host_updates() reads this key at their next commit.
+  const std::string kind = pending_change_.size() > 1 ? "mixed" : *pending_change_.begin();
+  store_->announce_hosts_updated(++hosts_stamp_, kind);
+  if (kind != "removed")
+    say(fmt::format("growing to {} ranks at the next commit", included_count()));
+  pending_change_.clear();
+}
+
+void ElasticDriver::reap() {
+  for (auto& worker : workers_) {
+    if (!worker->running()) continue;
+    int status = 0;
+    const pid_t pid = ::waitpid(worker->pid, &status, WNOHANG);
+    if (pid == worker->pid) on_exit(*worker, ExitStatus::from_wait_status(status));
+    if (pid < 0 && errno == ECHILD) on_exit(*worker, ExitStatus::exited_with(0));
+  }
+}
+
+void ElasticDriver::check_ready(Clock::time_point now) {
+  if (round_ == 0 || finishing_ || failure_code_ || kill_at_) return;
+  if (store_->ready_count(round_ + 1) <= 0) return;  // nobody asked for the next round
+  bool member_ready = false;
+  std::vector<Worker*> waiting;
+  for (auto& worker : workers_) {
+    if (!worker->included()) continue;
+    const bool ready = store_->is_ready(round_ + 1, worker->who.id());
+    if (ready && worker->member) member_ready = true;
+    if (!ready) waiting.push_back(worker.get());
+  }
+  if (!member_ready) return;  // new workers wait until the members come to a reset
+  if (!reset_started_) reset_started_ = now;
+  if (waiting.empty()) {
+    if (included_count() >= options_.min_np) publish_round("every worker ready");
+    return;
+  }
+  // A member that does not come to the reset within the peer timeout is stuck (SIGSTOP). A new
+  // worker may still be starting (Python importing torch takes seconds on a loaded machine): it
+  // gets the start timeout.
+  const Duration member_limit = peer_timeout_ + std::chrono::seconds(1);
+  const Duration newcomer_limit = std::max(member_limit, seconds(options_.start_timeout_seconds));
+  for (Worker* worker : waiting) {
+    if (worker->stuck) continue;
+    if (now - *reset_started_ < (worker->member ? member_limit : newcomer_limit)) continue;
+    worker->stuck = true;
+    logger_.warn("worker {} did not arrive at the reset; killing it (SIGKILL)", worker->who.id());
+    worker->send_signal(SIGKILL);
+  }
+}
+
+void ElasticDriver::dismiss_removed(Clock::time_point now) {
+  for (auto& worker : workers_) {
+    if (worker->running() && worker->dismissed_at && !worker->hard_stopped &&
+        now - *worker->dismissed_at > peer_timeout_ + kRemovedGrace) {
+      logger_.warn("worker {} left the job but did not exit; killing it", worker->who.id());
+      worker->send_signal(SIGKILL);
+    }
+  }
+}
+
+void ElasticDriver::stop_all(const std::string& why, int code, int signal) {
+  if (kill_at_) return;
+  if (!failure_code_) failure_code_ = code;
+  if (!why.empty()) say(why);
+  for (auto& worker : workers_) {
+    if (worker->running()) worker->send_signal(signal);
+  }
+  stopping_since_ = Clock::now();
+  kill_at_ = *stopping_since_ + kStopGrace;
+}
+
+void ElasticDriver::handle_signals() {
+  for (int signal : signals_->read_pending()) {
+    if (signal == SIGCHLD) continue;
+    if (kill_at_) {
+      // Wrappers such as timeout(1) signal kolorun and its group: one request may come twice.
+      if (Clock::now() - *stopping_since_ < kDuplicateWindow) continue;
+      logger_.warn("received {} again: killing the workers now", signal_name(signal));
+      for (auto& worker : workers_) {
+        if (worker->running()) worker->send_signal(SIGKILL);
+      }
+      continue;
+    }
+    logger_.warn("received {}: forwarded to the workers", signal_name(signal));
+    stop_all("", 128 + signal, signal);
+  }
+}
+
+std::vector<int> ElasticDriver::running_pids() const {
+  std::vector<int> pids;
+  for (const auto& worker : workers_) {
+    if (worker->running()) pids.push_back(worker->pid);
+  }
+  return pids;
+}
+
+int ElasticDriver::run() {
+  signals_ = std::make_unique<SignalWatcher>();
+  services_ = start_elastic_job_services(options_, pool_.hosts(), logger_);
+  spawners_ = services_.spawners.get();
+  store_ = std::make_unique<ElasticStore>(*services_.store);
+  output_ = services_.output.get();
+  MinSizeWatch min_size(options_.min_np, seconds(options_.elastic_timeout_seconds));
+
+  fill_slots(Clock::now());
+  std::vector<pollfd> fds;
+  while (true) {
+    reap();
+    const auto now = Clock::now();
+    if (running_pids().empty() && (finishing_ || failure_code_ || kill_at_)) break;
+    if (!finishing_ && !failure_code_ && !kill_at_) {
+      refresh_pool(now);
+      const bool added = fill_slots(now) > 0 && round_ > 0;
+      if (added) pending_change_.insert("added");
+      if (round_ == 0 && included_count() >= options_.min_np) publish_round("start");
+      check_ready(now);
+      announce_host_changes();
+      dismiss_removed(now);
+      ElasticCensus census{included_count(),
+                           usable_slots(now),
+                           pool_.slots_can_come_back(),
+                           resets_,
+                           MinSizeWatch::Verdict::enough,
+                           pool_.describe(),
+                           pool_.blacklist().blocked_hosts(now)};
+      census.min_size = min_size.update(census.available, now);
+      const auto why = elastic_end_reason(
+          census, {options_.min_np, options_.elastic_timeout_seconds, options_.reset_limit});
+      if (why) stop_all(*why, 1);
+    }
+    if (kill_at_ && now >= *kill_at_) {
+      for (auto& worker : workers_) {
+        if (worker->running() && !worker->hard_stopped) worker->send_signal(SIGKILL);
+      }
+    }
+    fds.clear();
+    fds.push_back(pollfd{signals_->fd(), POLLIN, 0});
+    output_->append_pollfds(fds);
+    const int ready = ::poll(fds.data(), fds.size(), kPollMs);
+    if (ready < 0 && errno != EINTR) throw SystemError("poll", errno, "kolorun elastic driver");
+    if (ready <= 0) continue;
+    if (fds[0].revents != 0) handle_signals();
+    for (size_t i = 1; i < fds.size(); ++i) output_->handle(fds[i]);
+  }
+  const Deadline drain(std::chrono::seconds(2));
+  while (!output_->all_closed() && !drain.expired()) output_->pump(drain.remaining_ms(100));
+  output_->close_all();
+  (void)transport::shm::remove_job_leftovers(transport::shm::job_tag(services_.job.secret_hex));
+  if (failure_code_) {
+    logger_.error("elastic job failed; kolorun exits with status {}", *failure_code_);
+    return *failure_code_;
+  }
+  logger_.info("every worker of round {} exited with code 0", round_);
+  return 0;
+}
+
+}  // namespace
+
+int run_elastic_job(const LaunchOptions& options, const Environment& inherited,
+                    const Logger& logger) {
+  ElasticDriver driver(options, inherited, logger);
+  return driver.run();
+}
+
+}  // namespace kolo::launcher

@@ -1,0 +1,1 @@
+"""``horovod.runner.common`` on kolo: the helpers Horovod's tests import."""

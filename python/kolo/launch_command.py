@@ -48,7 +48,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def run(args: argparse.Namespace, elastic_timeout: float | None = None,
         extra_env: dict | None = None) -> None:
     """Runs kolorun with ``args.argv``; `elastic_timeout` is passed as --elastic-timeout when the
-    command line is elastic and has none. Raises RuntimeError with Horovod's message if the job fails."""
+    command line is elastic and has none. Raises RuntimeError with Horovod's message if the job
+    fails."""
     command = [_kolorun()]
     if elastic_timeout is not None and args.elastic_timeout is None and args.elastic:
         command += ["--elastic-timeout", repr(float(elastic_timeout))]

@@ -291,9 +291,12 @@ void ElasticDriver::on_exit(Worker& worker, ExitStatus status) {
     if (dropped > 0) pending_change_.insert("removed");
     return;
   }
+  // Survivors: members of the round that hold its committed state (new workers have none).
+  const bool survivors = std::any_of(workers_.begin(), workers_.end(),
+                                     [](const auto& w) { return w->included() && w->member; });
   fill_slots(now);
   const int remaining = included_count();
-  if (remaining == 0) {
+  if (!survivors) {
     // No survivor holds the committed state and no worker can come to a reset: waiting for
     // --elastic-timeout would only delay the failure.
     stop_all(fmt::format("{} lost ({}); no worker is left (host {} and the others blacklisted or "

@@ -8,8 +8,10 @@ cd "$(dirname "$0")/.."
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
-packages=(build-essential cmake ninja-build python3-dev libgtest-dev libgmock-dev libcli11-dev libfmt-dev
-          libspdlog-dev libssl-dev libbenchmark-dev dataset-fashion-mnist openmpi-bin libopenmpi-dev
+# What the build, the tests and the examples use, nothing else (docs/ARCHITECTURE.md, "What kolo
+# writes by hand": no spdlog; the tests use GoogleTest without GoogleMock).
+packages=(build-essential cmake ninja-build python3-dev libgtest-dev libcli11-dev libfmt-dev
+          libssl-dev libbenchmark-dev dataset-fashion-mnist openmpi-bin libopenmpi-dev
           openssh-client  # kolorun starts ranks on other hosts with the system ssh
           openssh-server iproute2  # tests/multihost: an sshd per network namespace
           clang libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer and clang's sanitizer runtimes
@@ -39,6 +41,9 @@ fi
 # change between versions) checks the Python code (scripts/lint.sh).
 $PYTHON -m pip install "${pip_flags[@]}" "scikit-build-core>=0.10" "nanobind>=2.0" \
   numpy pytest "torch==2.13.0" mpi4py pyyaml filelock "ruff==0.17.6"
+# MkDocs (pinned: its warnings, which --strict turns into errors, change between versions) builds
+# the user guide in docs/ (scripts/test.sh runs `mkdocs build --strict`).
+$PYTHON -m pip install "${pip_flags[@]}" "mkdocs==1.6.1"
 echo "setup: building and installing kolo with its C++ tests (pip install .)"
 $PYTHON -m pip install "${pip_flags[@]}" --no-build-isolation \
   --config-settings=cmake.define.KOLO_BUILD_TESTS=ON .

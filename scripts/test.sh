@@ -29,6 +29,12 @@ else
   KOLORUN_PATH=$(command -v kolorun)
 fi
 export KOLORUN_PATH
+# The user guide and the developers' pages (MkDocs, a second): --strict fails on a broken link,
+# anchor or page missing from the nav; the configuration page's tables come from
+# src/base/settings.def and this kolorun's --help (docs/hooks/reference.py).
+# Not --quiet: it hides the warnings from --strict's count, and the build then passes anyway.
+echo "test: documentation site (mkdocs build --strict into build/site)"
+$PYTHON -m mkdocs build --strict
 echo "test: C++ suites (ctest in $build_dir, kolorun $KOLORUN_PATH)"
 ctest --test-dir "$build_dir" --output-on-failure -j2 --timeout 300
 

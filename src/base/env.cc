@@ -1,9 +1,9 @@
 #include "base/env.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdlib>
+#include <iterator>
 
 #include "base/errors.h"
 
@@ -13,34 +13,13 @@ namespace kolo {
 
 namespace {
 
-// Every setting, by its name without prefix, in the order of README's table. Launch information
-// is here too (kolorun sets it for each rank), and what Python reads (STAGE_THROUGH_HOST), so none
-// of it is reported as unknown.
-constexpr std::array<std::string_view, 56> kSettings = {
-    // core: the runtime (core/config.cc)
-    "CYCLE_TIME", "FUSION_THRESHOLD", "CACHE_CAPACITY", "LOG_LEVEL", "LOG_HIDE_TIME",
-    "PEER_TIMEOUT", "START_TIMEOUT", "SMALL_ALLREDUCE_BYTES", "MAX_CONTROL_MESSAGE", "SHM_DISABLE",
-    "SHM_RING_BYTES", "SHM_ALLREDUCE_BYTES", "HIERARCHICAL_ALLREDUCE", "CPU_OPERATIONS",
-    "GPU_OPERATIONS", "CONTROLLER", "IFACE", "GLOO_IFACE", "DYNAMIC_PROCESS_SETS",
-    "THREAD_AFFINITY",
-    // observability and autotuning
-    "TIMELINE", "TIMELINE_MARK_CYCLES", "STALL_CHECK_DISABLE", "STALL_CHECK_TIME_SECONDS",
-    "STALL_SHUTDOWN_TIME_SECONDS", "AUTOTUNE", "AUTOTUNE_LOG", "AUTOTUNE_WARMUP_SAMPLES",
-    "AUTOTUNE_STEPS_PER_SAMPLE", "AUTOTUNE_SAMPLES_PER_TRIAL",
-    // launch information (kolorun's, or Horovod's gloo names for the store)
-    "RANK", "SIZE", "HOSTNAME", "LOCAL_RANK", "LOCAL_SIZE", "CROSS_RANK", "CROSS_SIZE",
-    "RENDEZVOUS_ADDR", "RENDEZVOUS_PORT", "GLOO_RENDEZVOUS_ADDR", "GLOO_RENDEZVOUS_PORT", "SECRET",
-    "LAUNCHER_PID",
-    // elastic training (kolorun's, for core/elastic_join.h)
-    "ELASTIC", "WORKER_ID", "ELASTIC_FIRST_ROUND", "ELASTIC_TIMEOUT",
-    // elastic: kolo.elastic.host_notices' poll, kolorun's discovery interval
-    "ELASTIC_NOTICE_INTERVAL", "ELASTIC_DISCOVERY_INTERVAL",
-    // the launcher (kolorun) and the MPI plugin
-    "FAILURE_GRACE_SECONDS", "MPIRUN", "MPI_PLUGIN",
-    // kolo.torch (staging.py)
-    "STAGE_THROUGH_HOST",
-    // kolo's own test scripts (README): ranks they start inherit them
-    "FAULT_BOUNDS", "SOAK_STEPS", "TEST_SANITIZERS"};
+// Every setting, by its name without prefix: the rows of base/settings.def, which the user
+// guide's configuration page is generated from too.
+constexpr std::string_view kSettings[] = {
+#define KOLO_SETTING(name, group, default_text, meaning) #name,
+#include "base/settings.def"
+#undef KOLO_SETTING
+};
 
 }  // namespace
 
@@ -69,7 +48,7 @@ std::vector<std::string> process_env_names() {
 }
 
 bool is_setting(std::string_view name) {
-  return std::find(kSettings.begin(), kSettings.end(), name) != kSettings.end();
+  return std::find(std::begin(kSettings), std::end(kSettings), name) != std::end(kSettings);
 }
 
 std::optional<FoundSetting> find_setting(const EnvLookup& lookup, std::string_view name) {

@@ -46,7 +46,7 @@ struct Config {
   // unless HOROVOD_LOG_HIDE_TIME=1); HOROVOD_LOG_HIDE_TIME=0 or --log-with-timestamp turns it on.
   bool log_timestamps = false;
 
-  // Observability (timeline, stall inspector) and autotuning; see README's table.
+  // Observability (timeline, stall inspector) and autotuning; see docs/guide/configuration.md.
   std::string timeline_path;  // TIMELINE: Chrome-trace file rank 0 writes; "" or DYNAMIC: none
   bool timeline_mark_cycles = false;  // TIMELINE_MARK_CYCLES
   // Not settings: set by Runtime for an elastic round after the job's first, whose rank 0

@@ -1,10 +1,11 @@
+#include "launcher/spawn/rank_environment.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 
 #include "base/errors.h"
 #include "launcher/cli/tuning_flags.h"
-#include "launcher/spawn/rank_environment.h"
 
 namespace kolo::launcher {
 namespace {

@@ -50,7 +50,8 @@ def run(args: argparse.Namespace, elastic_timeout: float | None = None,
     """Runs kolorun with ``args.argv``; `elastic_timeout` is passed as --elastic-timeout when the
     command line is elastic and has none. Raises RuntimeError with Horovod's message if the job
     fails."""
-    command = [_kolorun()]
+    # KOLORUN_PATH: a kolorun of one's own (a development stage) over the installed one.
+    command = [os.environ.get("KOLORUN_PATH") or _kolorun()]
     if elastic_timeout is not None and args.elastic_timeout is None and args.elastic:
         command += ["--elastic-timeout", repr(float(elastic_timeout))]
     command += args.argv

@@ -24,7 +24,9 @@ result (small integers, exact in float32) and reports wrong elements; a size whe
 wrong is flagged in the table.
 
 Ranks are pinned one per core for all peers when np <= cores (mpirun's default binding; kolorun
-and the gloo script get `taskset`), or none when oversubscribed or with --no-bind. Each round
+and the gloo script get `taskset`), or none when oversubscribed or with --no-bind. Pinned, kolo
+also runs as users launch it, a plain `kolorun -np N kolo-bench` with kolo's own placement
+(docs/guide/placement.md): the peer "plain", with its own plain/mpi ratio. Each round
 runs the peers in turn (interleaved, so a noisy neighbour hurts all alike); the table shows each
 size's median over rounds: latency (us), busbw (GB/s) and the kolo/peer busbw ratios; "<goal"
 marks where kolo/mpi is below the goal (1.2 at np <= cores, 1.0 oversubscribed). Sizes up to
@@ -152,11 +154,12 @@ def ranges_of(args: argparse.Namespace) -> list[Range]:
 
 
 def run_kolo(args: argparse.Namespace, part: Range, kolorun: str | None = None,
-             kolo_bench: str | None = None) -> Rows:
+             kolo_bench: str | None = None, pin: bool = True) -> Rows:
+    """kolo-bench under kolorun; pinned with taskset unless `pin` is False (the plain launch)."""
     bench = [kolo_bench or args.kolo_bench, "-t", ",".join(args.collectives),
              "-b", part.sizes[0], "-e", part.sizes[1], "-f", part.sizes[2],
              "-n", str(part.iters), "-w", str(part.warmup), "-d", "float", "-o", "sum"]
-    if pinned(args):  # kolorun does not bind: pin each rank to the core numbered like its rank
+    if pin and pinned(args):  # each rank on the core numbered like its rank
         bench = ["bash", "-c", 'exec taskset -c "$KOLO_RANK" "$@"', "kolo-bench", *bench]
     return table_rows(run([kolorun or args.kolorun, "-np", str(args.np), *bench]))
 
@@ -257,7 +260,8 @@ def main() -> None:
     parser.add_argument("--no-bind", dest="bind", action="store_false",
                         help="do not pin ranks to cores (default: pin all peers alike when "
                              "np <= cores)")
-    parser.add_argument("--skip", default="", help="comma list of peers to leave out: gloo,mpi")
+    parser.add_argument("--skip", default="",
+                        help="comma list of peers to leave out: gloo,mpi,plain")
     parser.add_argument("--sizes", default="",
                         help="comma list of exact sizes (e.g. 8,256K,64M) instead of -b/-e/-f")
     parser.add_argument("--plot", default="", help="write a PNG of busbw vs size to this file")
@@ -282,7 +286,9 @@ def main() -> None:
             rows.update(measure(part))
         return rows
 
-    peers = ["kolo"] + (["base"] if args.baseline_kolorun else []) \
+    plain = pinned(args) and "plain" not in skip  # else the kolo column is the plain launch
+    peers = ["kolo"] + (["plain"] if plain else []) \
+        + (["base"] if args.baseline_kolorun else []) \
         + [peer for peer in ("gloo", "mpi") if peer not in skip]
     results: dict[str, list[Rows]] = {peer: [] for peer in peers}
     load_before = os.getloadavg()
@@ -291,6 +297,8 @@ def main() -> None:
         for round_ in range(args.rounds):
             print(f"# round {round_ + 1}/{args.rounds}", file=sys.stderr, flush=True)
             results["kolo"].append(each_range(lambda part: run_kolo(args, part)))
+            if "plain" in results:
+                results["plain"].append(each_range(lambda part: run_kolo(args, part, pin=False)))
             if "base" in results:
                 results["base"].append(each_range(lambda part: run_kolo(
                     args, part, args.baseline_kolorun, args.baseline_kolo_bench)))
@@ -312,7 +320,7 @@ def main() -> None:
         return format(value, form) if value is not None else "-"
 
     goal = 1.2 if pinned(args) else 1.0
-    others = [peer for peer in peers if peer != "kolo"]
+    others = [peer for peer in peers if peer not in ("kolo", "plain")]
     print(f"# float32, np {args.np}, medians of {args.rounds} interleaved rounds (iterations "
           f"and warm-up: up to {SMALL_BYTES >> 10} KiB {args.small_iters} and "
           f"{max(args.warmup, args.small_iters // 10)} (gloo {args.iters}), to "
@@ -329,22 +337,29 @@ def main() -> None:
               f"{factor:.3g})")
         print(f"#{'size':>11} " + " ".join(f"{peer + ' us':>10}" for peer in peers) + " "
               + " ".join(f"{peer + ' GB/s':>10}" for peer in peers) + " "
-              + " ".join(f"{'kolo/' + peer:>10}" for peer in others))
+              + " ".join(f"{'kolo/' + peer:>10}" for peer in others)
+              + (f" {'plain/mpi':>10}" if "plain" in peers and "mpi" in peers else ""))
         for size in sizes[collective]:
             us = {peer: median_us(peer, collective, size) for peer in peers}
             bw = {peer: size / (us[peer] * 1e-6) / 1e9 * factor if us[peer] else None
                   for peer in peers}
             ratio = {peer: (bw["kolo"] / bw[peer]) if bw["kolo"] and bw[peer] else None
                      for peer in others}
+            plain_ratio = []
+            if "plain" in peers and "mpi" in peers:
+                plain_ratio = [bw["plain"] / bw["mpi"] if bw["plain"] and bw["mpi"] else None]
             notes = []
             if ratio.get("mpi") is not None and ratio["mpi"] < goal:
                 notes.append("<goal")
+            if plain_ratio and plain_ratio[0] is not None and plain_ratio[0] < goal:
+                notes.append("plain<goal")
             bad = [peer for peer in peers if wrong(peer, collective, size)]
             if bad:
                 notes.append("WRONG: " + ",".join(bad))
             print(f" {size:>11} " + " ".join(text(us[peer], "10.1f") for peer in peers) + " "
                   + " ".join(text(bw[peer], "10.3f") for peer in peers) + " "
                   + " ".join(text(ratio[peer], "10.2f") for peer in others)
+                  + "".join(" " + text(value, "10.2f") for value in plain_ratio)
                   + ("  " + " ".join(notes) if notes else ""))
     if args.plot:
         write_plot(args.plot, args, peers, median_us, sizes)

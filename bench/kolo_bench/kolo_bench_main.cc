@@ -16,6 +16,7 @@
 #include "comm/collectives.h"
 #include "core/bootstrap_options.h"
 #include "core/config.h"
+#include "core/rank_placement.h"
 
 namespace kolo::bench {
 namespace {
@@ -49,8 +50,13 @@ int run(int argc, char** argv) {
       bootstrap::connect_world(launch, core::bootstrap_options(config), /*round=*/0, logger);
   std::vector<transport::Link*> links;
   for (auto& link : connected.links) links.push_back(link.get());
+  // Placed as the runtime places a rank (core/rank_placement.h), so that a plain `kolorun -np N
+  // kolo-bench` measures what a plain training job gets.
+  const core::RankPlacement placement = core::place_rank(
+      config, process_env_lookup(), connected.world.local_rank, connected.world.local_size, logger);
   comm::CommunicatorOptions options;
   options.peer_timeout = config.peer_timeout;
+  options.host_cpus = placement.host_cpus;
   comm::Communicator comm(launch.rank, std::move(links), connected.world.topology, options);
   // The same choices the runtime's kolo backend makes.
   comm::AllreduceOptions allreduce_options;

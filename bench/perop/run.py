@@ -21,6 +21,11 @@ Ranks are pinned one per core (taskset; mpirun --bind-to core) when np <= cores,
 bench/compare/compare.py does. Every Python case times each call alone; the table shows, per
 case, the median over rounds of each round's median and 90th percentile (us), and the ratio of
 each kolo case to gloo and to OpenMPI (C): peer time / kolo time, > 1 means kolo is faster.
+Beside the pinned kolo cases, each round also runs them the way users launch them, a plain
+`kolorun -np N python ...` (kolo's own placement, docs/guide/placement.md): the "plain us"
+column is the median over rounds of those jobs' medians, "plain min" and "plain max" the
+fastest and the slowest job's median (every job must be fast, not the typical one). With
+--no-bind the main column is already plain.
 The load average is printed before and after: on a shared machine it says how far to trust it.
 """
 from __future__ import annotations
@@ -86,14 +91,19 @@ class Cases:
         self.mpi_binary = scratch / "peer_mpi"
         run(["mpicc", "-O2", "-o", str(self.mpi_binary), str(HERE / "peer_mpi.c")])
 
-    def under_kolorun(self, command: list[str]) -> list[str]:
-        if self.pin:  # kolorun does not bind: each rank on the core numbered like its rank
+    def under_kolorun(self, command: list[str], pin: bool | None = None) -> list[str]:
+        if self.pin if pin is None else pin:  # each rank on the core numbered like its rank
             command = ["bash", "-c", 'exec taskset -c "$KOLO_RANK" "$@"', "perop", *command]
         return [self.args.kolorun, "-np", self.np, *command]
 
     def kolo(self) -> dict[str, tuple[float, float]]:
         return rows(run(self.under_kolorun(
             [sys.executable, str(HERE / "kolo_cases.py"), *self.counts])))
+
+    def kolo_plain(self) -> dict[str, tuple[float, float]]:
+        """The kolo cases under a plain `kolorun -np N` (no taskset): what users run."""
+        return rows(run(self.under_kolorun(
+            [sys.executable, str(HERE / "kolo_cases.py"), *self.counts], pin=False)))
 
     def kolo_bench(self) -> dict[str, tuple[float, float]]:
         text = run(self.under_kolorun([self.args.kolo_bench, "-t", "allreduce", "-b", "8", "-e",
@@ -160,7 +170,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-bind", dest="bind", action="store_false",
                         help="do not pin ranks to cores")
     parser.add_argument("--skip", default="",
-                        help="comma list of peers to leave out: gloo,mpi,mpi4py,kolo-bench")
+                        help="comma list of peers to leave out: gloo,mpi,mpi4py,kolo-bench, "
+                             "plain (the plain-launch column)")
     parser.add_argument("--horovod-python",
                         help="the python of a venv with the real Horovod 0.28.1 "
                              "(bench/horovod_reference/build.sh): add it as a peer")
@@ -173,6 +184,7 @@ def main(argv: list[str] | None = None) -> None:
     skip = set(filter(None, args.skip.split(",")))
     load_before = os.getloadavg()
     samples: dict[str, list[tuple[float, float]]] = {}
+    plain: dict[str, list[tuple[float, float]]] = {}  # kolo cases under a plain kolorun
     with tempfile.TemporaryDirectory() as scratch:
         cases = Cases(args, Path(scratch))
         peers = [("kolo", cases.kolo), ("kolo-bench", cases.kolo_bench), ("gloo", cases.gloo),
@@ -189,6 +201,9 @@ def main(argv: list[str] | None = None) -> None:
                     continue
                 for case, values in measure().items():
                     samples.setdefault(case, []).append(values)
+            if cases.pin and "plain" not in skip:
+                for case, values in cases.kolo_plain().items():
+                    plain.setdefault(case, []).append(values)
     load_after = os.getloadavg()
 
     def median(case: str, which: int) -> float:
@@ -203,7 +218,7 @@ def main(argv: list[str] | None = None) -> None:
     medians = {case: median(case, 0) for case in samples}
     horovod = f" {'hvd/this':>10}" if args.horovod_python else ""
     print(f"# {'case':<52} {'median us':>10} {'p90 us':>10} {'gloo/this':>10} "
-          f"{'mpi/this':>10}{horovod}")
+          f"{'mpi/this':>10}{horovod} {'plain us':>10} {'plain min':>10} {'plain max':>10}")
     for case in samples:
         mid = medians[case]
         ratios = [f"{peer / mid:10.3g}" if peer and mid > 0 else f"{'-':>10}"
@@ -211,6 +226,9 @@ def main(argv: list[str] | None = None) -> None:
         if args.horovod_python:
             ratio = horovod_ratio(case, medians)
             ratios.append(f"{ratio:10.3g}" if ratio else f"{'-':>10}")
+        jobs = [values[0] for values in plain.get(case, [])]
+        ratios += [f"{value:10.2f}" for value in (statistics.median(jobs), min(jobs), max(jobs))] \
+            if jobs else [f"{'-':>10}"] * 3
         print(f"  {case:<52} {mid:10.2f} {median(case, 1):10.2f} {' '.join(ratios)}")
 
 

@@ -24,7 +24,11 @@ each runner, the runners' order rotating from round to round:
   lockstep  `--mode lockstep`: `local` plus one 4-byte gloo allreduce per step, so each step
             waits for the slower rank: the ceiling for any synchronous library, still without
             gradient exchange.
-All use one torch thread per rank, SGD with momentum, the same seed (the same initial weights
+Each library is launched as its users launch it (--launch plain, the default): no
+OMP_NUM_THREADS and no torch.set_num_threads, so kolorun's placement (a share of the cores and a
+thread count per rank, docs/guide/placement.md) and torchrun's OMP_NUM_THREADS=1 decide;
+--launch one-thread gives every runner's ranks one torch thread instead (the earlier setting).
+All use SGD with momentum, the same seed (the same initial weights
 and samples in every round) and the same steps. Then one more kolo run per model records the
 timeline, from which overlap.py computes how much allreduce time overlaps backward.
 
@@ -91,11 +95,16 @@ def commands(np_: int, kolorun: str, horovod_python: str | None = None,
     return found
 
 
-def runner_environment(runner: str, horovod_python: str | None) -> dict[str, str]:
-    """Every runner's ranks get one OpenMP thread; the real Horovod's also an environment in
-    which `horovod` cannot resolve to kolo's alias package."""
+def runner_environment(runner: str, horovod_python: str | None,
+                       launch: str = "plain") -> dict[str, str]:
+    """The environment of a runner's launcher: plain, what a user's shell has (no
+    OMP_NUM_THREADS: each launcher's default decides); one-thread, one OpenMP thread per rank.
+    The real Horovod's also one in which `horovod` cannot resolve to kolo's alias package."""
     base = horovod_reference.environment(horovod_python) if runner == "horovod" else os.environ
-    return dict(base, OMP_NUM_THREADS="1")
+    env = {k: v for k, v in base.items() if k != "OMP_NUM_THREADS"}
+    if launch == "one-thread":
+        env["OMP_NUM_THREADS"] = "1"
+    return env
 
 
 def select_runners(requested: list[str], horovod_python: str | None,
@@ -173,6 +182,9 @@ def main() -> None:
     parser.add_argument("--horovod-python",
                         help="the python of a venv with the real Horovod 0.28.1 "
                              "(bench/horovod_reference/build.sh): adds the horovod runner")
+    parser.add_argument("--launch", choices=["plain", "one-thread"], default="plain",
+                        help="plain: each library as its users launch it (default); one-thread: "
+                             "every rank one torch thread")
     parser.add_argument("--horovod-controller", choices=horovod_reference.CONTROLLERS,
                         default="gloo", help="horovodrun's controller for the horovod runner")
     args = parser.parse_args()
@@ -195,11 +207,13 @@ def main() -> None:
     if out_dir.exists():
         shutil.rmtree(out_dir / "runs", ignore_errors=True)
     cmds = commands(args.np, kolorun, args.horovod_python, args.horovod_controller)
-    envs = {r: runner_environment(r, args.horovod_python) for r in runners}
+    envs = {r: runner_environment(r, args.horovod_python, args.launch) for r in runners}
+    threads = "0" if args.launch == "plain" else "1"
 
     def flags(model: str) -> list[str]:
         return ["--model", model, "--batch-size", str(args.batch_size or BATCH[model]),
-                "--steps", str(args.steps or STEPS[model]), "--warmup", str(args.warmup)]
+                "--steps", str(args.steps or STEPS[model]), "--warmup", str(args.warmup),
+                "--threads", threads]
 
     load_before = load_average()
     runs: dict[str, dict[str, list[dict]]] = {m: {r: [] for r in runners} for m in models}
@@ -226,9 +240,10 @@ def main() -> None:
     command = "python3 bench/train_vs_ddp/run.py " + " ".join(sys.argv[1:])
     header = (f"`{command.strip()}`: {args.np} ranks, {args.rounds} rounds (runners interleaved), "
               f"{args.warmup} warm-up + " + (f"{args.steps}" if args.steps else ", ".join(
-                  f"{m} {STEPS[m]}" for m in models)) + " timed steps, seed 0, one torch thread "
-              f"per rank; {os.cpu_count()} CPUs, load average {load_before} before, {load_after} "
-              f"after; {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC")
+                  f"{m} {STEPS[m]}" for m in models)) + " timed steps, seed 0, launched "
+              f"{args.launch}; {os.cpu_count()} CPUs, load average {load_before} before, "
+              f"{load_after} after; "
+              f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC")
     out_dir.mkdir(parents=True, exist_ok=True)
     plotted = plot(runs, out_dir / "train_vs_ddp.png")
     text = f"{header}\n\n{markdown(runs, overlaps)}\n{plotted}\n"

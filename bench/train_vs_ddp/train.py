@@ -45,6 +45,9 @@ parser.add_argument("--seed", type=int, default=0)
 parser.add_argument("--eval-size", type=int, default=512)
 parser.add_argument("--out", required=True, help="directory for rank<r>.json")
 parser.add_argument("--timeline", help="kolo: record the timed steps' timeline into this file")
+parser.add_argument("--threads", type=int, default=1,
+                    help="torch threads per rank; 0: what the launcher gives (kolorun's placement, "
+                         "torchrun's OMP_NUM_THREADS=1), as a user's script that sets none")
 
 
 def peak_rss_mib() -> float:
@@ -72,7 +75,8 @@ def main() -> None:
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    torch.set_num_threads(1)  # the ranks share the machine's cores, in every runner
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)  # the ranks share the machine's cores
     torch.manual_seed(args.seed)
     model = build(args.model)
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
@@ -180,5 +184,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
     main()

@@ -27,7 +27,8 @@ __all__ = [
     "KoloError", "KoloValueError", "HorovodInternalError", "Average", "Sum", "Min", "Max",
     "Product", "Adasum",
     "init", "shutdown", "is_initialized", "rank", "size", "local_rank", "local_size",
-    "cross_rank", "cross_size", "allreduce", "allreduce_async", "allreduce_", "allreduce_async_",
+    "cross_rank", "cross_size", "placement", "allreduce", "allreduce_async", "allreduce_",
+    "allreduce_async_",
     "allgather", "allgather_async", "broadcast", "broadcast_async", "broadcast_",
     "broadcast_async_", "alltoall", "alltoall_async", "reducescatter", "reducescatter_async",
     "grouped_allreduce", "grouped_allreduce_async", "grouped_allgather",
@@ -93,6 +94,16 @@ def cross_rank() -> int:
     return _core.cross_rank()
 
 
+def placement() -> dict:
+    """What kolo's default placement did for this rank at init (docs/guide/placement.md).
+
+    ``{"cpus": [...], "job_cpus": [...], "threads": int or None, "summary": str}``: the CPUs
+    this rank's threads may use, the CPUs of the whole job on this host, the thread count given
+    to the framework (None: left alone) and one line saying why.
+    """
+    return _core.placement()
+
+
 def cross_size() -> int:
     return _core.cross_size()
 
@@ -109,16 +120,18 @@ def _name(kind: str, name: Optional[str], process_set: int = 0) -> str:
 def _submit(op: int, kind: str, array: Any, output: Any, name: Optional[str], *,
             reduce_op: int = 0, root: int = 0, prescale: float = 1.0, postscale: float = 1.0,
             process_set: int = 0, splits: Optional[list] = None, group: tuple = (0, 0),
-            invalid: str = "", finish=None) -> int:
+            invalid: str = "", finish=None, ready: tuple = (0, -1)) -> int:
     """Queues one operation and tracks it until synchronize(). `invalid` (non-empty) says what
     is wrong with the caller's arguments: the core raises it as a ValueError and fails the name
     on the other ranks too. `group` is (id, size) for a member of a grouped operation;
-    `finish(result)` is the framework layer's last step at synchronize() (_handles.py)."""
+    `finish(result)` is the framework layer's last step at synchronize() (_handles.py);
+    `ready` is (cudaEvent_t, device) the core waits for before reading `array` (kolo.torch's
+    asynchronous host path), (0, -1) for none."""
     options = _core.EnqueueOptions(
         op=op, name=_name(kind, name, process_set), reduce_op=reduce_op, root=root,
         prescale=float(prescale), postscale=float(postscale), process_set=process_set,
         splits=[] if splits is None else [int(s) for s in splits], group_id=group[0],
-        group_size=group[1], invalid=invalid)
+        group_size=group[1], invalid=invalid, ready_event=ready[0], ready_device=ready[1])
     handle = _core.enqueue(options, array, output)
     _handles.track(handle, array, output, op, finish)
     return handle

@@ -9,6 +9,7 @@
 #include "base/errors.h"
 #include "base/name_list.h"
 #include "core/thread_affinity.h"
+#include "placement/cpu_list.h"
 
 namespace kolo::core {
 
@@ -93,6 +94,26 @@ void read_observability(SettingReader& reader, Config& config) {
       static_cast<uint32_t>(reader.number("AUTOTUNE_SAMPLES_PER_TRIAL", 3, 1));
 }
 
+// Placement at init (core/rank_placement.h): the policy, what kolorun did, what another launcher
+// did (its own variables, read as it spells them).
+void read_placement(const EnvLookup& lookup, SettingReader& reader, Config& config) {
+  if (auto found = reader.find("BIND_TO")) {
+    config.bind_to = placement::parse_bind_to(found->second, found->first);
+  }
+  if (auto found = reader.find("CPU_SHARE")) {
+    config.cpu_share = placement::parse_cpu_list(found->second, found->first);
+  }
+  if (auto found = reader.find("JOB_CPUS")) {
+    config.job_cpus = placement::parse_cpu_list(found->second, found->first);
+  }
+  if (lookup("OMPI_MCA_orte_bound_at_launch").value_or("") == "1") {
+    config.bound_by_launcher = "OMPI_MCA_orte_bound_at_launch=1";
+  } else if (auto slurm = lookup("SLURM_CPU_BIND_TYPE");
+             slurm && !slurm->empty() && slurm->find("none") == std::string::npos) {
+    config.bound_by_launcher = "SLURM_CPU_BIND_TYPE=" + *slurm;
+  }
+}
+
 }  // namespace
 
 Config Config::from_env(const EnvLookup& lookup, const std::vector<std::string>& all_names) {
@@ -133,6 +154,7 @@ Config Config::from_env(const EnvLookup& lookup, const std::vector<std::string>&
   if (auto cores = reader.find("THREAD_AFFINITY")) {
     config.thread_affinity = parse_core_list(cores->second, cores->first);
   }
+  read_placement(lookup, reader, config);
   config.log_timestamps = !reader.flag("LOG_HIDE_TIME").value_or(true);
   read_observability(reader, config);
 

@@ -13,6 +13,7 @@
 #include "backends/backend_choice.h"
 #include "base/env.h"
 #include "base/logger.h"
+#include "placement/rank_plan.h"
 
 namespace kolo::core {
 
@@ -42,6 +43,17 @@ struct Config {
   // THREAD_AFFINITY ("0,2"): the core each local rank's background thread is pinned to, one per
   // local rank in local-rank order (as Horovod). Empty: not pinned.
   std::vector<int> thread_affinity;
+  // BIND_TO: "core" (default): each local rank gets its own share of the job's cores at init
+  // unless its launcher placed it (core/rank_placement.h); "none": ranks keep the mask they got.
+  placement::BindTo bind_to = placement::BindTo::core;
+  // Set by kolorun for the ranks it placed: CPU_SHARE, the rank's CPUs ("2-3"); JOB_CPUS, the
+  // CPUs the whole job may use on this host (the mask kolorun inherited), which tells whether the
+  // host's ranks outnumber its CPUs.
+  std::optional<std::vector<int>> cpu_share;
+  std::optional<std::vector<int>> job_cpus;
+  // Not a setting: an MPI launcher or srun that bound this rank says so in its own variables
+  // (OMPI_MCA_orte_bound_at_launch, SLURM_CPU_BIND_TYPE); its choice then stands.
+  std::optional<std::string> bound_by_launcher;
   // !LOG_HIDE_TIME: a timestamp on each of kolo's log lines. Off by default (Horovod shows one
   // unless HOROVOD_LOG_HIDE_TIME=1); HOROVOD_LOG_HIDE_TIME=0 or --log-with-timestamp turns it on.
   bool log_timestamps = false;

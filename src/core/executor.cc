@@ -6,6 +6,7 @@
 
 #include "base/errors.h"
 #include "fusion/fusion_planner.h"
+#include "gpu/device_event_wait.h"
 #include "kernels/reduce.h"
 
 namespace kolo::core {
@@ -82,6 +83,7 @@ void Executor::run(const std::vector<negotiation::Response>& responses,
       fail_all(response.names, response.error, pending);
       continue;
     }
+    wait_for_device_copies(response.names, pending);
     try {
       execute(group, pending);
     } catch (const InvalidArgument& error) {
@@ -96,6 +98,19 @@ void Executor::run(const std::vector<negotiation::Response>& responses,
       continue;
     }
     finish(response.names);
+  }
+}
+
+void Executor::wait_for_device_copies(const std::vector<std::string>& names,
+                                      std::map<std::string, TensorEntry>& pending) {
+  // Only the asynchronous host path sets ready_event; other entries cost one comparison.
+  bool any = false;
+  for (const auto& name : names) any = any || entry_for(pending, name).ready_event != 0;
+  if (!any) return;
+  ObservedPhase phase(observer_, names, "WAIT_FOR_DATA");  // Horovod's timeline name
+  for (const auto& name : names) {
+    const TensorEntry& entry = entry_for(pending, name);
+    if (entry.ready_event != 0) gpu::wait_for_device_event(entry.ready_event, entry.ready_device);
   }
 }
 

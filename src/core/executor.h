@@ -56,6 +56,10 @@ class Executor {
  private:
   void execute(const fusion::FusedGroup& group, std::map<std::string, TensorEntry>& pending);
   // Fails the handles of `names` still pending with `error` and drops them.
+  // The asynchronous host path: waits (on this thread) for the device-to-host copies of the
+  // entries that carry a ready_event, before any of their bytes is read.
+  void wait_for_device_copies(const std::vector<std::string>& names,
+                              std::map<std::string, TensorEntry>& pending);
   void fail_all(const std::vector<std::string>& names, const std::string& error,
                 std::map<std::string, TensorEntry>& pending);
   // The one copy / prescale / backend op / postscale path of every reducing op (allreduce,

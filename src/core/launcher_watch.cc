@@ -63,15 +63,33 @@ void end_group_with(pid_t launcher) {
   });
 }
 
-}  // namespace
-
-void end_with_launcher(const EnvLookup& lookup) {
+// KOLO_LAUNCHER_PID, when it is a plausible pid.
+std::optional<pid_t> launcher_pid(const EnvLookup& lookup) {
   const auto found = find_setting(lookup, "LAUNCHER_PID");
-  if (!found) return;
+  if (!found) return std::nullopt;
   const std::string* text = &found->value;
   char* end = nullptr;
   const long launcher = std::strtol(text->c_str(), &end, 10);
-  if (end == text->c_str() || *end != '\0' || launcher <= 1) return;
+  if (end == text->c_str() || *end != '\0' || launcher <= 1) return std::nullopt;
+  return static_cast<pid_t>(launcher);
+}
+
+}  // namespace
+
+std::optional<pid_t> local_launcher(const EnvLookup& lookup) {
+  const auto launcher = launcher_pid(lookup);
+  if (!launcher) return std::nullopt;
+  const pid_t group = ::getpgrp();
+  if (::getppid() == *launcher || (group != ::getpid() && parent_of(group) == *launcher)) {
+    return launcher;
+  }
+  return std::nullopt;
+}
+
+void end_with_launcher(const EnvLookup& lookup) {
+  const auto found_launcher = launcher_pid(lookup);
+  if (!found_launcher) return;
+  const long launcher = *found_launcher;
   if (::getppid() != static_cast<pid_t>(launcher)) {
     // Not kolorun's child. Below a wrapper in the rank's own process group (its leader is
     // kolorun's child), watch kolorun from here; anything else (mpirun, a remote host, a process

@@ -5,6 +5,10 @@
 // them when the ssh session ends.
 #pragma once
 
+#include <sys/types.h>
+
+#include <optional>
+
 #include "core/config.h"
 
 namespace kolo::core {
@@ -15,5 +19,9 @@ namespace kolo::core {
 // once kolorun ends. Idempotent; no-op when not started by a local kolorun (mpirun, a remote
 // host).
 void end_with_launcher(const EnvLookup& lookup);
+
+// kolorun's pid when it runs on this host and started this process (directly, or as the parent
+// of this rank's process group leader, below a wrapper); nullopt otherwise.
+std::optional<pid_t> local_launcher(const EnvLookup& lookup);
 
 }  // namespace kolo::core

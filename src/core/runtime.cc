@@ -168,6 +168,11 @@ bootstrap::WorldInfo Runtime::world() const {
   return session().world();
 }
 
+RankPlacement Runtime::placement() const {
+  std::lock_guard lock(mutex_);
+  return session().placement();
+}
+
 SessionStats Runtime::stats() const {
   std::lock_guard lock(mutex_);
   return session().stats();

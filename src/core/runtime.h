@@ -41,6 +41,7 @@ class Runtime {
   // Throws kolo::Error("kolo is not initialized ...") when not initialized.
   [[nodiscard]] bootstrap::WorldInfo world() const;
   [[nodiscard]] SessionStats stats() const;
+  [[nodiscard]] RankPlacement placement() const;
   [[nodiscard]] Config config() const;
 
   HandleId enqueue(TensorEntry entry);

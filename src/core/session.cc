@@ -11,6 +11,7 @@
 #include "comm/collectives.h"
 #include "core/bootstrap_options.h"
 #include "core/local_checks.h"
+#include "core/rank_placement.h"
 #include "core/thread_affinity.h"
 
 namespace kolo::core {
@@ -34,6 +35,11 @@ Session::Session(const Config& config, const bootstrap::LaunchInfo& launch, uint
   comm::CommunicatorOptions comm_options;
   comm_options.peer_timeout = config.peer_timeout;
   comm_options.frame_limit = config.frame_limit;
+  // Before any thread of the session starts, so that they all begin inside the rank's share.
+  placement_ =
+      place_rank(config_, process_env_lookup(), world_.local_rank, world_.local_size, logger_);
+  // The ranks outnumber the CPUs the job may use, not the machine's: then waits yield at once.
+  comm_options.host_cpus = placement_.host_cpus;
   comm_ = std::make_unique<comm::Communicator>(world_.rank, std::move(borrowed), world_.topology,
                                                comm_options);
 

@@ -38,6 +38,7 @@
 #include "core/observability.h"
 #include "core/process_set.h"
 #include "core/process_set_registry.h"
+#include "core/rank_placement.h"
 #include "core/tensor_queue.h"
 #include "negotiation/controller.h"
 #include "rendezvous/store.h"
@@ -70,6 +71,8 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   [[nodiscard]] const bootstrap::WorldInfo& world() const { return world_; }
+  // Which CPUs this rank was given at init, and why (core/rank_placement.h).
+  [[nodiscard]] const RankPlacement& placement() const { return placement_; }
 
   // Validates and queues; throws (on the caller's thread) for a duplicate name in flight, a
   // process set that is unknown or does not include this rank, or when the session failed.
@@ -132,6 +135,7 @@ class Session {
   const uint64_t round_;
   const std::string failure_key_;  // where the launcher reports a lost rank (LaunchInfo)
   bootstrap::WorldInfo world_;
+  RankPlacement placement_;
   std::vector<std::unique_ptr<transport::Link>> links_;
   std::unique_ptr<rendezvous::Store> store_;
   std::unique_ptr<comm::Communicator> comm_;

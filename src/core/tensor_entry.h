@@ -35,6 +35,11 @@ struct TensorEntry {
   void* output = nullptr;       // same shape (allreduce, broadcast); may equal input
   HandleId handle = 0;
   OwnedBuffer allocated_output;  // allgather: filled by the executor
+  // The asynchronous host path (kolo/torch/staging.py): a cudaEvent_t recorded after the copy
+  // that fills `input` from the GPU, on CUDA device `ready_device`; the executor waits for it
+  // before reading `input`. 0: the input is ready when submitted.
+  std::uintptr_t ready_event = 0;
+  int ready_device = -1;
 
   [[nodiscard]] size_t bytes() const;
 };

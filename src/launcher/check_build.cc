@@ -44,6 +44,12 @@ try:
     print("kolo_torch=True")
 except Exception as error:
     print("torch_error=%s: %s" % (type(error).__name__, str(error).replace("\n", " ")))
+try:  # after torch: its CUDA build loads its own NCCL, the one kolo then uses
+    status = core.nccl_status()
+    print("nccl_loaded=" + str(bool(status["loaded"])))
+    print("nccl_describe=" + status["describe"].replace("\n", " "))
+except Exception:
+    pass
 )";
 
 constexpr int kProbeTimeoutSeconds = 120;  // importing torch on a loaded machine can be slow
@@ -54,6 +60,23 @@ bool fact_true(const BuildFacts& facts, const std::string& key) {
 }
 
 std::string mark(bool available) { return available ? "[X]" : "[ ]"; }
+
+// The NCCL row: marked when kolo's NCCL backend is built and NCCL loads in the probe's process;
+// the version and the file it came from, or why not (kolo._core.nccl_status()). A kolo without
+// nccl_status() keeps the library search's note.
+std::string nccl_line(const BuildFacts& facts, bool backend_built, const std::string& old_note) {
+  auto describe = facts.find("nccl_describe");
+  if (describe == facts.end()) return fmt::format("{} NCCL{}", mark(backend_built), old_note);
+  const bool loaded = fact_true(facts, "nccl_loaded");
+  if (backend_built && loaded) return fmt::format("[X] NCCL {}", describe->second);
+  if (loaded) {
+    return fmt::format(
+        "[ ] NCCL {}: found, but this version of kolo has no NCCL backend (CUDA tensors take "
+        "the asynchronous host path)",
+        describe->second);
+  }
+  return fmt::format("[ ] NCCL ({})", describe->second);
+}
 
 }  // namespace
 
@@ -138,9 +161,9 @@ std::string format_check_build(const BuildFacts& facts, const std::string& kolor
   text +=
       fmt::format("    {} MPI{}\n    {} Gloo\n\n", mark(mpi), library_note(mpi, "mpi"), mark(gloo));
   text += "Available Tensor Operations:\n";
-  text += fmt::format("    {} NCCL{}\n    [ ] DDL\n    [ ] CCL\n    {} MPI{}\n    {} Gloo\n",
-                      mark(nccl), library_note(nccl, "nccl"), mark(mpi), library_note(mpi, "mpi"),
-                      mark(gloo));
+  text += fmt::format("    {}\n    [ ] DDL\n    [ ] CCL\n    {} MPI{}\n    {} Gloo\n",
+                      nccl_line(facts, nccl, library_note(nccl, "nccl")), mark(mpi),
+                      library_note(mpi, "mpi"), mark(gloo));
   return text;
 }
 

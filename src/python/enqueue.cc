@@ -62,6 +62,8 @@ core::TensorEntry entry_from(const EnqueueOptions& options) {
   }
   request.group_id = options.group_id;
   request.group_size = options.group_size;
+  entry.ready_event = options.ready_event;
+  entry.ready_device = options.ready_device;
   return entry;
 }
 
@@ -137,7 +139,8 @@ void bind_enqueue(nb::module_& m) {
           "__init__",
           [](EnqueueOptions* self, int op, std::string name, int reduce_op, int root,
              double prescale, double postscale, int process_set, std::vector<int64_t> splits,
-             int group_id, int group_size, std::string invalid) {
+             int group_id, int group_size, std::string invalid, uintptr_t ready_event,
+             int ready_device) {
             new (self) EnqueueOptions{.op = op,
                                       .name = std::move(name),
                                       .reduce_op = reduce_op,
@@ -148,12 +151,15 @@ void bind_enqueue(nb::module_& m) {
                                       .splits = std::move(splits),
                                       .group_id = group_id,
                                       .group_size = group_size,
-                                      .invalid = std::move(invalid)};
+                                      .invalid = std::move(invalid),
+                                      .ready_event = ready_event,
+                                      .ready_device = ready_device};
           },
           nb::kw_only(), nb::arg("op"), nb::arg("name"), nb::arg("reduce_op") = 0,
           nb::arg("root") = 0, nb::arg("prescale") = 1.0, nb::arg("postscale") = 1.0,
           nb::arg("process_set") = 0, nb::arg("splits") = std::vector<int64_t>{},
-          nb::arg("group_id") = 0, nb::arg("group_size") = 0, nb::arg("invalid") = "")
+          nb::arg("group_id") = 0, nb::arg("group_size") = 0, nb::arg("invalid") = "",
+          nb::arg("ready_event") = 0, nb::arg("ready_device") = -1)
       .def_rw("op", &EnqueueOptions::op)
       .def_rw("name", &EnqueueOptions::name)
       .def_rw("reduce_op", &EnqueueOptions::reduce_op)
@@ -164,7 +170,9 @@ void bind_enqueue(nb::module_& m) {
       .def_rw("splits", &EnqueueOptions::splits)
       .def_rw("group_id", &EnqueueOptions::group_id)
       .def_rw("group_size", &EnqueueOptions::group_size)
-      .def_rw("invalid", &EnqueueOptions::invalid);
+      .def_rw("invalid", &EnqueueOptions::invalid)
+      .def_rw("ready_event", &EnqueueOptions::ready_event)
+      .def_rw("ready_device", &EnqueueOptions::ready_device);
   m.def("enqueue", &enqueue, nb::arg("options"), nb::arg("input"),
         nb::arg("output").none() = nb::none());
   m.def("enqueue_pointers", &enqueue_pointers, nb::arg("op"), nb::arg("name"), nb::arg("reduce_op"),

@@ -31,6 +31,10 @@ struct EnqueueOptions {
   // Non-empty: what is wrong with the caller's arguments, raised here as a ValueError and failed
   // on the other ranks too (they would otherwise wait for this rank forever).
   std::string invalid;
+  // A cudaEvent_t (as an integer) the input waits for, and its CUDA device (the asynchronous
+  // host path: core::TensorEntry::ready_event). 0: none.
+  uintptr_t ready_event = 0;
+  int ready_device = -1;
 };
 
 // Queues the operation and returns its handle. `output` absent: in place (or, for allgather,

@@ -15,6 +15,8 @@
 #include "base/errors.h"
 #include "core/launcher_watch.h"
 #include "core/runtime.h"
+#include "gpu/cuda_runtime.h"
+#include "gpu/nccl_library.h"
 #include "python/dlpack_types.h"
 #include "python/enqueue.h"
 
@@ -26,6 +28,20 @@ namespace {
 
 using core::HandleId;
 using core::runtime;
+
+// What gpu/ found for NCCL or the CUDA runtime (NcclStatus, CudaStatus), as a dict.
+template <typename Status>
+nb::dict library_status(const Status& status) {
+  nb::dict d;
+  d["loaded"] = status.loaded;
+  d["version"] = status.version;
+  d["version_string"] = status.version_string();
+  d["path"] = status.path;
+  d["origin"] = status.origin;
+  d["reason"] = status.reason;
+  d["describe"] = status.describe();
+  return d;
+}
 
 // An output the runtime allocated (allgather, alltoall, reducescatter), as an array of the
 // caller's framework that owns its memory (zero-copy; nanobind imports the framework at run time,
@@ -122,6 +138,17 @@ NB_MODULE(_core, m) {
   m.def("local_size", [] { return kolo::core::runtime().world().local_size; });
   m.def("cross_rank", [] { return kolo::core::runtime().world().cross_rank; });
   m.def("cross_size", [] { return kolo::core::runtime().world().cross_size; });
+  // What placement did at init (core/rank_placement.h): {"cpus", "job_cpus", "threads" (None:
+  // leave the framework's count), "summary"}.
+  m.def("placement", [] {
+    const kolo::core::RankPlacement placement = kolo::core::runtime().placement();
+    nb::dict result;
+    result["cpus"] = placement.cpus;
+    result["job_cpus"] = placement.job_cpus;
+    result["threads"] = placement.threads ? nb::object(nb::int_(*placement.threads)) : nb::none();
+    result["summary"] = placement.summary;
+    return result;
+  });
 
   bind_enqueue(m);
   // Process sets and join: collective over all ranks; they block, so the GIL is released.
@@ -225,8 +252,14 @@ NB_MODULE(_core, m) {
       "mpi_thread_level", [] { return kolo::backends::MpiPlugin::get().initialize(); },
       nb::call_guard<nb::gil_scoped_release>());
   m.attr("VERSION") = KOLO_VERSION_STRING;  // the file VERSION, through CMake: kolo.__version__
+  // NCCL_BUILT: whether this build has a backend that runs CUDA tensors' collectives in NCCL (not
+  // yet: they take the host path). Whether NCCL and the CUDA runtime are in reach of this process
+  // is nccl_status() / cuda_status(): found with dlopen on the first call (gpu/), so call them
+  // after importing torch, whose CUDA build loads its own copies (those are the ones kolo uses).
   m.attr("NCCL_BUILT") = false;
   m.attr("CUDA_BUILT") = false;
+  m.def("nccl_status", [] { return library_status(kolo::gpu::nccl_library().status); });
+  m.def("cuda_status", [] { return library_status(kolo::gpu::cuda_runtime().status); });
   m.attr("GLOO_BUILT") = true;
   m.attr("ADASUM_BUILT") = true;
 

@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import kolo
 from kolo import _core
 from kolo.horovod_common import get_average_backwards_compatibility_fun
+from kolo.torch.thread_count import apply_share_thread_count
 
 Average = kolo.Average
 Sum = kolo.Sum
@@ -29,6 +30,7 @@ def init(comm=None, process_sets=None) -> None:
     if comm is not None and not isinstance(comm, (list, tuple)):
         _check_mpi_comm(comm)
     kolo.init(process_sets=process_sets)  # the one path into the core, for kolo and kolo.torch
+    apply_share_thread_count()
     if isinstance(comm, (list, tuple)) and sorted(comm) != list(range(size())):
         job_size = size()
         kolo.shutdown()
@@ -131,13 +133,20 @@ def gloo_enabled() -> bool:
 
 
 def nccl_built() -> bool:
-    """False: this build has no NCCL (CPU tensors only)."""
-    return bool(_core.NCCL_BUILT)
+    """Whether CUDA tensors' collectives run in NCCL in this process: they need kolo's NCCL
+    backend (not in this version: NCCL_BUILT is False) and a libnccl.so.2 kolo can load
+    (kolo._core.nccl_status() says which, or why not)."""
+    return bool(_core.NCCL_BUILT) and bool(_core.nccl_status()["loaded"])
 
 
 def cuda_built() -> bool:
-    """False: this build supports CPU tensors only."""
-    return bool(_core.CUDA_BUILT)
+    """Whether this process can communicate CUDA tensors (through host memory, without stalling
+    the caller: kolo.torch.staging): torch is a CUDA build and kolo finds the CUDA runtime it
+    loaded (kolo._core.cuda_status()). A CPU build of torch makes no CUDA tensors, whatever
+    runtime the machine has."""
+    import torch
+
+    return torch.version.cuda is not None and bool(_core.cuda_status()["loaded"])
 
 
 def rocm_built() -> bool:

@@ -87,12 +87,11 @@ def submit(op: int, kind: str, tensor: torch.Tensor, output: Optional[torch.Tens
         invalid = invalid or (f"rank {kolo.rank()}: tensor '{name or kind}': in-place operations "
                               f"need a contiguous tensor")
         source = source.contiguous()
-    staged = None
+    staged, ready = None, (0, -1)
     if staging.needs_staging(source, name or kind):
-        staged = staging.Staged(source.device, tensor if inplace else None)
-        source = staging.to_host(source)
+        source, staged, ready = staging.stage(source, op, tensor if inplace else None)
         if output is not None:
-            output = torch.empty_like(source)
+            output = staging.host_output_like(source, staged)
     if output is not None or op in _ALLOCATING:
         source = source.contiguous()
     if output is not None:
@@ -104,7 +103,7 @@ def submit(op: int, kind: str, tensor: torch.Tensor, output: Optional[torch.Tens
         finish = partial(_caller_tensor, tensor)
     return kolo._submit(op, kind, source, output, name, reduce_op=reduce_op, root=root,
                         prescale=prescale, postscale=postscale, process_set=set_id,
-                        splits=splits, group=group, invalid=invalid, finish=finish)
+                        splits=splits, group=group, invalid=invalid, finish=finish, ready=ready)
 
 
 def _caller_tensor(tensor: torch.Tensor, result: torch.Tensor) -> torch.Tensor:

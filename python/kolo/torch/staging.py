@@ -1,30 +1,201 @@
-"""Tensors on a device other than the CPU (cuda, xpu, mps, xla / privateuse1, ...) reach kolo's
-core through host memory, with the same code for every device kind.
+"""Tensors on a device other than the CPU reach kolo's core through host memory, on one of two
+paths that gpu_path.py chooses once per device kind (one warning says which and why):
 
-The collective runs on a host copy; synchronize() writes the result back to the caller's tensor
-(in-place operations) or returns a new tensor on the caller's device. Stream ordering: the
-device-to-host copy is a blocking ``.to("cpu")`` issued when the operation is submitted, on the
-caller's current stream, so it sees every kernel queued there before the call; the copy back is
-issued at synchronize(), on the caller's current stream at that moment, so every kernel queued on
-it afterwards sees the result. Cost: two copies over the host link per tensor and a host wait
-before the collective starts (NCCL is not in this version).
+- **The asynchronous host path** (CUDA): submitting records an event on the caller's current
+  stream; kolo's own stream waits for it and copies the tensor into pinned host memory with a
+  non-blocking copy, then records a second event, whose handle goes to the core with the
+  operation. The caller's thread never waits: kolo's background thread waits for that event
+  (core/executor.cc, gpu/device_event_wait.h) before it reads the bytes, runs the CPU collective,
+  and synchronize() copies the result back with a non-blocking copy on the caller's current stream
+  at that moment, so every kernel queued on it afterwards sees the result. The source tensor is
+  marked in use on kolo's stream (record_stream), so the caching allocator cannot hand its memory
+  out before the copy is done.
+- **Staging** (xpu, mps, xla / privateuse1, or KOLO_GPU_OPERATIONS=STAGING): a blocking
+  ``.to("cpu")`` when the operation is submitted (it sees every kernel queued before the call), and
+  the copy back at synchronize() on the caller's current stream.
 
-``KOLO_STAGE_THROUGH_HOST=1`` forces this path for CPU tensors too (tests use it so that every
-line here runs without a GPU). A ``meta`` tensor has no data and gets a ValueError.
+Either way the collective runs on a host copy; synchronize() writes the result back to the caller's
+tensor (in-place operations) or returns a new tensor on the caller's device. Cost: two copies over
+the host link per tensor (NCCL, which would avoid them, is not in this version).
+
+``KOLO_STAGE_THROUGH_HOST=1`` forces staging for CPU tensors too, ``=async`` the asynchronous path
+played on host memory (HostOnlyCalls: the same steps in the same order, with CPU tensors standing
+for device memory and no events), so every line here runs without a GPU. A ``meta`` tensor has no
+data and gets a ValueError.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+import threading
+import warnings
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import torch
 
+from kolo.torch import gpu_path
+
 FORCE_ENV = "KOLO_STAGE_THROUGH_HOST"
 # Read once, when kolo.torch is imported (a test knob; reading the environment costs about half a
 # microsecond per operation).
-FORCED = os.environ.get(FORCE_ENV, "") not in ("", "0")
+_FORCE_VALUE = os.environ.get(FORCE_ENV, "")
+FORCED = _FORCE_VALUE not in ("", "0")
+FORCED_ASYNC = _FORCE_VALUE == "async"
+
+# Operation codes of the core -> gpu_path's operation names.
+_OP_NAMES: dict[int, str] = {}
+
+
+def _op_name(op: int) -> str:
+    if not _OP_NAMES:
+        from kolo import _core
+
+        _OP_NAMES.update({_core.OP_ALLREDUCE: "allreduce", _core.OP_ALLGATHER: "allgather",
+                          _core.OP_BROADCAST: "broadcast", _core.OP_ALLTOALL: "alltoall",
+                          _core.OP_REDUCESCATTER: "reducescatter"})
+    return _OP_NAMES.get(op, "allreduce")
+
+
+class CudaCalls:
+    """The CUDA calls of the asynchronous host path (torch's), in one place: the path's code names
+    no CUDA function, and the CPU tests replace this object to check the order of the calls."""
+
+    def __init__(self) -> None:
+        self._streams: dict[int, Any] = {}
+        self._lock = threading.Lock()
+
+    def current_stream(self, device: torch.device) -> Any:
+        return torch.cuda.current_stream(device)
+
+    def kolo_stream(self, device: torch.device) -> Any:
+        """kolo's own stream on `device`, created on first use and kept."""
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        with self._lock:
+            stream = self._streams.get(index)
+            if stream is None:
+                stream = self._streams[index] = torch.cuda.Stream(device=index)
+            return stream
+
+    def new_event(self) -> Any:
+        return torch.cuda.Event()  # timing off: the cheapest kind, all kolo needs is order
+
+    def record(self, event: Any, stream: Any) -> None:
+        event.record(stream)
+
+    def wait(self, stream: Any, event: Any) -> None:
+        stream.wait_event(event)
+
+    def pinned_empty(self, shape: torch.Size, dtype: torch.dtype) -> torch.Tensor:
+        return torch.empty(shape, dtype=dtype, pin_memory=True)
+
+    def copy_on(self, stream: Any, destination: torch.Tensor, source: torch.Tensor) -> None:
+        with torch.cuda.stream(stream):
+            destination.copy_(source, non_blocking=True)
+
+    def keep_until_done(self, tensor: torch.Tensor, stream: Any) -> None:
+        tensor.record_stream(stream)
+
+    def event_handle(self, event: Any, device: torch.device) -> tuple[int, int]:
+        """(cudaEvent_t as an integer, device index): what the core waits for."""
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        return int(event.cuda_event), index
+
+    def empty_on(self, device: torch.device, shape: torch.Size, dtype: torch.dtype) -> torch.Tensor:
+        return torch.empty(shape, dtype=dtype, device=device)
+
+
+class HostOnlyCalls:
+    """The asynchronous path's steps played on host memory (KOLO_STAGE_THROUGH_HOST=async and the
+    tests): copies happen at once, streams and events are names, and `log` keeps every call in
+    order so a test can check it. The core gets no event (0) and waits for nothing."""
+
+    def __init__(self) -> None:
+        self.log: list[tuple] = []
+        self._events = 0
+
+    def current_stream(self, device: torch.device) -> str:
+        return "caller"
+
+    def kolo_stream(self, device: torch.device) -> str:
+        return "kolo"
+
+    def new_event(self) -> str:
+        self._events += 1
+        return f"event{self._events}"
+
+    def record(self, event: str, stream: str) -> None:
+        self.log.append(("record", event, stream))
+
+    def wait(self, stream: str, event: str) -> None:
+        self.log.append(("wait", stream, event))
+
+    def pinned_empty(self, shape: torch.Size, dtype: torch.dtype) -> torch.Tensor:
+        self.log.append(("pinned_empty", tuple(shape), dtype))
+        return torch.empty(shape, dtype=dtype)
+
+    def copy_on(self, stream: str, destination: torch.Tensor, source: torch.Tensor) -> None:
+        self.log.append(("copy", stream, destination.data_ptr(), source.data_ptr()))
+        destination.copy_(source)
+
+    def keep_until_done(self, tensor: torch.Tensor, stream: str) -> None:
+        self.log.append(("keep", tensor.data_ptr(), stream))
+
+    def event_handle(self, event: str, device: torch.device) -> tuple[int, int]:
+        self.log.append(("handed_to_core", event))
+        return 0, -1
+
+    def empty_on(self, device: torch.device, shape: torch.Size, dtype: torch.dtype) -> torch.Tensor:
+        self.log.append(("empty_on_device", tuple(shape), dtype))
+        return torch.empty(shape, dtype=dtype, device=device)
+
+
+_calls: Any = HostOnlyCalls() if FORCED_ASYNC else CudaCalls()
+_choices: dict[str, dict[str, gpu_path.PathChoice]] = {}
+_choices_lock = threading.Lock()
+
+
+def use_calls(calls: Any) -> Any:
+    """Replaces the CUDA calls (tests); returns the previous ones."""
+    global _calls
+    previous, _calls = _calls, calls
+    return previous
+
+
+def _local_facts(device_type: str) -> gpu_path.GpuFacts:
+    """What this process knows alone. The ranks' GPUs are compared (an allgather) only where NCCL
+    could otherwise be chosen: this version has no NCCL backend, so nothing is exchanged."""
+    from kolo import _core
+
+    cuda = device_type == "cuda" and torch.cuda.is_available()
+    nccl = _core.nccl_status() if cuda else {"loaded": False, "reason": ""}
+    return gpu_path.GpuFacts(device_type=device_type, cuda_usable=cuda,
+                             nccl_backend_built=bool(_core.NCCL_BUILT),
+                             nccl_loaded=bool(nccl["loaded"]), nccl_reason=str(nccl["reason"]),
+                             env=os.environ)
+
+
+def path_for(device_type: str, op: int) -> str:
+    """gpu_path's choice for `op` on tensors of `device_type`, decided on the first tensor of that
+    kind (the ranks' devices are set by then: guides call torch.cuda.set_device after init), with
+    one warning."""
+    choices = _choices.get(device_type)
+    if choices is None:
+        with _choices_lock:
+            choices = _choices.get(device_type)
+            if choices is None:
+                choices = gpu_path.choose(_local_facts(device_type))
+                _warn_once(gpu_path.warning_text(choices, device_type))
+                _choices[device_type] = choices
+    return choices[_op_name(op)].path
+
+
+def _warn_once(text: str) -> None:
+    import kolo
+
+    # One warning for the job: every rank decides the same, rank 0 says it.
+    if not kolo.is_initialized() or kolo.rank() == 0:
+        warnings.warn(text, RuntimeWarning, stacklevel=4)
 
 
 @dataclass
@@ -34,6 +205,10 @@ class Staged:
     device: torch.device
     # The caller's tensor for an in-place operation (the host result is copied into it).
     inplace_target: Optional[torch.Tensor]
+    # The asynchronous host path: the result goes back with a non-blocking copy.
+    asynchronous: bool = False
+    # Kept alive until synchronize(): the event the core waits for (its handle must stay valid).
+    keep: list = field(default_factory=list)
 
 
 def needs_staging(tensor: torch.Tensor, name: str) -> bool:
@@ -44,15 +219,57 @@ def needs_staging(tensor: torch.Tensor, name: str) -> bool:
     return tensor.device.type != "cpu" or FORCED
 
 
+def stage(source: torch.Tensor, op: int,
+          inplace_target: Optional[torch.Tensor]) -> tuple[torch.Tensor, Staged, tuple[int, int]]:
+    """The host copy of `source` the core works on, what synchronize() owes the caller, and the
+    (event, device) the core must wait for before reading the copy ((0, -1): none)."""
+    asynchronous = FORCED_ASYNC or (source.device.type != "cpu"
+                                    and path_for(source.device.type, op) == gpu_path.ASYNC_HOST)
+    staged = Staged(source.device, inplace_target, asynchronous)
+    if not asynchronous:
+        return to_host(source), staged, (0, -1)
+    host, copied = to_host_async(source, _calls)
+    staged.keep.append(copied)
+    return host, staged, _calls.event_handle(copied, source.device)
+
+
+def host_output_like(host: torch.Tensor, staged: Staged) -> torch.Tensor:
+    """A host output buffer for an out-of-place operation on a staged tensor (pinned on the
+    asynchronous path, so the copy back does not block)."""
+    if staged.asynchronous:
+        return _calls.pinned_empty(host.shape, host.dtype)
+    return torch.empty_like(host)
+
+
 def to_host(tensor: torch.Tensor) -> torch.Tensor:
     """A contiguous host copy of `tensor`, made after all work queued on the current stream
     (a blocking copy on the caller's current stream: for CUDA, the stream is synchronized)."""
     return tensor.detach().to("cpu", copy=True).contiguous()
 
 
+def to_host_async(tensor: torch.Tensor, calls: Any) -> tuple[torch.Tensor, Any]:
+    """A pinned host copy of `tensor` issued on kolo's stream after everything queued on the
+    caller's current stream, without waiting for it; returns the copy and the event recorded after
+    it (its completion means the host bytes are there)."""
+    device = tensor.device
+    caller = calls.current_stream(device)
+    stream = calls.kolo_stream(device)
+    submitted = calls.new_event()
+    calls.record(submitted, caller)  # everything the caller queued so far, the tensor's producer
+    calls.wait(stream, submitted)
+    host = calls.pinned_empty(tensor.shape, tensor.dtype)
+    calls.copy_on(stream, host, tensor.detach())
+    calls.keep_until_done(tensor, stream)  # its memory is not reused before the copy ran
+    copied = calls.new_event()
+    calls.record(copied, stream)
+    return host, copied
+
+
 def to_caller(result: Any, staged: Staged) -> Any:
     """The host result moved to where the caller expects it: copied into the in-place target,
     or onto the caller's device (alltoall's (output, received_splits) both go there)."""
+    if staged.asynchronous:
+        return _to_caller_async(result, staged, _calls)
     if staged.inplace_target is not None:
         with torch.no_grad():  # the core would have written the memory directly, grad or not
             staged.inplace_target.copy_(result)
@@ -60,3 +277,22 @@ def to_caller(result: Any, staged: Staged) -> Any:
     if isinstance(result, tuple):
         return tuple(r.to(staged.device) for r in result)
     return result.to(staged.device)
+
+
+def _to_caller_async(result: Any, staged: Staged, calls: Any) -> Any:
+    """Non-blocking copies back on the caller's current stream: ordered before every kernel the
+    caller queues on it from now on, and the caller's thread does not wait."""
+    stream = calls.current_stream(staged.device)
+    if staged.inplace_target is not None:
+        with torch.no_grad():
+            calls.copy_on(stream, staged.inplace_target, result)
+        return staged.inplace_target
+
+    def back(host: torch.Tensor) -> torch.Tensor:
+        out = calls.empty_on(staged.device, host.shape, host.dtype)
+        calls.copy_on(stream, out, host)
+        return out
+
+    if isinstance(result, tuple):
+        return tuple(back(r) for r in result)
+    return back(result)

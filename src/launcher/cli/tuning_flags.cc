@@ -119,6 +119,10 @@ constexpr std::array kFlags{
                "Core to pin kolo's background thread to (the variable takes one core per local "
                "rank, e.g. HOROVOD_THREAD_AFFINITY=0,1; as in Horovod a host running more ranks "
                "than cores listed pins nothing and says so)."},
+    TuningFlag{"--bind-to", "BIND_TO", Kind::path,
+               "Where each local rank may run: core (the default: its own share of the CPUs "
+               "kolorun may use, with its threads and OMP_NUM_THREADS to match) or none (every "
+               "rank on all of them, as horovodrun)."},
     TuningFlag{"--gloo-timeout-seconds",
                "GLOO_TIMEOUT_SECONDS",
                Kind::non_negative_number,

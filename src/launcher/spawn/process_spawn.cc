@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "base/errors.h"
+#include "placement/affinity.h"
 
 namespace kolo::launcher {
 
@@ -43,9 +44,28 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
   return result;
 }
 
+// Restricts the calling thread to some CPUs while it lives, then gives it its mask back.
+class ThreadCpus {
+ public:
+  explicit ThreadCpus(const std::vector<int>& cpus) : saved_(placement::thread_affinity()) {
+    placement::set_thread_affinity(cpus);
+  }
+  ~ThreadCpus() {
+    try {
+      placement::set_thread_affinity(saved_);
+    } catch (const SystemError&) {  // the mask it had a moment ago: cannot fail but by a bug
+    }
+  }
+  ThreadCpus(const ThreadCpus&) = delete;
+  ThreadCpus& operator=(const ThreadCpus&) = delete;
+
+ private:
+  std::vector<int> saved_;
+};
+
 }  // namespace
 
-SpawnedProcess start_process(const ProcessSpec& spec) {
+SpawnedProcess start_process(const ProcessSpec& spec, const std::optional<std::vector<int>>& cpus) {
   const std::string& who = spec.who;
   if (spec.argv.empty()) throw InvalidArgument("no command to start for " + who);
   std::optional<Pipe> out;
@@ -96,9 +116,14 @@ SpawnedProcess start_process(const ProcessSpec& spec) {
   std::vector<char*> envp = pointers(env_strings);
 
   pid_t pid = -1;
+  // posix_spawn has no affinity attribute, but the child starts with the spawning thread's mask:
+  // this thread takes the child's CPUs for the moment of the spawn.
+  std::optional<ThreadCpus> restrict;
+  if (cpus) restrict.emplace(*cpus);
   // glibc's posix_spawnp waits until the exec succeeded or failed, and returns exec's errno.
   int result =
       ::posix_spawnp(&pid, argv[0], &setup.actions_, &setup.attributes_, argv.data(), envp.data());
+  restrict.reset();
   if (result != 0) {
     throw SystemError("posix_spawnp", result,
                       fmt::format("starting '{}' for {}", spec.argv[0], who));

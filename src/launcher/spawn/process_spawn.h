@@ -3,6 +3,7 @@
 // child that exits, and always a process group of its own so a signal reaches its children too.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,9 @@ struct ProcessSpec {
 
 // The child gets: its own process group, the stdin chosen, no other inherited descriptors, an
 // empty signal mask and default SIGPIPE/SIGCHLD handling (the launcher blocks and ignores
-// signals the child must see normally). Throws SystemError (errno ENOENT when not found).
-SpawnedProcess start_process(const ProcessSpec& spec);
+// signals the child must see normally) and, given `cpus`, only those CPUs (local_placement.h;
+// nullopt: the launcher's own). Throws SystemError (errno ENOENT when not found).
+SpawnedProcess start_process(const ProcessSpec& spec,
+                             const std::optional<std::vector<int>>& cpus = std::nullopt);
 
 }  // namespace kolo::launcher

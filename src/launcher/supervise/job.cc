@@ -13,6 +13,7 @@
 #include "launcher/hosts/local_host.h"
 #include "launcher/spawn/agent_protocol.h"
 #include "launcher/spawn/env_forwarding.h"
+#include "launcher/spawn/local_placement.h"
 #include "launcher/spawn/local_spawner.h"
 #include "launcher/spawn/remote_check.h"
 #include "launcher/spawn/spawner.h"
@@ -123,6 +124,14 @@ int run_job(const LaunchOptions& options, const Environment& inherited, const Lo
 
   const JobSettings job = job_settings(options, address, server.port(), secret.to_hex());
   if (logger.enabled(LogLevel::info)) log_plan(plan, job, options, logger);
+  // The header's placement line (launcher/spawn/local_placement.h), for the ranks started here;
+  // computed even when not shown, so that a bad --bind-to fails before any rank starts.
+  for (const auto& slot : plan) {
+    if (spawners.is_remote(slot.host)) continue;
+    logger.info("{}", LocalPlacement().describe(slot.local_size,
+                                                build_rank_environment(base_env, job, slot)));
+    break;
+  }
 
   try {
     std::string planned_hosts;

@@ -26,8 +26,11 @@ struct Job {
   uint64_t round = 0;
 
   // Runs body(rank, session, handles) on `size` threads, each with its own session.
-  void run(int size, const Config& config,
+  void run(int size, const Config& given,
            const std::function<void(int, Session&, HandleTable&)>& body) {
+    // Ranks as threads of one process: placing one rank would move every other rank's threads.
+    Config config = given;
+    config.bind_to = placement::BindTo::none;
     std::vector<std::thread> threads;
     std::vector<std::string> failures(size);
     for (int rank = 0; rank < size; ++rank) {

@@ -35,6 +35,32 @@ TEST(CheckBuild, TableFollowsTheFacts) {
             std::string::npos)
       << table;
 
+  // What kolo._core.nccl_status() found in the probe's process (after importing torch).
+  BuildFacts found_nccl = found;
+  found_nccl["nccl_loaded"] = "True";
+  found_nccl["nccl_describe"] =
+      "2.30.7 (/v/nvidia/nccl/lib/libnccl.so.2, already loaded by the process)";
+  table = format_check_build(found_nccl, "0.1.0");
+  EXPECT_NE(
+      table.find("    [ ] NCCL 2.30.7 (/v/nvidia/nccl/lib/libnccl.so.2, already loaded by the "
+                 "process): found, but this version of kolo has no NCCL backend"),
+      std::string::npos)
+      << table;
+  found_nccl["nccl_built"] = "True";
+  table = format_check_build(found_nccl, "0.1.0");
+  EXPECT_NE(
+      table.find("    [X] NCCL 2.30.7 (/v/nvidia/nccl/lib/libnccl.so.2, already loaded by the "
+                 "process)\n"),
+      std::string::npos)
+      << table;
+  found_nccl["nccl_loaded"] = "False";
+  found_nccl["nccl_describe"] = "NCCL 2.17.3 at /x/libnccl.so.2 (KOLO_NCCL_LIBRARY) is too old";
+  table = format_check_build(found_nccl, "0.1.0");
+  EXPECT_NE(table.find("    [ ] NCCL (NCCL 2.17.3 at /x/libnccl.so.2 (KOLO_NCCL_LIBRARY) is too "
+                       "old)\n"),
+            std::string::npos)
+      << table;
+
   const BuildFacts no_torch{{"python", "/usr/bin/python3"},
                             {"kolo", "0.1.0"},
                             {"gloo_built", "True"},

@@ -1,5 +1,6 @@
 """Every collective of horovod.torch through the host staging path (staging.py), forced for CPU
-tensors with KOLO_STAGE_THROUGH_HOST=1 (the test sets it): sync and async, in place and not,
+tensors with KOLO_STAGE_THROUGH_HOST=1 (the test sets it), or through the asynchronous host path
+played on host memory with KOLO_STAGE_THROUGH_HOST=async: sync and async, in place and not,
 grouped, with autograd. Each call must really be staged (to_host is counted), give the right
 values, leave out-of-place inputs untouched and return new tensors, and write in-place results
 into the caller's own tensor. A meta tensor is refused with a clear error.
@@ -22,7 +23,18 @@ def counting_to_host(tensor):
     return _to_host(tensor)
 
 
-staging.to_host = counting_to_host
+_to_host_async = staging.to_host_async
+
+
+def counting_to_host_async(tensor, calls):
+    staged_calls.append(tuple(tensor.shape))
+    return _to_host_async(tensor, calls)
+
+
+if os.environ.get("KOLO_STAGE_THROUGH_HOST") == "async":
+    staging.to_host_async = counting_to_host_async
+else:
+    staging.to_host = counting_to_host
 
 
 def staged(fn, expected_calls: int):
@@ -147,7 +159,7 @@ def check_meta_refused(rank: int, size: int) -> None:
 
 
 def main() -> None:
-    assert os.environ.get("KOLO_STAGE_THROUGH_HOST") == "1"
+    assert os.environ.get("KOLO_STAGE_THROUGH_HOST") in ("1", "async")
     hvd.init()
     rank, size = hvd.rank(), hvd.size()
     check_allreduce(rank, size)

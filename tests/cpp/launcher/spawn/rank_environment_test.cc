@@ -71,7 +71,8 @@ TEST(RankEnvironment, LogLevelAndTuningFlags) {
 
 TEST(TuningFlags, TableAndConversions) {
   auto flags = tuning_flags();
-  ASSERT_EQ(flags.size(), 32u);  // horovodrun's tuning, hierarchy, library and logging flags
+  // horovodrun's tuning, hierarchy, library and logging flags, and kolo's --bind-to
+  ASSERT_EQ(flags.size(), 33u);
   for (size_t i = 0; i < flags.size(); ++i) {
     EXPECT_EQ(find_tuning_flag(flags[i].flag), &flags[i]) << flags[i].flag << " listed twice";
   }
@@ -95,6 +96,10 @@ TEST(TuningFlags, TableAndConversions) {
 
 TEST(TuningFlags, PathsAndSwitches) {
   using Vars = std::vector<std::pair<std::string, std::string>>;
+  const TuningFlag* bind_to = find_tuning_flag("--bind-to");
+  ASSERT_NE(bind_to, nullptr);
+  EXPECT_EQ(tuning_flag_environment(*bind_to, "none"),
+            (Vars{{"KOLO_BIND_TO", "none"}, {"HOROVOD_BIND_TO", "none"}}));
   const TuningFlag* timeline = find_tuning_flag("--timeline-filename");
   ASSERT_NE(timeline, nullptr);
   EXPECT_EQ(tuning_flag_environment(*timeline, "/tmp/t l.json"),

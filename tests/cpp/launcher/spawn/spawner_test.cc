@@ -14,6 +14,10 @@
 #include "base/errors.h"
 #include "launcher/hosts/local_host.h"
 #include "launcher/spawn/local_spawner.h"
+#include "placement/affinity.h"
+#include "placement/core_share.h"
+#include "placement/cpu_list.h"
+#include "placement/cpu_topology.h"
 
 namespace kolo::launcher {
 namespace {
@@ -39,6 +43,7 @@ SpawnRequest request(std::vector<std::string> argv, Environment env = {}) {
   SpawnRequest request;
   request.slot.host = "localhost";
   request.slot.rank = 1;
+  request.slot.local_size = 1;
   request.argv = std::move(argv);
   request.env = std::move(env);
   request.env.emplace("PATH", "/usr/bin:/bin");
@@ -63,6 +68,35 @@ TEST(LocalSpawner, RunsInItsOwnGroupWithEnvironmentAndPipes) {
   ASSERT_EQ(::waitpid(process.pid, &status, 0), process.pid);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   ::close(leaked);
+}
+
+// The rank starts on its share of the launcher's CPUs (local_placement.h), with the variables
+// that tell it so; the launcher's own thread keeps its mask.
+TEST(LocalSpawner, StartsTheRankOnItsShareOfTheLaunchersCpus) {
+  const std::vector<int> mine = placement::thread_affinity();
+  if (mine.size() < 2) GTEST_SKIP() << "needs 2 CPUs";
+  SpawnRequest second =
+      request({"sh", "-c",
+               "grep Cpus_allowed_list /proc/self/status; echo $KOLO_CPU_SHARE $OMP_NUM_THREADS"});
+  second.slot.local_rank = 1;
+  second.slot.local_size = 2;
+  LocalSpawner spawner;
+  SpawnedProcess process = spawner.spawn(second);
+  const std::vector<int> share =
+      placement::share_for_local_rank(placement::describe_cpus(mine), 1, 2).cpus;
+  const std::string cpus = placement::format_cpu_list(share);
+  EXPECT_EQ(read_all(process.stdout_read), "Cpus_allowed_list:\t" + cpus + "\n" + cpus + " " +
+                                               std::to_string(share.size()) + "\n");
+  int status = 0;
+  ASSERT_EQ(::waitpid(process.pid, &status, 0), process.pid);
+  EXPECT_EQ(placement::thread_affinity(), mine);
+
+  second.env["HOROVOD_BIND_TO"] = "none";
+  second.env["OMP_NUM_THREADS"] = "7";
+  process = spawner.spawn(second);
+  EXPECT_EQ(read_all(process.stdout_read),
+            "Cpus_allowed_list:\t" + placement::format_cpu_list(mine) + "\n7\n");
+  ASSERT_EQ(::waitpid(process.pid, &status, 0), process.pid);
 }
 
 TEST(LocalSpawner, GroupSignalReachesTheRanksChildren) {

@@ -1,0 +1,22 @@
+"""The asynchronous host path on a real GPU (scripts/device_check.sh runs this file on a lent
+machine); every test skips with its reason where torch sees no CUDA device, as in CI."""
+
+import pytest
+
+from conftest import run_job
+
+torch = pytest.importorskip("torch", reason="scripts/setup.sh installs torch==2.13.0 (CPU)")
+
+pytestmark = pytest.mark.skipif(
+    not torch.cuda.is_available(),
+    reason=f"no CUDA device visible (torch {torch.__version__}, CUDA build: {torch.version.cuda})")
+
+
+def test_cuda_tensors_on_one_rank():
+    run_job(1, "cuda_async_host.py", timeout=180).assert_ok(1)
+
+
+def test_two_ranks_sharing_one_gpu():
+    # Two one-slot "hosts" on one machine: both ranks on GPU 0, where NCCL would refuse them.
+    run_job(2, "cuda_async_host.py", timeout=180,
+            launcher_args=("-H", "localhost:1,127.0.0.1:1")).assert_ok(2)

@@ -24,8 +24,6 @@ void Backend::reducescatter(Bytes, std::span<const size_t>, DataType, ReduceOp, 
 void Backend::alltoallv(ConstBytes, std::span<const size_t>, Bytes, std::span<const size_t>) {
   unsupported("alltoall");
 }
-void Backend::adasum(Bytes, size_t, DataType) {
-  unsupported("Adasum; use kolo's own transports (no --mpi)");
-}
+void Backend::adasum(Bytes, size_t, DataType) { unsupported("Adasum"); }
 
 }  // namespace kolo::backends

@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+#include <vector>
+
 #include "base/errors.h"
+#include "comm/adasum.h"
 
 namespace kolo::backends {
 
@@ -89,6 +93,24 @@ void MpiBackend::alltoallv(ConstBytes in, std::span<const size_t> send_bytes, By
   MpiPlugin::check(
       mpi_.alltoallv(comm_, in.data(), send_bytes.data(), out.data(), recv_bytes.data(), &error),
       error, fmt::format("MPI backend: alltoall of {} bytes", in.size()));
+}
+
+void MpiBackend::adasum(Bytes data, size_t count, DataType type) {
+  if (!comm::adasum_supports(type)) {  // before any byte moves: the same answer on every rank
+    throw InvalidArgument(
+        fmt::format("MPI backend: Adasum needs floating-point data, got {}", dtype_name(type)));
+  }
+  const size_t bytes = count * dtype_size(type);
+  if (data.size() < bytes) {
+    throw InvalidArgument(
+        fmt::format("MPI backend: Adasum buffer has {} bytes, needs {}", data.size(), bytes));
+  }
+  if (size_ == 1 || count == 0) return;
+  std::vector<std::byte> gathered(bytes * static_cast<size_t>(size_));
+  const std::vector<size_t> blocks(static_cast<size_t>(size_), bytes);
+  allgatherv(data.first(bytes), gathered, blocks);
+  comm::adasum_gathered(gathered, size_, count, type);
+  std::memcpy(data.data(), gathered.data(), bytes);
 }
 
 }  // namespace kolo::backends

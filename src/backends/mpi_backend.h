@@ -1,6 +1,7 @@
 // The MPI backend: each collective is one MPI call (through the plugin, libkolo_mpi.so) on a
 // duplicate of MPI_COMM_WORLD owned by this session. Negotiation still runs over kolo's own
 // transports; only the data moves through MPI. Average and pre/postscale are the executor's.
+// Adasum is kolo's arithmetic over an MPI allgather.
 #pragma once
 
 #include "backends/backend.h"
@@ -29,6 +30,9 @@ class MpiBackend final : public Backend {
                      Bytes out) override;
   void alltoallv(ConstBytes in, std::span<const size_t> send_bytes, Bytes out,
                  std::span<const size_t> recv_bytes) override;
+  // MPI has no Adasum: every rank's vector is gathered, and each rank runs kolo's Adasum tree
+  // on the whole vectors (comm::adasum_gathered). Costs size x the tensor in memory and traffic.
+  void adasum(Bytes data, size_t count, DataType type) override;
 
  private:
   const KoloMpiPluginV1& mpi_;

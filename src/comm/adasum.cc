@@ -169,6 +169,27 @@ void adasum_combine(void* a, const void* b, size_t count, DataType type) {
   store(va, type, static_cast<std::byte*>(a));
 }
 
+void adasum_gathered(Bytes gathered, int ranks, size_t count, DataType type) {
+  if (!adasum_supports(type)) {
+    throw InvalidArgument(
+        fmt::format("Adasum needs floating-point data, got {}", dtype_name(type)));
+  }
+  const size_t bytes = count * dtype_size(type);
+  if (ranks < 1 || gathered.size() < bytes * static_cast<size_t>(ranks)) {
+    throw InvalidArgument(fmt::format("adasum of gathered vectors: {} bytes for {} ranks of {}",
+                                      gathered.size(), ranks, bytes));
+  }
+  auto block = [&](int r) { return gathered.data() + bytes * static_cast<size_t>(r); };
+  int p = 1;
+  while (p * 2 <= ranks) p *= 2;
+  for (int i = 0; i + p < ranks; ++i) adasum_combine(block(i), block(i + p), count, type);
+  for (int d = 1; d < p; d *= 2) {
+    for (int base = 0; base < p; base += 2 * d) {
+      adasum_combine(block(base), block(base + d), count, type);
+    }
+  }
+}
+
 void adasum(Communicator& comm, Bytes data, size_t count, DataType type) {
   if (!adasum_supports(type)) {
     throw InvalidArgument(

@@ -32,6 +32,13 @@ void adasum(Communicator& comm, Bytes data, size_t count, DataType type);
 // step of the tree (used by the size-folding step and by tests).
 void adasum_combine(void* a, const void* b, size_t count, DataType type);
 
+// The same Adasum computed on one rank from every rank's whole vector: `gathered` holds `ranks`
+// blocks of `count` elements of `type` in rank order; the result lands in block 0. Same folds,
+// tree and per-level rounding to `type` as adasum(); only the dot products are summed in another
+// order. For backends that move bytes but do not run kolo's algorithms (MPI): one allgather,
+// then this on every rank, which all get bit-identical results.
+void adasum_gathered(Bytes gathered, int ranks, size_t count, DataType type);
+
 // Whether Adasum applies to `type` (floating point).
 bool adasum_supports(DataType type);
 

@@ -224,7 +224,7 @@ def test_sampler_splits_what_is_left_after_a_change_of_size(monkeypatch, before,
             sampler.record_batch(b, batch)
     states = [s.state_dict() for s in samplers]
     assert all(s == states[0] for s in states), "every rank keeps the same record"
-    assert sorted(states[0]["processed_indices"]) == sorted(trained)
+    assert states[0]["processed_num"] == len(trained)
     resumed = [sampler_as(monkeypatch, r, after, dataset, states[0]) for r in range(after)]
     rest = [i for s in resumed for i in s]
     assert len(resumed[0]) == -(-(61 - len(trained)) // after)
@@ -249,7 +249,38 @@ def test_sampler_loads_horovods_processed_num_state(monkeypatch):
     sampler = sampler_as(monkeypatch, 0, 2, Dataset(10), shuffle=False)
     sampler.load_state_dict({"epoch": 0, "processed_num": 4})
     assert list(sampler) == [4, 6, 8]
-    assert sampler.processed_indices == {0, 1, 2, 3}
+    assert sampler.processed_num == 4 and sampler.processed_indices == set()
+
+
+def test_sampler_counts_as_horovod_across_commit_restore_sync_and_set_epoch():
+    """Horovod's counter arithmetic: a restore goes back to the committed count, the batches
+    recorded after it count on from there, and a sync re-splits what is left."""
+    hvd.init()
+    try:
+        batch, per_rank = 2, 8
+        sampler = hvd.elastic.ElasticSampler(Dataset(per_rank * hvd.size()), shuffle=True)
+        state = hvd.elastic.TorchState(sampler=sampler)
+        state.sync()
+        sampler.set_epoch(2)
+        sampler.record_batch(0, batch)
+        sampler.record_batch(1, batch)
+        state.commit()
+        sampler.record_batch(2, batch)
+        sampler.record_batch(3, batch)
+        assert sampler.processed_num == 4 * batch * hvd.size()
+        state.restore()
+        assert sampler.processed_num == 2 * batch * hvd.size()
+        assert len(sampler) == per_rank - 2 * batch
+        sampler.record_batch(2, batch)
+        assert sampler.processed_num == 3 * batch * hvd.size()
+        state.commit()
+        state.sync()
+        assert sampler.processed_num == 3 * batch * hvd.size()
+        assert len(sampler) == per_rank - 3 * batch
+        sampler.set_epoch(3)
+        assert sampler.processed_num == 0 and len(sampler) == per_rank
+    finally:
+        hvd.shutdown()
 
 
 def test_sampler_record_indices_counts_after_the_commit(monkeypatch):

@@ -12,7 +12,7 @@ import copy
 import queue
 from typing import Any, Callable, Iterable
 
-from kolo.elastic import launcher_link
+from kolo.elastic import host_notices, launcher_link
 from kolo.elastic.launcher_link import HostUpdateResult
 from kolo.exceptions import HostsUpdatedInterrupt
 
@@ -34,6 +34,7 @@ class State:
         # Commits made so far; rank 0 publishes the count so kolorun can say where a reset
         # resumes from.
         self._commits = 0
+        host_notices.register(self)
 
     def register_reset_callbacks(self, callbacks: Iterable[Callable[[], None]]) -> None:
         """Adds functions to call after every reset (a worker added or removed), once the new

@@ -24,6 +24,7 @@ from kolo.torch.process_sets import check_process_set, global_process_set
 from kolo.common.grouping import (  # noqa: F401  (split_list: Horovod's module has it)
     check_reduction_arguments, scale_factors, split_by_name, split_list)
 from kolo.common.objects import broadcast_object  # noqa: F401
+from kolo.elastic.launcher_link import elastic_mode
 from kolo.torch.basics import Sum, rocm_built  # noqa: F401
 from kolo.torch.process_sets import ProcessSet  # noqa: F401
 
@@ -82,8 +83,10 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         self._groups = groups
         self._p_to_group: dict = {}
         self._group_counts: dict = {}
-        # A rank outside the set has nothing to reduce; a set of one rank nothing to exchange.
-        if process_set.included() and _set_size(process_set) > 1:
+        # A rank outside the set has nothing to reduce; a set of one rank nothing to exchange,
+        # unless the job is elastic (as Horovod): a job of one worker may grow, and a worker
+        # without hooks would then submit nothing while its new peers reduce their gradients.
+        if process_set.included() and (_set_size(process_set) > 1 or elastic_mode()):
             self._register_hooks()
 
     def load_state_dict(self, *args, **kwargs):

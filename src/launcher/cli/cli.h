@@ -56,6 +56,9 @@ struct LaunchOptions {
   int max_np = 0;
   std::optional<std::string> discovery_script;
   double elastic_timeout_seconds = 600;
+  // How often the --host-discovery-script runs (KOLO_/HOROVOD_ELASTIC_DISCOVERY_INTERVAL; 1 s,
+  // Horovod's DISCOVER_HOSTS_FREQUENCY_SECS).
+  double discovery_interval_seconds = 1.0;
   std::optional<int> reset_limit;
   std::optional<std::pair<double, double>> blacklist_cooldown;  // seconds, MIN MAX
 

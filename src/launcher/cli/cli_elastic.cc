@@ -33,6 +33,9 @@ void add_elastic_flags(CLI::App& app, ElasticFlags& flags) {
                  "Elastic: MIN MAX seconds; a failed host is re-admitted after a random cooldown "
                  "in this range (default: never).")
       ->expected(2)
+      // Exactly two words: the command that follows is not a third value (CLI11 lets a list
+      // option take every following non-option word otherwise).
+      ->allow_extra_args(false)
       ->group("elastic arguments");
 }
 
@@ -75,6 +78,12 @@ void finish_elastic(const ElasticFlags& flags, const EnvLookup& env, LaunchOptio
   options.elastic_timeout_seconds = timeout.value_or(600.0);
   if (!(options.elastic_timeout_seconds > 0) || !std::isfinite(options.elastic_timeout_seconds)) {
     throw InvalidArgument(fmt::format("--elastic-timeout must be a positive number of seconds"));
+  }
+  const auto interval = find_seconds_setting(env, "ELASTIC_DISCOVERY_INTERVAL");
+  options.discovery_interval_seconds = interval.value_or(1.0);
+  if (!(options.discovery_interval_seconds > 0) ||
+      !std::isfinite(options.discovery_interval_seconds)) {
+    throw InvalidArgument("KOLO_ELASTIC_DISCOVERY_INTERVAL must be a positive number of seconds");
   }
   if (flags.reset_limit && *flags.reset_limit < 0) {
     throw InvalidArgument(fmt::format("--reset-limit must be >= 0, got {}", *flags.reset_limit));

@@ -1,5 +1,8 @@
 #include "launcher/elastic/blacklist.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace kolo::launcher {
 
 Blacklist::Blacklist(std::optional<std::pair<double, double>> cooldown, uint32_t seed)
@@ -12,9 +15,14 @@ void Blacklist::add(const std::string& host, Clock::time_point now) {
     entry.until.reset();
     return;
   }
-  std::uniform_real_distribution<double> draw(cooldown_->first, cooldown_->second);
-  entry.until =
-      now + std::chrono::duration_cast<Duration>(std::chrono::duration<double>(draw(random_)));
+  // Horovod's backoff (horovod/runner/elastic/discovery.py): MIN * 2^failures plus up to MIN of
+  // jitter, kept within MIN..MAX, so a host that keeps failing stays out longer.
+  const auto [low, high] = *cooldown_;
+  std::uniform_real_distribution<double> jitter(0.0, 1.0);
+  const double backoff =
+      low * std::ldexp(1.0, std::min(entry.failures, 30)) + jitter(random_) * low;
+  const double delay = std::clamp(backoff, low, high);
+  entry.until = now + std::chrono::duration_cast<Duration>(std::chrono::duration<double>(delay));
 }
 
 bool Blacklist::blocked(const std::string& host, Clock::time_point now) const {

@@ -12,9 +12,6 @@
 
 namespace kolo::launcher {
 
-// How often kolorun asks the script (Horovod's discovery interval is one second too).
-inline constexpr auto kDiscoveryInterval = std::chrono::seconds(1);
-
 // Parses the script's output. A line without ":slots" gets `default_slots` (--slots). Blank lines
 // are skipped; a host listed twice keeps its last count. Throws InvalidArgument naming the line
 // number and text for a bad host name or slot count.

@@ -86,6 +86,8 @@ class ElasticDriver {
   // Ends the job: `signal` to every worker, SIGKILL kStopGrace later; kolorun exits with `code`.
   void stop_all(const std::string& why, int code, int signal = SIGTERM);
   void dismiss_removed(Clock::time_point now);
+  // Marks every included worker of `host` removed (they leave at the next round); how many.
+  int drop_workers_of(const std::string& host);
   [[nodiscard]] int included_count() const;
   [[nodiscard]] int usable_slots(Clock::time_point now) const;
   [[nodiscard]] std::vector<int> running_pids() const;
@@ -113,6 +115,19 @@ class ElasticDriver {
   std::optional<Clock::time_point> kill_at_;
   std::optional<Clock::time_point> stopping_since_;
 };
+
+int ElasticDriver::drop_workers_of(const std::string& host) {
+  int dropped = 0;
+  for (auto& worker : workers_) {
+    if (worker->included() && worker->who.host == host) {
+      worker->removed = true;
+      ++dropped;
+    }
+  }
+  if (dropped > 0)
+    say(fmt::format("host {} leaves the job with its {} other worker(s)", host, dropped));
+  return dropped;
+}
 
 int ElasticDriver::included_count() const {
   return static_cast<int>(
@@ -176,14 +191,11 @@ void ElasticDriver::spawn(const std::string& host, int slot, int planned_rank, i
 
 int ElasticDriver::fill_slots(Clock::time_point now) {
   if (finishing_ || failure_code_) return 0;
-  // Without --max-np a fixed -H/hostfile pool keeps the job at -np (lost workers are replaced on
-  // free slots); a discovery script's slots are all used. --max-np caps both.
-  const int cap =
-      options_.max_np > 0 || options_.discovery_script ? options_.max_np : options_.num_proc;
-  const int target = elastic_target(usable_slots(now), cap);
-  // Before the first round: exactly -np workers (more join later, as horovodrun does).
-  const int wanted =
-      (round_ == 0 ? std::min(target, options_.num_proc) : target) - included_count();
+  // Horovod's rule: every usable slot up to --max-np (all of them without it), from the first
+  // round on, whether the pool is fixed (-H, --hostfile) or discovered; -np and --min-np are only
+  // what the job waits for.
+  const int target = elastic_target(usable_slots(now), options_.max_np);
+  const int wanted = target - included_count();
   if (wanted <= 0) return 0;
   std::vector<ElasticWorker> running;
   for (const auto& worker : workers_) {
@@ -258,6 +270,9 @@ void ElasticDriver::on_exit(Worker& worker, ExitStatus status) {
   }
   if (worker.removed && worker.dismissed_at) return;  // killed by us after leaving
   pool_.blacklist().add(worker.who.host, now);
+  // Horovod's rule: the failed worker's host leaves the job whole; its other workers get no
+  // assignment in the next round and exit 0.
+  const int dropped = drop_workers_of(worker.who.host);
   const std::string how =
       worker.stuck
           ? fmt::format("stuck: no reset within {} s, killed",
@@ -273,10 +288,23 @@ void ElasticDriver::on_exit(Worker& worker, ExitStatus status) {
     say(fmt::format("new {} failed before joining a round ({}); host {} blacklisted", where, how,
                     worker.who.host));
     if (fill_slots(now) > 0) pending_change_.insert("added");
+    if (dropped > 0) pending_change_.insert("removed");
     return;
   }
+  // Survivors: members of the round that hold its committed state (new workers have none).
+  const bool survivors = std::any_of(workers_.begin(), workers_.end(),
+                                     [](const auto& w) { return w->included() && w->member; });
   fill_slots(now);
   const int remaining = included_count();
+  if (!survivors) {
+    // No survivor holds the committed state and no worker can come to a reset: waiting for
+    // --elastic-timeout would only delay the failure.
+    stop_all(fmt::format("{} lost ({}); no worker is left (host {} and the others blacklisted or "
+                         "gone): the job fails",
+                         where, how, worker.who.host),
+             status.shell_code() != 0 ? status.shell_code() : 1);
+    return;
+  }
   say(fmt::format("{} lost ({}); continuing with {} ranks from commit {}", where, how, remaining,
                   store_->last_commit()));
   if (remaining >= options_.min_np) publish_round(fmt::format("{} lost", where));

@@ -46,7 +46,8 @@ std::optional<ElasticHostPool::Change> ElasticHostPool::refresh(Clock::time_poin
                                                                 const Logger& logger) {
   if (!options_.discovery_script) return std::nullopt;
   if (next_discovery_ && now < *next_discovery_) return std::nullopt;
-  next_discovery_ = now + kDiscoveryInterval;
+  next_discovery_ = now + std::chrono::duration_cast<Clock::duration>(
+                              std::chrono::duration<double>(options_.discovery_interval_seconds));
   std::vector<HostSlots> found;
   try {
     found = discover();

@@ -1,6 +1,6 @@
 // The hosts an elastic job may place workers on: the fixed -H/hostfile/Slurm/Volcano list, or
-// what the --host-discovery-script prints (asked again every kDiscoveryInterval), and the
-// blacklist of hosts whose workers failed.
+// what the --host-discovery-script prints (asked again every
+// LaunchOptions::discovery_interval_seconds), and the blacklist of hosts whose workers failed.
 #pragma once
 
 #include <optional>

@@ -84,16 +84,29 @@ def check_allgather_broadcast_barrier(rank: int, size: int) -> None:
         hvd.barrier()
 
 
-def check_missing_op_fails_only_that_tensor(rank: int, size: int) -> None:
-    """The MPI backend has no Adasum: that tensor fails on every rank, naming the backend and the
-    op, and the runtime goes on."""
+def check_adasum(rank: int, size: int) -> None:
+    """Adasum on either backend (on MPI: kolo's Adasum tree over an MPI allgather) against the NumPy
+    reference of the same recursion (ranks folded first when the size is not a power of two);
+    an integer tensor fails on every rank, naming the tensor, and the runtime goes on."""
+    from adasum import close, inputs, reference
+
+    for seed, dtype in enumerate((np.float64, np.float32, np.float16)):
+        for length in (1, 37, 1000):
+            xs = inputs(size, length, dtype, seed * 10 + length)
+            got = hvd.allreduce(torch.from_numpy(xs[rank]), op=hvd.Adasum,
+                                name=f"adasum.mpi.{dtype.__name__}.{length}").numpy()
+            assert close(got, reference(xs), dtype), (dtype, length, got, reference(xs))
+            if length >= 37 and dtype != np.float16:  # neither the sum nor the average
+                total = sum(x.astype(np.float64) for x in xs)
+                assert not close(got, total.astype(dtype), dtype)
+                assert not close(got, (total / size).astype(dtype), dtype)
     try:
-        hvd.allreduce(torch.ones(4), op=hvd.Adasum, name="adasum.on.mpi")
+        hvd.allreduce(torch.ones(4, dtype=torch.int32), op=hvd.Adasum, name="adasum.mpi.int")
     except RuntimeError as error:
-        assert "backend 'mpi'" in str(error) and "Adasum" in str(error), str(error)
+        assert "adasum.mpi.int" in str(error) and "int32" in str(error), str(error)
     else:
-        raise AssertionError("Adasum on the MPI backend should fail")
-    got = kolo.allreduce(np.full(2, rank + 1.0), op=kolo.Sum, name="after.missing.op")
+        raise AssertionError("Adasum of int32 on the MPI backend should fail")
+    got = kolo.allreduce(np.full(2, rank + 1.0), op=kolo.Sum, name="after.adasum.int")
     assert np.all(got == size * (size + 1) / 2), got
 
 
@@ -111,8 +124,7 @@ def main() -> None:
     assert hvd.mpi_threads_supported() is (backend == "mpi")  # Open MPI 4.1 gives MULTIPLE
     check_allreduce(rank, size)
     check_allgather_broadcast_barrier(rank, size)
-    if backend == "mpi":
-        check_missing_op_fails_only_that_tensor(rank, size)
+    check_adasum(rank, size)
     # init() again after shutdown(): a fresh rendezvous over MPI; MPI itself stays initialized.
     # With 3 ranks, a process set of ranks 0 and 1 beside the global set (with MPI chosen, it
     # runs on kolo's transports while the global set stays on MPI).

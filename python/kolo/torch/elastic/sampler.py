@@ -1,6 +1,6 @@
 """``ElasticSampler`` (``horovod.torch.elastic.ElasticSampler``): a DistributedSampler that
-remembers which samples of the epoch were processed, so that after a reset the rest of the epoch
-is split among the new set of workers, and no sample is skipped or repeated."""
+remembers how much of the epoch was processed, so that after a reset the rest of the epoch is
+split among the new set of workers, and no sample is skipped or repeated."""
 
 from __future__ import annotations
 
@@ -21,9 +21,14 @@ class ElasticSampler(torch.utils.data.Sampler):
     at the *end* of each epoch (it clears the record).
 
     The order of an epoch is a permutation of the dataset fixed by ``seed + epoch`` (the same on
-    every rank); rank r of n takes every n-th of the samples not processed yet, starting at r.
-    ``record_batch(i, b)`` marks batch i of every rank as processed: each rank can tell which
-    samples its peers took, so the record is the same on all ranks without any communication.
+    every rank); rank r of n takes every n-th of the samples left, starting at r. So the first
+    k batches of all ranks are exactly the first ``k * batch_size * n`` samples left, and
+    ``processed_num`` is Horovod's counter: ``record_batch`` adds ``batch_size * n`` to it on
+    every rank alike, with no communication, and a reset skips that many of the order.
+
+    ``record_indices`` (the API of Horovod's older samplers) marks dataset indices this rank
+    processed instead; the TorchState's commit unions them over all ranks, and they are left out
+    of the order before the counter applies. Use one or the other within an epoch.
 
     Args:
         dataset: the dataset (its length must not change).
@@ -37,6 +42,8 @@ class ElasticSampler(torch.utils.data.Sampler):
         self.seed = seed
 
         self.epoch = 0
+        # Samples counted by record_batch: a prefix of the order left after processed_indices.
+        self._batches_num = 0
         self.processed_indices: set = set()
         # Indices recorded by record_indices since the last commit: this rank's only, until the
         # TorchState's commit unions them over all ranks.
@@ -53,43 +60,43 @@ class ElasticSampler(torch.utils.data.Sampler):
     @property
     def processed_num(self) -> int:
         """How many samples of this epoch have been processed (Horovod's counter)."""
-        return len(self.processed_indices)
+        return self._batches_num + len(self.processed_indices)
+
+    @processed_num.setter
+    def processed_num(self, value: int) -> None:
+        self._batches_num = int(value) - len(self.processed_indices)
 
     def set_epoch(self, epoch: int) -> None:
         """Starts epoch `epoch` with nothing processed. Call it at the end of an epoch, not at
         its start: an epoch interrupted by a reset must keep its record."""
         self.epoch = epoch
+        self._batches_num = 0
         self.processed_indices = set()
         self.local_indices = set()
         self.reset()
 
     def record_batch(self, batch_idx: int, batch_size: int) -> None:
-        """Marks batch `batch_idx` (of `batch_size` samples per rank, counted from the start of
-        the current pass, i.e. since the epoch started or the last reset) as processed on every
-        rank."""
-        start = batch_idx * batch_size * self.num_replicas
-        end = min(start + batch_size * self.num_replicas, len(self._padded))
-        self.processed_indices.update(self._padded[start:end])
+        """Counts one batch of `batch_size` samples on every rank as processed (Horovod's
+        arithmetic: `batch_idx` is not used, batches are taken in order)."""
+        self._batches_num += batch_size * self.num_replicas
 
     def record_indices(self, indices: Iterable[int]) -> None:
         """Marks dataset indices that *this rank* processed; they count for every rank after the
         next commit of the TorchState holding this sampler (which gathers them)."""
-        indices = set(int(i) for i in indices)
+        indices = set(int(i) for i in indices) - self.processed_indices
         self.local_indices |= indices
         self.processed_indices |= indices
 
     def state_dict(self) -> dict:
-        return {"epoch": self.epoch, "processed_indices": set(self.processed_indices),
-                "processed_num": self.processed_num}
+        return {"epoch": self.epoch, "processed_num": self.processed_num,
+                "processed_indices": set(self.processed_indices)}
 
     def load_state_dict(self, state_dict: dict) -> None:
-        """Takes a ``state_dict()`` (kolo's or Horovod's: ``processed_num`` alone means the first
-        samples of the epoch's order) and re-partitions what is left over the current ranks."""
+        """Takes a ``state_dict()`` (kolo's, or Horovod's with ``processed_num`` alone) and
+        re-partitions what is left over the current ranks."""
         self.epoch = state_dict["epoch"]
-        if "processed_indices" in state_dict:
-            self.processed_indices = set(state_dict["processed_indices"])
-        else:
-            self.processed_indices = set(self._order()[:state_dict["processed_num"]])
+        self.processed_indices = set(state_dict.get("processed_indices", ()))
+        self.processed_num = state_dict["processed_num"]
         self.local_indices = set()
         self.reset()
 
@@ -103,14 +110,14 @@ class ElasticSampler(torch.utils.data.Sampler):
         """Re-reads rank and size and splits the unprocessed samples among the ranks."""
         self.num_replicas = size()
         self.rank = rank()
-        self.remaining_indices = [i for i in self._order() if i not in self.processed_indices]
+        left = [i for i in self._order() if i not in self.processed_indices]
+        self.remaining_indices = left[self._batches_num:]
         self.num_samples = int(math.ceil(len(self.remaining_indices) / self.num_replicas))
         self.total_size = self.num_samples * self.num_replicas
         # As DistributedSampler: the last few samples are repeated so every rank gets as many.
-        self._padded = list(self.remaining_indices)
-        while self._padded and len(self._padded) < self.total_size:
-            self._padded += self.remaining_indices[:self.total_size - len(self._padded)]
-        self.indices = self._padded[self.rank:self.total_size:self.num_replicas]
+        padded = list(self.remaining_indices)
+        padded += padded[:self.total_size - len(padded)]
+        self.indices = padded[self.rank:self.total_size:self.num_replicas]
 
     def __iter__(self) -> Iterator[Any]:
         return iter(list(self.indices))

@@ -94,8 +94,9 @@ class SamplerStateHandler(_StateDictHandler):
     def save(self) -> None:
         gathered = allgather_object(self.value.local_indices)
         state = copy.deepcopy(self.value.state_dict())
+        counted = self.value.processed_num - len(state["processed_indices"])
         state["processed_indices"] = state["processed_indices"].union(*gathered)
-        state["processed_num"] = len(state["processed_indices"])
+        state["processed_num"] = counted + len(state["processed_indices"])
         self.value.processed_indices = set(state["processed_indices"])
         self.value.local_indices = set()
         self._saved = state

@@ -271,6 +271,54 @@ TEST(HorovodrunFlags, ElasticFlagsTurnOnElasticMode) {
   EXPECT_FALSE(plain.options->elastic);
 }
 
+// Each elastic flag takes exactly its number of values: the command right after it stays whole
+// (--blacklist-cooldown-range used to take every following word as a value).
+TEST(HorovodrunFlags, EachElasticFlagTakesItsValuesAndLeavesTheCommand) {
+  const Args command = {"python", "train.py", "--epochs", "1"};
+  for (const Args& flag :
+       {Args{"--min-np", "1"}, Args{"--min-num-proc", "1"}, Args{"--max-np", "4"},
+        Args{"--max-num-proc", "4"}, Args{"--host-discovery-script", "./d.sh"},
+        Args{"--elastic-timeout", "60"}, Args{"--reset-limit", "3"},
+        Args{"--blacklist-cooldown-range", "1", "2"}}) {
+    Args line = {"-np", "2", "--min-np", "1"};
+    line.insert(line.end(), flag.begin(), flag.end());
+    line.insert(line.end(), command.begin(), command.end());
+    ParseResult result = parse_command_line(line, no_env());
+    ASSERT_TRUE(result.options.has_value()) << flag.front() << ": " << result.message;
+    EXPECT_EQ(result.options->command, command) << flag.front();
+  }
+  ParseResult range = parse_command_line(
+      {"--min-np", "2", "--blacklist-cooldown-range", "1", "2", "python", "t.py"}, no_env());
+  ASSERT_TRUE(range.options.has_value()) << range.message;
+  EXPECT_EQ(range.options->blacklist_cooldown, std::make_pair(1.0, 2.0));
+  // One value short: refused, not filled from the command.
+  ParseResult short_range =
+      parse_command_line({"--min-np", "2", "--blacklist-cooldown-range", "1"}, no_env());
+  EXPECT_FALSE(short_range.options.has_value());
+}
+
+TEST(HorovodrunFlags, DiscoveryIntervalComesFromTheEnvironment) {
+  const auto env = [](const std::string& name) -> std::optional<std::string> {
+    if (name == "HOROVOD_ELASTIC_DISCOVERY_INTERVAL") return "0.25";
+    return std::nullopt;
+  };
+  ParseResult result =
+      parse_command_line({"--min-np", "1", "--host-discovery-script", "d.sh", "python"}, env);
+  ASSERT_TRUE(result.options.has_value()) << result.message;
+  EXPECT_EQ(result.options->discovery_interval_seconds, 0.25);
+  ParseResult plain =
+      parse_command_line({"--min-np", "1", "--host-discovery-script", "d.sh", "python"}, no_env());
+  ASSERT_TRUE(plain.options.has_value());
+  EXPECT_EQ(plain.options->discovery_interval_seconds, 1.0);
+  const auto bad = [](const std::string& name) -> std::optional<std::string> {
+    if (name == "KOLO_ELASTIC_DISCOVERY_INTERVAL") return "0";
+    return std::nullopt;
+  };
+  EXPECT_FALSE(
+      parse_command_line({"--min-np", "1", "--host-discovery-script", "d.sh", "python"}, bad)
+          .options.has_value());
+}
+
 TEST(HorovodrunFlags, ElasticFlagsRefuseContradictions) {
   for (const Args& words :
        {Args{"-np", "5", "--max-np", "4"}, Args{"--min-np", "3", "--max-np", "2"},

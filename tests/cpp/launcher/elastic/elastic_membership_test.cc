@@ -85,6 +85,22 @@ TEST(Blacklist, CooldownIsDrawnFromTheRange) {
   }
 }
 
+TEST(Blacklist, CooldownGrowsWithEachFailureAsHorovods) {
+  // MIN * 2^failures + up to MIN of jitter, within MIN..MAX: [2, 3) s, then [4, 5) s.
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    Blacklist blacklist(std::make_pair(1.0, 100.0), seed);
+    blacklist.add("a", t0);
+    EXPECT_TRUE(blacklist.blocked("a", t0 + 1999ms)) << seed;
+    EXPECT_FALSE(blacklist.blocked("a", t0 + 3001ms)) << seed;
+    blacklist.add("a", t0 + 10s);
+    EXPECT_TRUE(blacklist.blocked("a", t0 + 13999ms)) << seed;
+    EXPECT_FALSE(blacklist.blocked("a", t0 + 15001ms)) << seed;
+  }
+  Blacklist capped(std::make_pair(1.0, 1.5), 7);  // MAX wins over the backoff
+  for (int i = 0; i < 5; ++i) capped.add("a", t0);
+  EXPECT_FALSE(capped.blocked("a", t0 + 1501ms));
+}
+
 TEST(ElasticRounds, WorkerIdsAndOrderKeepSurvivorsFirst) {
   EXPECT_EQ((ElasticWorker{7, "node2", 1}).id(), "node2:1#7");
   // Round 1 was serials 0..3; 1 died; 5 and 4 are new (given out of order).

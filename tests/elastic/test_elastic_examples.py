@@ -63,7 +63,9 @@ def finished_accuracy(job: ElasticJob, label: str, kill: bool) -> float:
 def test_kolo_mnist_elastic_example(tmp_path, kill):
     script = tmp_path / "pytorch_mnist_elastic.py"
     shutil.copy(REPO / "examples" / "pytorch_mnist_elastic.py", script)
-    shutil.copy(REPO / "examples" / "pytorch_mnist.py", tmp_path / "pytorch_mnist.py")
+    # The elastic example imports pytorch_mnist, which reads the IDX files through mnist_idx.
+    for helper in ("pytorch_mnist.py", "mnist_idx.py"):
+        shutil.copy(REPO / "examples" / helper, tmp_path / helper)
     job = launch(tmp_path, script, "--epochs", "1", "--batches-per-commit", "5")
     if kill:
         killed = kill_second_worker(job, script, r"\[0\]<stdout>:Train Epoch: 1 \[\d+/60000\]")

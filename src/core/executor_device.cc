@@ -26,6 +26,11 @@ struct Executor::DeviceState {
       : device(device_index),
         comm(std::move(communicator)),
         ops(cuda, nccl, comm, std::move(options)) {}
+  // Abort first: the collectives' destructor frees the fusion buffer (cudaFree waits for the
+  // device), which would wait forever for a collective whose peer died.
+  ~DeviceState() { comm.abort(); }
+  DeviceState(const DeviceState&) = delete;
+  DeviceState& operator=(const DeviceState&) = delete;
   int device;
   gpu::NcclCommunicator comm;  // declared before ops, which keeps a reference to it
   gpu::NcclCollectives ops;
@@ -36,7 +41,8 @@ Executor::Executor(backends::Backend& backend, HandleTable& handles, ExecutorOpt
     : backend_(backend), handles_(handles), options_(options) {}
 Executor::~Executor() = default;
 
-void Executor::drop_device_state() { device_.reset(); }  // the communicator aborts when dropped
+// A new session (elastic reset: shutdown, then init) makes new executors, so it drops this too.
+void Executor::drop_device_state() { device_.reset(); }
 
 Executor::DeviceState& Executor::device_state(int device) {
   if (device_ != nullptr) {

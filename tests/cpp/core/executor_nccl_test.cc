@@ -141,6 +141,7 @@ TEST(ExecutorNccl, TheCommunicatorIsKeptThenDroppedAtAReset) {
   log = take_log();
   EXPECT_EQ(count(log, "ncclCommAbort"), 1) << log;
   EXPECT_EQ(count(log, "cudaStreamDestroy"), 1) << log;
+  EXPECT_LT(log.find("ncclCommAbort"), log.find("cudaStreamDestroy")) << log;  // abort first
   f.submit(rx, x);
   f.executor.run({negotiation::make_response({rx})}, f.pending);
   EXPECT_EQ(count(take_log(), "ncclCommInitRankConfig"), 1);  // a new one

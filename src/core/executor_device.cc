@@ -60,13 +60,12 @@ Executor::DeviceState& Executor::device_state(int device) {
   gpu::NcclCommunicator comm = gpu::rendezvous_communicator(
       nccl, options_.rank, options_.size,
       [this](std::span<std::byte> id) { backend_.broadcast(id, 0); }, {}, timeout);
-  device_ = std::make_unique<DeviceState>(
-      device, std::move(comm), cuda, nccl,
-      gpu::NcclCollectivesOptions{.rank = options_.rank,
-                                  .size = options_.size,
-                                  .device = device,
-                                  .watch = {},
-                                  .timeout = timeout});
+  device_ = std::make_unique<DeviceState>(device, std::move(comm), cuda, nccl,
+                                          gpu::NcclCollectivesOptions{.rank = options_.rank,
+                                                                      .size = options_.size,
+                                                                      .device = device,
+                                                                      .watch = {},
+                                                                      .timeout = timeout});
   return *device_;
 }
 
@@ -87,10 +86,10 @@ void Executor::execute_on_device(const fusion::FusedGroup& group,
   if (!reducing && response.op != negotiation::OpType::broadcast) {
     // The front end (kolo/torch/gpu_path.py) sends these through host memory; reaching here is a
     // caller that bypassed it. Decided on every rank alike, before any byte moved.
-    throw UnsupportedOperation(fmt::format(
-        "rank {}: {} of CUDA tensor '{}': this version's NCCL path runs allreduce and "
-        "broadcast; the others take the asynchronous host path",
-        options_.rank, negotiation::op_type_name(response.op), response.names.front()));
+    throw UnsupportedOperation(
+        fmt::format("rank {}: {} of CUDA tensor '{}': this version's NCCL path runs allreduce and "
+                    "broadcast; the others take the asynchronous host path",
+                    options_.rank, negotiation::op_type_name(response.op), response.names.front()));
   }
   DeviceState& state = device_state(entries.front()->request.device_index);
   {

@@ -16,7 +16,9 @@ namespace {
 // Fused tensors start at 64-byte aligned offsets, as in the CPU executor's fusion buffer.
 constexpr size_t kFusionAlignment = 64;
 
-size_t aligned(size_t bytes) { return (bytes + kFusionAlignment - 1) / kFusionAlignment * kFusionAlignment; }
+size_t aligned(size_t bytes) {
+  return (bytes + kFusionAlignment - 1) / kFusionAlignment * kFusionAlignment;
+}
 
 std::string tensors_text(const std::vector<std::string>& names) {
   if (names.size() == 1) return fmt::format("tensor '{}'", names.front());
@@ -36,7 +38,8 @@ ncclRedOp_t nccl_op_of(ReduceOp op) {
     default:
       break;
   }
-  throw UnsupportedOperation(fmt::format("the NCCL path cannot reduce with {}", reduce_op_name(op)));
+  throw UnsupportedOperation(
+      fmt::format("the NCCL path cannot reduce with {}", reduce_op_name(op)));
 }
 
 }  // namespace
@@ -104,8 +107,8 @@ struct NcclCollectives::Reduction {
 NcclCollectives::NcclCollectives(const CudaRuntime& cuda, const NcclLibrary& nccl,
                                  NcclCommunicator& comm, NcclCollectivesOptions options)
     : cuda_(cuda), nccl_(nccl), comm_(comm), options_(std::move(options)) {
-  const std::string where = fmt::format("rank {}: the NCCL backend on CUDA device {}",
-                                        options_.rank, options_.device);
+  const std::string where =
+      fmt::format("rank {}: the NCCL backend on CUDA device {}", options_.rank, options_.device);
   if (!cuda_.status.loaded) throw Error(fmt::format("{}: {}", where, cuda_.status.reason));
   if (!nccl_.status.loaded) throw Error(fmt::format("{}: {}", where, nccl_.status.reason));
   select_device("creating kolo's stream", {});
@@ -142,8 +145,8 @@ void NcclCollectives::check_nccl_call(ncclResult_t result, const char* call, con
   }
   const char* last = nccl_.functions.get_last_error(comm_.get());
   const std::string message =
-      fmt::format("rank {}: {}: {} failed: {}{}; the NCCL communicator was aborted",
-                  options_.rank, context, call, nccl_error_text(nccl_, result),
+      fmt::format("rank {}: {}: {} failed: {}{}; the NCCL communicator was aborted", options_.rank,
+                  context, call, nccl_error_text(nccl_, result),
                   last != nullptr && *last != '\0' ? fmt::format(" ({})", last) : "");
   comm_.abort();  // the peers are inside the same collective: only an abort releases them
   throw Error(message);
@@ -158,8 +161,8 @@ ncclDataType_t NcclCollectives::nccl_type(DataType type, const char* what,
                                           const std::vector<std::string>& names) {
   const std::optional<ncclDataType_t> nccl_type = nccl_type_of(type);
   if (!nccl_type) {
-    throw InvalidArgument(fmt::format("rank {}: {} of {}: NCCL has no {} type", options_.rank,
-                                      what, tensors_text(names), dtype_name(type)));
+    throw InvalidArgument(fmt::format("rank {}: {} of {}: NCCL has no {} type", options_.rank, what,
+                                      tensors_text(names), dtype_name(type)));
   }
   return *nccl_type;
 }
@@ -212,8 +215,9 @@ void NcclCollectives::reduce_all(const void* input, void* output, size_t count, 
     // The scalar has the tensor's type; NCCL reads it before ncclRedOpCreatePreMulSum returns.
     double as_double = factor;
     float as_float = static_cast<float>(factor);
-    uint16_t as_half = type == DataType::float16 ? kernels::detail::float_to_half_bits(as_float)
-                                                 : kernels::detail::float_to_bfloat16_bits(as_float);
+    uint16_t as_half = type == DataType::float16
+                           ? kernels::detail::float_to_half_bits(as_float)
+                           : kernels::detail::float_to_bfloat16_bits(as_float);
     void* scalar = type == DataType::float64   ? static_cast<void*>(&as_double)
                    : type == DataType::float32 ? static_cast<void*>(&as_float)
                                                : static_cast<void*>(&as_half);
@@ -222,9 +226,9 @@ void NcclCollectives::reduce_all(const void* input, void* output, size_t count, 
                     "ncclRedOpCreatePreMulSum", "allreduce", names);
     op.created = true;
   }
-  check_nccl_call(nccl_.functions.all_reduce(input, output, count, nccl_data, op.op, comm_.get(),
-                                             stream_),
-                  "ncclAllReduce", "allreduce", names);
+  check_nccl_call(
+      nccl_.functions.all_reduce(input, output, count, nccl_data, op.op, comm_.get(), stream_),
+      "ncclAllReduce", "allreduce", names);
 }
 
 void NcclCollectives::allreduce(std::span<const DeviceTensor> tensors, DataType type,
@@ -277,8 +281,8 @@ void NcclCollectives::allgatherv(const DeviceTensor& tensor, void* out,
   const bool even = std::all_of(bytes_per_rank.begin(), bytes_per_rank.end(),
                                 [&](size_t bytes) { return bytes == bytes_per_rank.front(); });
   if (even) {
-    check_nccl_call(nccl_.functions.all_gather(tensor.input, out, bytes_per_rank.front(),
-                                               ncclUint8, comm_.get(), stream_),
+    check_nccl_call(nccl_.functions.all_gather(tensor.input, out, bytes_per_rank.front(), ncclUint8,
+                                               comm_.get(), stream_),
                     "ncclAllGather", "allgather", names);
     return;
   }
@@ -335,17 +339,17 @@ void NcclCollectives::reducescatter(const DeviceTensor& tensor, void* out,
   const std::vector<std::string> names{tensor.name};
   const ncclDataType_t nccl_data = nccl_type(type, "reducescatter", names);
   if (reduction.prescale != 1.0 || reduction.postscale != 1.0) {
-    throw InvalidArgument(fmt::format(
-        "rank {}: reducescatter of {}: the NCCL path takes no prescale/postscale here",
-        options_.rank, tensors_text(names)));
+    throw InvalidArgument(
+        fmt::format("rank {}: reducescatter of {}: the NCCL path takes no prescale/postscale here",
+                    options_.rank, tensors_text(names)));
   }
   const ncclRedOp_t op = reduction.average ? ncclAvg : nccl_op_of(reduction.op);
   select_device("reducescatter", names);
   const bool even = std::all_of(counts.begin(), counts.end(),
                                 [&](size_t count) { return count == counts.front(); });
   if (even) {
-    check_nccl_call(nccl_.functions.reduce_scatter(tensor.input, out, counts.front(), nccl_data,
-                                                   op, comm_.get(), stream_),
+    check_nccl_call(nccl_.functions.reduce_scatter(tensor.input, out, counts.front(), nccl_data, op,
+                                                   comm_.get(), stream_),
                     "ncclReduceScatter", "reducescatter", names);
     return;
   }
@@ -357,9 +361,9 @@ void NcclCollectives::reducescatter(const DeviceTensor& tensor, void* out,
     const auto* block = static_cast<const std::byte*>(tensor.input) + offset * element;
     offset += counts[r];
     if (counts[r] == 0) continue;
-    const ncclResult_t queued = nccl_.functions.reduce(
-        block, static_cast<int>(r) == options_.rank ? out : nullptr, counts[r], nccl_data, op,
-        static_cast<int>(r), comm_.get(), stream_);
+    const ncclResult_t queued =
+        nccl_.functions.reduce(block, static_cast<int>(r) == options_.rank ? out : nullptr,
+                               counts[r], nccl_data, op, static_cast<int>(r), comm_.get(), stream_);
     if (queued != ncclSuccess) {
       nccl_.functions.group_end();
       check_nccl_call(queued, "ncclReduce", "reducescatter", names);
@@ -381,8 +385,8 @@ DeviceEvent NcclCollectives::record_completion() {
 
 void stream_waits_for(const CudaRuntime& cuda, cudaStream_t caller, cudaEvent_t done, int device) {
   if (!cuda.status.loaded) {
-    throw Error(fmt::format("synchronizing with kolo on CUDA device {}: {}", device,
-                            cuda.status.reason));
+    throw Error(
+        fmt::format("synchronizing with kolo on CUDA device {}: {}", device, cuda.status.reason));
   }
   const std::string on_device = fmt::format("on CUDA device {}", device);
   check_cuda(cuda, cuda.functions.set_device(device), ("cudaSetDevice " + on_device).c_str());

@@ -89,8 +89,7 @@ void NcclCommunicator::wait_ready(const PeerWatch& watch, std::chrono::milliseco
 }
 
 NcclCommunicator rendezvous_communicator(const NcclLibrary& nccl, int rank, int size,
-                                         const BroadcastFromRankZero& share,
-                                         const PeerWatch& watch,
+                                         const BroadcastFromRankZero& share, const PeerWatch& watch,
                                          std::chrono::milliseconds timeout) {
   if (!nccl.status.loaded) throw Error(fmt::format("rank {}: {}", rank, nccl.status.reason));
   ncclUniqueId id{};

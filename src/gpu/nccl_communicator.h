@@ -67,8 +67,7 @@ using BroadcastFromRankZero = std::function<void(std::span<std::byte>)>;
 // (ncclGetUniqueId), `share` carries its 128 bytes to the other ranks, then every rank creates
 // its communicator (NcclCommunicator::create). Throws as create() does, naming the rank.
 NcclCommunicator rendezvous_communicator(const NcclLibrary& nccl, int rank, int size,
-                                         const BroadcastFromRankZero& share,
-                                         const PeerWatch& watch,
+                                         const BroadcastFromRankZero& share, const PeerWatch& watch,
                                          std::chrono::milliseconds timeout);
 
 }  // namespace kolo::gpu

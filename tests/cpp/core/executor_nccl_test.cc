@@ -50,9 +50,7 @@ int count(const std::string& log, const std::string& text) {
 class OneRankBackend : public backends::Backend {
  public:
   [[nodiscard]] std::string name() const override { return "one rank"; }
-  void broadcast(Bytes data, int root) override {
-    broadcasts.push_back({data.size(), root});
-  }
+  void broadcast(Bytes data, int root) override { broadcasts.push_back({data.size(), root}); }
   std::vector<std::pair<size_t, int>> broadcasts;
 };
 

@@ -69,7 +69,8 @@ struct Fixture {
   explicit Fixture(int size = 1, int rank = 0)
       : comm(NcclCommunicator::create(fake_nccl(), rank, size, ncclUniqueId{}, {},
                                       milliseconds(5000))),
-        ops(fake_cuda(), fake_nccl(), comm, {.rank = rank, .size = size, .device = 0, .watch = {}}) {
+        ops(fake_cuda(), fake_nccl(), comm,
+            {.rank = rank, .size = size, .device = 0, .watch = {}}) {
     fake_cuda().functions.stream_create_with_flags(&caller, 0);
     fake_cuda().functions.event_create_with_flags(&ready, kCudaEventDisableTiming);
     take_log();
@@ -187,9 +188,9 @@ TEST(NcclCollectives, ATypeNcclLacksOrAScaleItCannotApplyFailsBeforeAnyCall) {
               std::string::npos)
         << error.what();
   }
-  EXPECT_THROW(f.ops.allreduce({&int_tensor, 1}, DataType::int32,
-                               {.op = ReduceOp::max, .postscale = 2}),
-               InvalidArgument);
+  EXPECT_THROW(
+      f.ops.allreduce({&int_tensor, 1}, DataType::int32, {.op = ReduceOp::max, .postscale = 2}),
+      InvalidArgument);
   EXPECT_EQ(lines(take_log(), {"nccl", "cuda"}).size(), 0U);
   EXPECT_FALSE(f.comm.aborted());  // only those tensors fail
 }
@@ -320,10 +321,11 @@ TEST(NcclCollectives, ACudaErrorNamesTheCallAndTheDevice) {
     f.ops.allreduce(tensors, DataType::float32, {});
     FAIL() << "no error";
   } catch (const Error& error) {
-    EXPECT_NE(std::string(error.what()).find(
-                  "rank 0: allocating the fusion buffer of tensors 'a', 'b': cudaMalloc failed "
+    EXPECT_NE(
+        std::string(error.what())
+            .find("rank 0: allocating the fusion buffer of tensors 'a', 'b': cudaMalloc failed "
                   "on CUDA device 0: out of memory (fake) (cudaError_t 2)"),
-              std::string::npos)
+        std::string::npos)
         << error.what();
   }
 }
@@ -331,8 +333,8 @@ TEST(NcclCollectives, ACudaErrorNamesTheCallAndTheDevice) {
 TEST(NcclCollectives, TheCommunicatorIsMadeFromRankZerosIdSentByKolo) {
   std::vector<std::byte> shared;
   NcclCommunicator comm = rendezvous_communicator(
-      fake_nccl(), 0, 1, [&](std::span<std::byte> id) { shared.assign(id.begin(), id.end()); },
-      {}, milliseconds(5000));
+      fake_nccl(), 0, 1, [&](std::span<std::byte> id) { shared.assign(id.begin(), id.end()); }, {},
+      milliseconds(5000));
   EXPECT_FALSE(comm.aborted());
   ASSERT_EQ(shared.size(), 128U);
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(shared.data())), "fake-nccl-id");
@@ -343,12 +345,11 @@ TEST(NcclCollectives, TheCommunicatorIsMadeFromRankZerosIdSentByKolo) {
 
 TEST(NcclCollectives, OtherRanksAskNoIdAndUseTheOneTheyReceive) {
   NcclCommunicator comm = rendezvous_communicator(
-      fake_nccl(), 1, 2,
-      [](std::span<std::byte> id) { std::memcpy(id.data(), "from-rank-0", 12); }, {},
-      milliseconds(5000));
+      fake_nccl(), 1, 2, [](std::span<std::byte> id) { std::memcpy(id.data(), "from-rank-0", 12); },
+      {}, milliseconds(5000));
   const auto calls = lines(take_log(), {"ncclGetUniqueId", "ncclCommInitRankConfig"});
-  EXPECT_EQ(calls, (std::vector<std::string>{
-                       "ncclCommInitRankConfig nranks=2 rank=1 id=from-rank-0"}));
+  EXPECT_EQ(calls,
+            (std::vector<std::string>{"ncclCommInitRankConfig nranks=2 rank=1 id=from-rank-0"}));
 }
 
 }  // namespace

@@ -38,8 +38,8 @@ std::optional<std::string> no_device() {
   return std::nullopt;
 }
 
-#define SKIP_WITHOUT_DEVICE()                                  \
-  if (auto reason = no_device()) GTEST_SKIP() << *reason;      \
+#define SKIP_WITHOUT_DEVICE()                             \
+  if (auto reason = no_device()) GTEST_SKIP() << *reason; \
   ASSERT_EQ(real_cuda().functions.set_device(0), kCudaSuccess)
 
 // Device memory holding a copy of `values`, freed when dropped.
@@ -57,22 +57,21 @@ struct DeviceBuffer {
 
 struct OneRank {
   OneRank()
-      : comm(rendezvous_communicator(nccl_library(), 0, 1, [](std::span<std::byte>) {}, {},
-                                     milliseconds(60000))),
+      : comm(rendezvous_communicator(
+            nccl_library(), 0, 1, [](std::span<std::byte>) {}, {}, milliseconds(60000))),
         ops(real_cuda(), nccl_library(), comm, {.rank = 0, .size = 1, .device = 0, .watch = {}}) {}
   template <typename T>
   void upload(const DeviceBuffer& device, const std::vector<T>& values) {
-    ASSERT_EQ(real_cuda().functions.memcpy_async(device.pointer, values.data(),
-                                                 values.size() * sizeof(T), kCudaMemcpyDefault,
-                                                 ops.stream()),
-              kCudaSuccess);
+    ASSERT_EQ(
+        real_cuda().functions.memcpy_async(device.pointer, values.data(), values.size() * sizeof(T),
+                                           kCudaMemcpyDefault, ops.stream()),
+        kCudaSuccess);
   }
   template <typename T>
   std::vector<T> download(const DeviceBuffer& device, size_t count) {
     std::vector<T> values(count);
-    EXPECT_EQ(real_cuda().functions.memcpy_async(values.data(), device.pointer,
-                                                 count * sizeof(T), kCudaMemcpyDefault,
-                                                 ops.stream()),
+    EXPECT_EQ(real_cuda().functions.memcpy_async(values.data(), device.pointer, count * sizeof(T),
+                                                 kCudaMemcpyDefault, ops.stream()),
               kCudaSuccess);
     DeviceEvent done = ops.record_completion();
     EXPECT_EQ(real_cuda().functions.event_synchronize(done.get()), kCudaSuccess);
@@ -109,17 +108,17 @@ TEST(NcclOnDevice, TheCallersStreamWaitsForKolosCompletion) {
             kCudaSuccess);
   DeviceBuffer x(real_cuda(), 16);
   std::vector<int32_t> values{1, 2, 3, 4}, back(4, 0);
-  ASSERT_EQ(real_cuda().functions.memcpy_async(x.pointer, values.data(), 16, kCudaMemcpyDefault,
-                                               caller),
-            kCudaSuccess);
+  ASSERT_EQ(
+      real_cuda().functions.memcpy_async(x.pointer, values.data(), 16, kCudaMemcpyDefault, caller),
+      kCudaSuccess);
   ASSERT_EQ(real_cuda().functions.event_record(ready, caller), kCudaSuccess);
   r.ops.wait_for_caller(ready, {"x"});
   r.ops.broadcast({"x", x.pointer, x.pointer, 16}, 0);
   DeviceEvent done = r.ops.record_completion();
   stream_waits_for(real_cuda(), caller, done.get(), 0);
-  ASSERT_EQ(real_cuda().functions.memcpy_async(back.data(), x.pointer, 16, kCudaMemcpyDefault,
-                                               caller),
-            kCudaSuccess);
+  ASSERT_EQ(
+      real_cuda().functions.memcpy_async(back.data(), x.pointer, 16, kCudaMemcpyDefault, caller),
+      kCudaSuccess);
   ASSERT_EQ(real_cuda().functions.event_record(ready, caller), kCudaSuccess);
   ASSERT_EQ(real_cuda().functions.event_synchronize(ready), kCudaSuccess);
   EXPECT_EQ(back, values);

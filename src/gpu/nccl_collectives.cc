@@ -296,7 +296,7 @@ void NcclCollectives::allgatherv(const DeviceTensor& tensor, void* out,
     const void* send = static_cast<int>(r) == options_.rank ? tensor.input : place;
     const ncclResult_t queued = nccl_.functions.broadcast(
         send, place, bytes_per_rank[r], ncclUint8, static_cast<int>(r), comm_.get(), stream_);
-    if (queued != ncclSuccess) {
+    if (queued != ncclSuccess && queued != ncclInProgress) {  // inside a group: only errors
       nccl_.functions.group_end();  // close the group before reporting (aborted just after)
       check_nccl_call(queued, "ncclBroadcast", "allgather", names);
     }
@@ -318,11 +318,11 @@ void NcclCollectives::alltoallv(const DeviceTensor& tensor, std::span<const size
       queued = nccl_.functions.send(static_cast<const std::byte*>(tensor.input) + send_offset,
                                     send_bytes[r], ncclUint8, peer, comm_.get(), stream_);
     }
-    if (queued == ncclSuccess && recv_bytes[r] > 0) {
+    if ((queued == ncclSuccess || queued == ncclInProgress) && recv_bytes[r] > 0) {
       queued = nccl_.functions.recv(static_cast<std::byte*>(out) + recv_offset, recv_bytes[r],
                                     ncclUint8, peer, comm_.get(), stream_);
     }
-    if (queued != ncclSuccess) {
+    if (queued != ncclSuccess && queued != ncclInProgress) {  // inside a group: only errors
       nccl_.functions.group_end();
       check_nccl_call(queued, send_bytes[r] > 0 ? "ncclSend/ncclRecv" : "ncclRecv", "alltoall",
                       names);
@@ -364,7 +364,7 @@ void NcclCollectives::reducescatter(const DeviceTensor& tensor, void* out,
     const ncclResult_t queued =
         nccl_.functions.reduce(block, static_cast<int>(r) == options_.rank ? out : nullptr,
                                counts[r], nccl_data, op, static_cast<int>(r), comm_.get(), stream_);
-    if (queued != ncclSuccess) {
+    if (queued != ncclSuccess && queued != ncclInProgress) {  // inside a group: only errors
       nccl_.functions.group_end();
       check_nccl_call(queued, "ncclReduce", "reducescatter", names);
     }

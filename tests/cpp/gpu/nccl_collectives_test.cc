@@ -311,6 +311,29 @@ TEST(NcclCollectives, APeersFailureWhileNcclIsInProgressAbortsAndNamesThePeer) {
   in_progress(0, ncclSuccess);  // leave the fake unscripted
 }
 
+TEST(NcclCollectives, AnErrorInsideAGroupClosesTheGroupThenAborts) {
+  Fixture f(3, 0);
+  std::vector<std::byte> in(12), out(12);
+  fail_next("ncclSend", ncclInvalidArgument);
+  try {
+    f.ops.alltoallv({"split", in.data(), out.data(), 12}, std::vector<size_t>{4, 4, 4}, out.data(),
+                    std::vector<size_t>{4, 4, 4});
+    FAIL() << "no error";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what())
+                  .find("rank 0: alltoall of tensor 'split': "
+                        "ncclSend/ncclRecv failed: fake NCCL error"),
+              std::string::npos)
+        << error.what();
+  }
+  const auto calls = lines(take_log(), {"nccl"});
+  ASSERT_EQ(calls.size(), 4U);
+  EXPECT_EQ(calls[0], "ncclGroupStart");
+  EXPECT_EQ(calls[1].rfind("ncclSend n=4 peer=0", 0), 0U);  // failed: no ncclRecv after it
+  EXPECT_EQ(calls[2], "ncclGroupEnd");
+  EXPECT_EQ(calls[3], "ncclCommAbort");
+}
+
 TEST(NcclCollectives, ACudaErrorNamesTheCallAndTheDevice) {
   Fixture f;
   std::vector<float> a(2), b(2);

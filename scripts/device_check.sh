@@ -34,7 +34,7 @@ if [ "${1:-}" = "--prepare" ]; then
   python3 -m pip download -q --no-deps --only-binary=:all: -d .device/wheels mock==5.1.0
   # Python 3.12's headers, used there only when the image has none (an extension module needs
   # the headers of its minor version alone, not a library).
-  headers=${PYTHON312_INCLUDE:-$(python3.12 -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)}
+  headers=${PYTHON312_INCLUDE:-$(python3.12 -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null || true)}
   if [ -n "$headers" ] && [ -f "$headers/Python.h" ]; then
     mkdir -p .device/python-include && cp -r "$headers" .device/python-include/python3.12
   else
@@ -125,7 +125,9 @@ nccl=$(find "${nvidia:-/nonexistent}" -name 'libnccl.so.2' 2>/dev/null | head -1
     KOLO_TEST_CUDART=$cudart KOLO_NCCL_LIBRARY=$nccl timeout "$(step_timeout 60)" \
       build/device-tests/tests/cpp/nccl_on_device_test
 } >"$OUT/nccl_on_device.txt" 2>&1
-say "nccl_on_device_test (cudart ${cudart:-none}, nccl ${nccl:-none}): rc $? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$OUT/nccl_on_device.txt" | tr '\n' ' ')"
+rc=$?
+log=$OUT/nccl_on_device.txt
+say "nccl_on_device_test (cudart ${cudart:-none}, nccl ${nccl:-none}): rc $rc, $(grep -cE '^\[ +OK \] NcclOnDevice' "$log") passed, $(grep -cE '^\[  FAILED  \] NcclOnDevice.* \(' "$log") failed, $(grep -cE '^\[  SKIPPED \] NcclOnDevice.* \(' "$log") skipped"
 
 # ---- kolo's own GPU tests (the asynchronous host path on CUDA tensors, np 1 and 2 on one GPU) ----
 KOLORUN_PATH=$(command -v kolorun) timeout "$(step_timeout 90)" python3 -m pytest -q -rA \

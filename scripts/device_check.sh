@@ -129,10 +129,11 @@ rc=$?
 log=$OUT/nccl_on_device.txt
 say "nccl_on_device_test (cudart ${cudart:-none}, nccl ${nccl:-none}): rc $rc, $(grep -cE '^\[ +OK \] NcclOnDevice' "$log") passed, $(grep -cE '^\[  FAILED  \] NcclOnDevice.* \(' "$log") failed, $(grep -cE '^\[  SKIPPED \] NcclOnDevice.* \(' "$log") skipped"
 
-# ---- kolo's own GPU tests (the asynchronous host path on CUDA tensors, np 1 and 2 on one GPU) ----
-KOLORUN_PATH=$(command -v kolorun) timeout "$(step_timeout 90)" python3 -m pytest -q -rA \
-  -p no:cacheprovider tests/python/test_gpu_cuda.py >"$OUT/test_gpu_cuda.txt" 2>&1
-say "tests/python/test_gpu_cuda.py: rc $? $(tail -1 "$OUT/test_gpu_cuda.txt")"
+# ---- kolo's own GPU tests (CUDA tensors, every op and dtype against the CPU, np 1 and 2 on one GPU) ----
+KOLORUN_PATH=$(command -v kolorun) timeout "$(step_timeout 120)" python3 -m pytest -q -rA \
+  -p no:cacheprovider tests/python/test_gpu_cuda.py tests/python/test_gpu_ops.py \
+  >"$OUT/test_gpu_cuda.txt" 2>&1
+say "tests/python/test_gpu_cuda.py, test_gpu_ops.py: rc $? $(tail -1 "$OUT/test_gpu_cuda.txt")"
 
 # ---- Horovod's test_torch.py: np 1 (one GPU), np 2 as two one-slot hosts sharing it ----
 hvd_tests() {  # $1: np, $2: output file, $3...: launcher arguments

@@ -48,6 +48,9 @@ struct TensorEntry {
   // device request.device_index, and `caller_event` a cudaEvent_t recorded on the caller's
   // stream at submission, which kolo's stream waits for before reading them.
   std::uintptr_t caller_event = 0;
+  // A blocking call that waits right after submitting: its thread runs the cycles that complete
+  // it (Session::drive) instead of waking the background thread.
+  bool caller_drives = false;
 
   [[nodiscard]] size_t bytes() const;
 };

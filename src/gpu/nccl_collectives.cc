@@ -67,23 +67,6 @@ std::optional<ncclDataType_t> nccl_type_of(DataType type) {
   }
 }
 
-size_t nccl_type_size(ncclDataType_t type) {
-  switch (type) {
-    case ncclInt8:
-    case ncclUint8:
-      return 1;
-    case ncclFloat16:
-    case ncclBfloat16:
-      return 2;
-    case ncclInt32:
-    case ncclUint32:
-    case ncclFloat32:
-      return 4;
-    default:
-      return 8;
-  }
-}
-
 DeviceEvent::~DeviceEvent() {
   // cudaEventDestroy of an event still pending returns at once; CUDA frees it once it completed.
   if (event_ != nullptr) cuda_->functions.event_destroy(event_);

@@ -30,8 +30,6 @@ namespace kolo::gpu {
 
 // NCCL's type for a kolo type; nullopt for the ones NCCL lacks (int16, bool, uint64).
 std::optional<ncclDataType_t> nccl_type_of(DataType type);
-// Bytes of one element of an NCCL type.
-size_t nccl_type_size(ncclDataType_t type);
 
 // One tensor on the device: `input` and `output` are device pointers of `bytes` bytes each
 // (output may equal input).

@@ -58,27 +58,10 @@ int take_failure(const char* function) {
   return code;
 }
 
-size_t type_size(ncclDataType_t type) {
-  switch (type) {
-    case ncclInt8:
-    case ncclUint8:
-      return 1;
-    case ncclFloat16:
-    case ncclBfloat16:
-      return 2;
-    case ncclInt32:
-    case ncclUint32:
-    case ncclFloat32:
-      return 4;
-    default:
-      return 8;
-  }
-}
-
 // nranks 1: the sum (or min, max, product, average) of one contribution is that contribution,
 // times the PreMulSum scalar.
 void reduce_one(const void* send, void* recv, size_t count, ncclDataType_t type, ncclRedOp_t op) {
-  if (send != recv) std::memmove(recv, send, count * type_size(type));
+  if (send != recv) std::memmove(recv, send, count * nccl_type_size(type));
   auto scalar = premul_scalars.find(op);
   if (scalar == premul_scalars.end()) return;
   if (type == ncclFloat32) {
@@ -270,7 +253,7 @@ EXPORT ncclResult_t ncclBroadcast(const void* send, void* recv, size_t count, nc
   record("ncclBroadcast n=" + std::to_string(count) + " type=" + std::to_string(type) +
          " root=" + std::to_string(root) + " " + stream_text(stream));
   if (ncclResult_t failed = nccl_answer("ncclBroadcast")) return failed;
-  if (root == comm_rank && send != recv) std::memmove(recv, send, count * type_size(type));
+  if (root == comm_rank && send != recv) std::memmove(recv, send, count * nccl_type_size(type));
   return ncclSuccess;
 }
 EXPORT ncclResult_t ncclAllGather(const void* send, void* recv, size_t count, ncclDataType_t type,
@@ -278,7 +261,7 @@ EXPORT ncclResult_t ncclAllGather(const void* send, void* recv, size_t count, nc
   record("ncclAllGather n=" + std::to_string(count) + " type=" + std::to_string(type) + " " +
          stream_text(stream));
   if (ncclResult_t failed = nccl_answer("ncclAllGather")) return failed;
-  const size_t bytes = count * type_size(type);
+  const size_t bytes = count * nccl_type_size(type);
   std::memmove(static_cast<char*>(recv) + comm_rank * bytes, send, bytes);
   return ncclSuccess;
 }
@@ -305,7 +288,7 @@ EXPORT ncclResult_t ncclSend(const void* send, size_t count, ncclDataType_t type
   record("ncclSend n=" + std::to_string(count) + " peer=" + std::to_string(peer) + " " +
          stream_text(stream));
   if (ncclResult_t failed = nccl_answer("ncclSend")) return failed;
-  if (peer == comm_rank) self_sends.push_back({send, count * type_size(type)});
+  if (peer == comm_rank) self_sends.push_back({send, count * nccl_type_size(type)});
   return ncclSuccess;
 }
 EXPORT ncclResult_t ncclRecv(void* recv, size_t count, ncclDataType_t type, int peer, ncclComm_t,
@@ -315,7 +298,7 @@ EXPORT ncclResult_t ncclRecv(void* recv, size_t count, ncclDataType_t type, int 
   if (ncclResult_t failed = nccl_answer("ncclRecv")) return failed;
   if (peer == comm_rank && !self_sends.empty()) {
     std::memmove(recv, self_sends.front().data,
-                 std::min(self_sends.front().bytes, count * type_size(type)));
+                 std::min(self_sends.front().bytes, count * nccl_type_size(type)));
     self_sends.erase(self_sends.begin());
   }
   return ncclSuccess;

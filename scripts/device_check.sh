@@ -5,7 +5,8 @@
 #
 #   1. Here, once per session:  bash scripts/device_check.sh --prepare
 #      fills .device/ (git-ignored, a few MiB): the Debian packages the build needs that the
-#      device image may lack (fmt, CLI11, OpenSSL's headers) unpacked, the `mock` wheel Horovod's
+#      device image may lack (fmt, CLI11, OpenSSL's headers, GoogleTest for the one C++ test that
+#      needs a GPU) unpacked, the `mock` wheel Horovod's
 #      tests import, and Horovod's own test_torch.py, test/utils/common.py and
 #      pytorch_synthetic_benchmark.py copied from $HOROVOD_SRC (default /tmp/horovod-src: a
 #      checkout of horovod/horovod kept outside the repository; never committed).
@@ -13,7 +14,8 @@
 #      command "bash scripts/device_check.sh", carry [".device"], timeout_s 560
 #
 # What comes back under $OUT (at most 8 files): summary.txt (the environment, what kolo found,
-# pass/fail counts, img/sec and ratios), test_gpu_cuda.txt, test_torch_np1.txt, test_torch_np2.txt,
+# pass/fail counts, img/sec and ratios), nccl_on_device.txt (the NCCL backend's collectives on
+# the GPU with torch's NCCL: tests/cpp/gpu/nccl_on_device_test.cc), test_gpu_cuda.txt, test_torch_np1.txt, test_torch_np2.txt,
 # bench.txt, build.txt. docs/GPU.md keeps each run's figures with the device's name and the date.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,14 +25,16 @@ if [ "${1:-}" = "--prepare" ]; then
   set -e
   src=${HOROVOD_SRC:-/tmp/horovod-src}
   rm -rf .device && mkdir -p .device/debs .device/deps .device/wheels
-  (cd .device/debs && apt-get download libfmt-dev libfmt9 libcli11-dev libssl-dev libssl3 >/dev/null)
+  (cd .device/debs && apt-get download libfmt-dev libfmt9 libcli11-dev libssl-dev libssl3 \
+    libgtest-dev libgmock-dev >/dev/null)
   for deb in .device/debs/*.deb; do dpkg -x "$deb" .device/deps; done
   rm -rf .device/debs .device/deps/usr/share/doc .device/deps/usr/share/man
-  find .device/deps -name '*.a' -delete  # static archives: the build links the shared ones
+  # static archives: the build links the shared ones (GoogleTest has only static ones)
+  find .device/deps -name '*.a' ! -name 'libg[mt]*' -delete
   python3 -m pip download -q --no-deps --only-binary=:all: -d .device/wheels mock==5.1.0
   # Python 3.12's headers, used there only when the image has none (an extension module needs
   # the headers of its minor version alone, not a library).
-  headers=${PYTHON312_INCLUDE:-$(python3.12 -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)}
+  headers=${PYTHON312_INCLUDE:-$(python3.12 -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null || true)}
   if [ -n "$headers" ] && [ -f "$headers/Python.h" ]; then
     mkdir -p .device/python-include && cp -r "$headers" .device/python-include/python3.12
   else
@@ -109,10 +113,27 @@ print("nccl:", c.nccl_status()["describe"]); print("cuda:", c.cuda_status()["des
 print("nccl_built", hvd.nccl_built(), "cuda_built", hvd.cuda_built())' 2>&1)"
 say "$(kolorun --check-build 2>&1 | grep -E 'NCCL|PyTorch')"
 
-# ---- kolo's own GPU tests (the asynchronous host path on CUDA tensors, np 1 and 2 on one GPU) ----
-KOLORUN_PATH=$(command -v kolorun) timeout "$(step_timeout 90)" python3 -m pytest -q -rA \
-  -p no:cacheprovider tests/python/test_gpu_cuda.py >"$OUT/test_gpu_cuda.txt" 2>&1
-say "tests/python/test_gpu_cuda.py: rc $? $(tail -1 "$OUT/test_gpu_cuda.txt")"
+# ---- the NCCL backend's collectives on this GPU through torch's own libcudart and libnccl ----
+nvidia=$(python3 -c 'import os, nvidia; print(os.path.abspath(list(nvidia.__path__)[0]))' 2>/dev/null)
+cudart=$(find "${nvidia:-/nonexistent}" -name 'libcudart.so.1*' 2>/dev/null | sort | tail -1)
+nccl=$(find "${nvidia:-/nonexistent}" -name 'libnccl.so.2' 2>/dev/null | head -1)
+{
+  cmake -S . -B build/device-tests -G Ninja -DKOLO_BUILD_TESTS=ON -DKOLO_TEST_LAYERS=gpu \
+    -DKOLO_BUILD_PYTHON=OFF -DKOLO_WERROR=OFF &&
+    timeout "$(step_timeout 60)" cmake --build build/device-tests -j "$(nproc)" \
+      --target nccl_on_device_test &&
+    KOLO_TEST_CUDART=$cudart KOLO_NCCL_LIBRARY=$nccl timeout "$(step_timeout 60)" \
+      build/device-tests/tests/cpp/nccl_on_device_test
+} >"$OUT/nccl_on_device.txt" 2>&1
+rc=$?
+log=$OUT/nccl_on_device.txt
+say "nccl_on_device_test (cudart ${cudart:-none}, nccl ${nccl:-none}): rc $rc, $(grep -cE '^\[ +OK \] NcclOnDevice' "$log") passed, $(grep -cE '^\[  FAILED  \] NcclOnDevice.* \(' "$log") failed, $(grep -cE '^\[  SKIPPED \] NcclOnDevice.* \(' "$log") skipped"
+
+# ---- kolo's own GPU tests (CUDA tensors, every op and dtype against the CPU, np 1 and 2 on one GPU) ----
+KOLORUN_PATH=$(command -v kolorun) timeout "$(step_timeout 120)" python3 -m pytest -q -rA \
+  -p no:cacheprovider tests/python/test_gpu_cuda.py tests/python/test_gpu_ops.py \
+  >"$OUT/test_gpu_cuda.txt" 2>&1
+say "tests/python/test_gpu_cuda.py, test_gpu_ops.py: rc $? $(tail -1 "$OUT/test_gpu_cuda.txt")"
 
 # ---- Horovod's test_torch.py: np 1 (one GPU), np 2 as two one-slot hosts sharing it ----
 hvd_tests() {  # $1: np, $2: output file, $3...: launcher arguments

@@ -85,7 +85,11 @@ void Executor::run(const std::vector<negotiation::Response>& responses,
     }
     wait_for_device_copies(response.names, pending);
     try {
-      execute(group, pending);
+      if (response.device == negotiation::DeviceKind::cuda) {
+        execute_on_device(group, pending);
+      } else {
+        execute(group, pending);
+      }
     } catch (const InvalidArgument& error) {
       // Decided identically on every rank before any byte moved (e.g. an unsupported reduction),
       // so only these tensors fail; the session goes on.

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -17,6 +18,11 @@
 #include "fusion/fusion_planner.h"
 #include "kernels/result_scale.h"
 #include "negotiation/message.h"
+
+namespace kolo::gpu {
+struct CudaRuntime;
+struct NcclLibrary;
+}  // namespace kolo::gpu
 
 namespace kolo::core {
 
@@ -37,10 +43,19 @@ struct ExecutorStats {
   uint64_t fused_tensors = 0;  // tensors that shared a backend call with another
 };
 
+// The libraries of the NCCL path (executor_device.cc); null: the process's own
+// (gpu::cuda_runtime(), gpu::nccl_library()). Tests give fakes.
+struct DeviceLibraries {
+  const gpu::CudaRuntime* cuda = nullptr;
+  const gpu::NcclLibrary* nccl = nullptr;
+};
+
 class Executor {
  public:
-  Executor(backends::Backend& backend, HandleTable& handles, ExecutorOptions options)
-      : backend_(backend), handles_(handles), options_(options) {}
+  Executor(backends::Backend& backend, HandleTable& handles, ExecutorOptions options);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
 
   // `pending` maps tensor name -> entry; executed entries are removed from it and their handles
   // completed or failed. An op the backend lacks (UnsupportedOperation) or a bad argument fails
@@ -52,6 +67,10 @@ class Executor {
   // Hooks for core/observability.h: the timeline (may be null) and autotune's threshold.
   void set_observer(ExecutionObserver* observer) { observer_ = observer; }
   void set_fusion_threshold(uint64_t bytes) { options_.fusion_threshold = bytes; }
+  void set_device_libraries(DeviceLibraries libraries) { device_libraries_ = libraries; }
+  // An elastic reset or a peer's failure: the NCCL communicator is aborted and dropped; the next
+  // CUDA group makes a new one through the (new) ranks' rendezvous.
+  void drop_device_state();
 
  private:
   void execute(const fusion::FusedGroup& group, std::map<std::string, TensorEntry>& pending);
@@ -81,6 +100,12 @@ class Executor {
                   const std::function<void(const kernels::ResultScale&)>& backend_op);
 
   void allreduce(const fusion::FusedGroup& group, std::vector<TensorEntry*>& entries);
+  // executor_device.cc: a group of CUDA tensors through NCCL on kolo's stream; sets each entry's
+  // completion event (allocated_output.device_done).
+  struct DeviceState;
+  void execute_on_device(const fusion::FusedGroup& group,
+                         std::map<std::string, TensorEntry>& pending);
+  DeviceState& device_state(int device);
   void allgather(const negotiation::Response& response, TensorEntry& entry, size_t index);
   void broadcast(const negotiation::Response& response, TensorEntry& entry);
   // executor_ops.cc
@@ -95,6 +120,8 @@ class Executor {
   ExecutorStats stats_;
   ExecutionObserver* observer_ = nullptr;
   uint64_t groups_started_ = 0;
+  DeviceLibraries device_libraries_;
+  std::unique_ptr<DeviceState> device_;
 };
 
 }  // namespace kolo::core

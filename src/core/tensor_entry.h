@@ -23,6 +23,10 @@ struct OwnedBuffer {
   DataType dtype = DataType::uint8;
   // alltoall: rows received from each rank, in rank order.
   std::vector<int64_t> received_splits;
+  // The NCCL path: the cudaEvent_t recorded on kolo's stream after the op (0: a host result),
+  // which synchronize() makes the caller's stream wait for, and its owner (destroys it).
+  std::uintptr_t device_done = 0;
+  std::shared_ptr<void> device_done_owner;
 };
 
 // A 64-byte aligned buffer of `bytes` (at least 1 byte is allocated, so that a zero-sized
@@ -40,6 +44,10 @@ struct TensorEntry {
   // before reading `input`. 0: the input is ready when submitted.
   std::uintptr_t ready_event = 0;
   int ready_device = -1;
+  // The NCCL path (request.device == cuda): `input` and `output` are device pointers on CUDA
+  // device request.device_index, and `caller_event` a cudaEvent_t recorded on the caller's
+  // stream at submission, which kolo's stream waits for before reading them.
+  std::uintptr_t caller_event = 0;
   // A blocking call that waits right after submitting: its thread runs the cycles that complete
   // it (Session::drive) instead of waking the background thread.
   bool caller_drives = false;

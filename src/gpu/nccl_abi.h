@@ -43,6 +43,24 @@ enum ncclDataType_t : int {
   ncclBfloat16 = 9,
 };
 
+// Bytes of one element of an NCCL type.
+constexpr size_t nccl_type_size(ncclDataType_t type) {
+  switch (type) {
+    case ncclInt8:
+    case ncclUint8:
+      return 1;
+    case ncclFloat16:
+    case ncclBfloat16:
+      return 2;
+    case ncclInt32:
+    case ncclUint32:
+    case ncclFloat32:
+      return 4;
+    default:
+      return 8;
+  }
+}
+
 // ncclRedOp_t is an int-sized enum; values past ncclAvg are user operations
 // (ncclRedOpCreatePreMulSum).
 enum ncclRedOp_t : int { ncclSum = 0, ncclProd = 1, ncclMax = 2, ncclMin = 3, ncclAvg = 4 };

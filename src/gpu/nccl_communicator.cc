@@ -88,4 +88,19 @@ void NcclCommunicator::wait_ready(const PeerWatch& watch, std::chrono::milliseco
   }
 }
 
+NcclCommunicator rendezvous_communicator(const NcclLibrary& nccl, int rank, int size,
+                                         const BroadcastFromRankZero& share, const PeerWatch& watch,
+                                         std::chrono::milliseconds timeout) {
+  if (!nccl.status.loaded) throw Error(fmt::format("rank {}: {}", rank, nccl.status.reason));
+  ncclUniqueId id{};
+  if (rank == 0) {
+    const ncclResult_t made = nccl.functions.get_unique_id(&id);
+    if (made != ncclSuccess) {
+      throw Error(fmt::format("rank 0: ncclGetUniqueId: {}", nccl_error_text(nccl, made)));
+    }
+  }
+  share(std::as_writable_bytes(std::span<char>(id.internal)));
+  return NcclCommunicator::create(nccl, rank, size, id, watch, timeout);
+}
+
 }  // namespace kolo::gpu

@@ -3,12 +3,12 @@
 // kolo's CPU fault detection cannot reach them. Every wait here polls ncclCommGetAsyncError and
 // asks the caller's watch (kolo's CPU side, which sees a peer's death on its links) between polls;
 // a failure aborts the communicator (ncclCommAbort) and throws PeerError naming the rank.
-// Foundations of the NCCL backend (docs/GPU.md); the backend itself is not in this version.
 #pragma once
 
 #include <chrono>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "gpu/nccl_library.h"
@@ -59,5 +59,15 @@ class NcclCommunicator {
   int rank_;
   int size_;
 };
+
+// Sends rank 0's bytes to every rank in place (kolo's broadcast over its authenticated links).
+using BroadcastFromRankZero = std::function<void(std::span<std::byte>)>;
+
+// A communicator made through kolo's own rendezvous: rank 0 asks NCCL for the unique id
+// (ncclGetUniqueId), `share` carries its 128 bytes to the other ranks, then every rank creates
+// its communicator (NcclCommunicator::create). Throws as create() does, naming the rank.
+NcclCommunicator rendezvous_communicator(const NcclLibrary& nccl, int rank, int size,
+                                         const BroadcastFromRankZero& share, const PeerWatch& watch,
+                                         std::chrono::milliseconds timeout);
 
 }  // namespace kolo::gpu

@@ -22,6 +22,7 @@ std::vector<std::string> resolve_all(void* handle, NcclFunctions& f) {
   resolve_symbol(handle, "ncclAllReduce", f.all_reduce, missing);
   resolve_symbol(handle, "ncclBroadcast", f.broadcast, missing);
   resolve_symbol(handle, "ncclAllGather", f.all_gather, missing);
+  resolve_symbol(handle, "ncclReduce", f.reduce, missing);
   resolve_symbol(handle, "ncclReduceScatter", f.reduce_scatter, missing);
   resolve_symbol(handle, "ncclSend", f.send, missing);
   resolve_symbol(handle, "ncclRecv", f.recv, missing);

@@ -32,7 +32,12 @@ def only_path(**facts) -> gpu_path.PathChoice:
 
 
 def test_nccl_when_every_fact_allows_it():
-    assert only_path(**CUDA_READY) == gpu_path.PathChoice(gpu_path.NCCL, "NCCL")
+    choices = gpu_path.choose(gpu_path.GpuFacts(**CUDA_READY))
+    assert choices["allreduce"] == choices["broadcast"] == gpu_path.PathChoice(gpu_path.NCCL,
+                                                                               "NCCL")
+    for op in ("allgather", "alltoall", "reducescatter"):
+        assert choices[op] == gpu_path.PathChoice(
+            gpu_path.ASYNC_HOST, "this version's NCCL path runs allreduce and broadcast only")
 
 
 def test_this_version_has_no_nccl_backend():
@@ -82,8 +87,8 @@ def test_horovod_variables_per_operation_win_over_gpu_operations():
            "HOROVOD_GPU_BROADCAST": "Gloo"}
     assert paths(**{**CUDA_READY, "env": env}) == {
         "allreduce": gpu_path.NCCL, "allgather": gpu_path.ASYNC_HOST,
-        "broadcast": gpu_path.ASYNC_HOST, "alltoall": gpu_path.NCCL,
-        "reducescatter": gpu_path.NCCL}
+        "broadcast": gpu_path.ASYNC_HOST, "alltoall": gpu_path.ASYNC_HOST,
+        "reducescatter": gpu_path.ASYNC_HOST}  # NCCL_OPERATIONS: allreduce and broadcast
 
 
 def test_kolo_variable_wins_over_horovods_and_staging_can_be_asked_for():
@@ -111,8 +116,10 @@ def test_one_warning_names_each_path_and_why():
     env = {"HOROVOD_GPU_BROADCAST": "MPI"}
     choices = gpu_path.choose(gpu_path.GpuFacts(**{**CUDA_READY, "env": env}))
     text = gpu_path.warning_text(choices, "cuda")
-    assert text == ("kolo: cuda tensors: allreduce, allgather, alltoall, reducescatter: the nccl "
-                    "path (NCCL); broadcast: the async host path (host collectives, as asked)")
+    assert text == ("kolo: cuda tensors: allreduce: the nccl path (NCCL); allgather, alltoall, "
+                    "reducescatter: the async host path (this version's NCCL path runs allreduce "
+                    "and broadcast only); broadcast: the async host path (host collectives, as "
+                    "asked)")
     every = gpu_path.warning_text(gpu_path.choose(gpu_path.GpuFacts(device_type="xpu")), "xpu")
     assert every.startswith("kolo: xpu tensors: every operation: the staging path (")
 
@@ -244,3 +251,35 @@ def test_the_process_nccl_wins_over_a_named_one():
     out = probe("import torch, kolo._core as c; s = c.nccl_status(); print(s['origin'])",
                 {"KOLO_NCCL_LIBRARY": "/nonexistent/libnccl.so.2"})
     assert out.strip() == "already loaded by the process", out
+
+
+# ---- the ranks' GPUs, compared per host ----
+
+
+def test_gpus_are_gathered_as_host_and_uuid_in_rank_order():
+    sent = []
+
+    def allgather(mine):
+        sent.append(mine)
+        return [("a", "GPU-0"), mine, ["b", "GPU-0"]]  # as allgather_object returns them
+
+    gpus = gpu_path.gather_gpus(1, lambda index: f"GPU-{index}", "a", allgather)
+    assert sent == [("a", "GPU-1")]
+    assert gpus == [("a", "GPU-0"), ("a", "GPU-1"), ("b", "GPU-0")]
+    assert gpu_path.duplicate_gpus(gpus) == {}
+
+
+def test_two_ranks_reporting_one_gpu_take_the_async_host_path_with_one_warning():
+    gpus = gpu_path.gather_gpus(0, lambda index: "GPU-same", "h",
+                                lambda mine: [mine, mine])
+    choices = gpu_path.choose(gpu_path.GpuFacts(**{**CUDA_READY, "gpus": tuple(gpus)}))
+    assert {c.path for c in choices.values()} == {gpu_path.ASYNC_HOST}
+    text = gpu_path.warning_text(choices, "cuda")
+    assert text.count("async host path") == 1, text
+    assert "ranks 0, 1 share one GPU (GPU-same on h)" in text, text
+
+
+def test_no_gpus_are_exchanged_where_nccl_cannot_run(monkeypatch):
+    monkeypatch.setattr(staging, "_job_gpus", lambda: pytest.fail("exchanged GPUs"))
+    facts = staging._local_facts("cuda")
+    assert facts.gpus == ()

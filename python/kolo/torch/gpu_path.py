@@ -24,13 +24,16 @@ is the async host path. Any other value is a ValueError naming the variable.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 NCCL = "nccl"
 ASYNC_HOST = "async host"
 STAGING = "staging"
 
 OPERATIONS = ("allreduce", "allgather", "broadcast", "alltoall", "reducescatter")
+# What the core's NCCL path runs (core/executor_device.cc); the others, whose outputs the core
+# allocates, stay on the async host path until it can hand back device memory.
+NCCL_OPERATIONS = ("allreduce", "broadcast")
 
 # What each variable's value asks for.
 _REQUESTS = {"NCCL": NCCL, "MPI": ASYNC_HOST, "GLOO": ASYNC_HOST, "STAGING": STAGING}
@@ -62,6 +65,18 @@ def duplicate_gpus(gpus: Sequence[tuple[str, str]]) -> dict[tuple[str, str], lis
     for rank, gpu in enumerate(gpus):
         ranks_by_gpu.setdefault(tuple(gpu), []).append(rank)
     return {gpu: ranks for gpu, ranks in ranks_by_gpu.items() if len(ranks) > 1}
+
+
+def gather_gpus(device_index: int, uuid_of: Callable[[int], str], host: str,
+                allgather: Callable[[tuple[str, str]], Sequence[tuple[str, str]]]
+                ) -> list[tuple[str, str]]:
+    """(host, GPU UUID) of every rank, in rank order: this rank's GPU (`uuid_of(device_index)`,
+    torch's cudaGetDeviceProperties uuid) sent to every rank by `allgather` (kolo's
+    allgather_object). Collective: every rank calls it at the same point (at the first CUDA
+    tensor, only where NCCL could otherwise be chosen, so a job that cannot use NCCL exchanges
+    nothing)."""
+    mine = (host, str(uuid_of(device_index)))
+    return [tuple(gpu) for gpu in allgather(mine)]
 
 
 def requested(env: Mapping[str, str]) -> dict[str, Optional[str]]:
@@ -116,6 +131,9 @@ def choose(facts: GpuFacts) -> dict[str, PathChoice]:
             choices[op] = PathChoice(STAGING, "blocking copies through host memory, as asked")
         elif want == ASYNC_HOST:
             choices[op] = PathChoice(ASYNC_HOST, "host collectives, as asked")
+        elif refusal is None and op not in NCCL_OPERATIONS:
+            choices[op] = PathChoice(ASYNC_HOST, "this version's NCCL path runs "
+                                     + " and ".join(NCCL_OPERATIONS) + " only")
         elif refusal is None:
             choices[op] = PathChoice(NCCL, "NCCL")
         else:

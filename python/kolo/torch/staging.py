@@ -162,17 +162,36 @@ def use_calls(calls: Any) -> Any:
     return previous
 
 
+def _cuda_uuid(device_index: int) -> str:
+    """This GPU's UUID (torch reads cudaGetDeviceProperties' uuid)."""
+    return str(torch.cuda.get_device_properties(device_index).uuid)
+
+
+def _job_gpus() -> tuple:
+    """(host, GPU UUID) of every rank: a collective, reached by every rank at its first CUDA
+    tensor (the same point of every rank's program)."""
+    import socket
+
+    from kolo.common.objects import allgather_object
+
+    return tuple(gpu_path.gather_gpus(torch.cuda.current_device(), _cuda_uuid,
+                                      socket.gethostname(),
+                                      lambda mine: allgather_object(mine, name="kolo.gpu_uuids")))
+
+
 def _local_facts(device_type: str) -> gpu_path.GpuFacts:
-    """What this process knows alone. The ranks' GPUs are compared (an allgather) only where NCCL
-    could otherwise be chosen: this version has no NCCL backend, so nothing is exchanged."""
+    """What the choice needs. The ranks' GPUs are compared (an allgather) only where NCCL could
+    otherwise be chosen: where kolo's NCCL backend cannot run, nothing is exchanged."""
     from kolo import _core
 
     cuda = device_type == "cuda" and torch.cuda.is_available()
     nccl = _core.nccl_status() if cuda else {"loaded": False, "reason": ""}
+    built = bool(_core.NCCL_BUILT)
+    gpus = _job_gpus() if cuda and built and nccl["loaded"] else ()
     return gpu_path.GpuFacts(device_type=device_type, cuda_usable=cuda,
-                             nccl_backend_built=bool(_core.NCCL_BUILT),
+                             nccl_backend_built=built,
                              nccl_loaded=bool(nccl["loaded"]), nccl_reason=str(nccl["reason"]),
-                             env=os.environ)
+                             gpus=gpus, env=os.environ)
 
 
 def path_for(device_type: str, op: int) -> str:

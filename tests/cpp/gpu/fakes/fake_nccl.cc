@@ -70,6 +70,8 @@ FAIL_NCCL(ncclAllReduce(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t,
                         cudaStream_t))
 FAIL_NCCL(ncclBroadcast(const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t))
 FAIL_NCCL(ncclAllGather(const void*, void*, size_t, ncclDataType_t, ncclComm_t, cudaStream_t))
+FAIL_NCCL(ncclReduce(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, int, ncclComm_t,
+                     cudaStream_t))
 FAIL_NCCL(ncclReduceScatter(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
                             cudaStream_t))
 FAIL_NCCL(ncclSend(const void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t))

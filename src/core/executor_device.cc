@@ -1,0 +1,132 @@
+// The executor's NCCL path: a group of CUDA tensors (the response's device is cuda) runs through
+// gpu::NcclCollectives on kolo's own stream. The background thread only queues work: kolo's
+// stream waits for each tensor's caller event, the collective runs, and a completion event is
+// recorded and handed to the front end with the handle (OwnedBuffer::device_done), which makes
+// the caller's stream wait for it. The communicator is made at the first CUDA group, through
+// rank 0's unique id sent over kolo's own links (the backend's broadcast: every rank of the
+// process set reaches that group in the same order, so the broadcast matches).
+#include <fmt/format.h>
+
+#include "base/errors.h"
+#include "core/executor.h"
+#include "gpu/nccl_collectives.h"
+
+namespace kolo::core {
+
+namespace {
+
+// How long creating a communicator or finishing a queued NCCL call may stay in progress.
+constexpr auto kNcclTimeout = std::chrono::minutes(5);
+
+}  // namespace
+
+struct Executor::DeviceState {
+  DeviceState(int device_index, gpu::NcclCommunicator communicator, const gpu::CudaRuntime& cuda,
+              const gpu::NcclLibrary& nccl, gpu::NcclCollectivesOptions options)
+      : device(device_index),
+        comm(std::move(communicator)),
+        ops(cuda, nccl, comm, std::move(options)) {}
+  // Abort first: the collectives' destructor frees the fusion buffer (cudaFree waits for the
+  // device), which would wait forever for a collective whose peer died.
+  ~DeviceState() { comm.abort(); }
+  DeviceState(const DeviceState&) = delete;
+  DeviceState& operator=(const DeviceState&) = delete;
+  int device;
+  gpu::NcclCommunicator comm;  // declared before ops, which keeps a reference to it
+  gpu::NcclCollectives ops;
+};
+
+// Here, where DeviceState is complete (the header only names it).
+Executor::Executor(backends::Backend& backend, HandleTable& handles, ExecutorOptions options)
+    : backend_(backend), handles_(handles), options_(options) {}
+Executor::~Executor() = default;
+
+// A new session (elastic reset: shutdown, then init) makes new executors, so it drops this too.
+void Executor::drop_device_state() { device_.reset(); }
+
+Executor::DeviceState& Executor::device_state(int device) {
+  if (device_ != nullptr) {
+    if (device_->device == device) return *device_;
+    throw InvalidArgument(
+        fmt::format("rank {}: CUDA tensors on device {} after device {}: kolo's NCCL path uses "
+                    "one GPU per rank (torch.cuda.set_device(hvd.local_rank()))",
+                    options_.rank, device, device_->device));
+  }
+  const gpu::CudaRuntime& cuda =
+      device_libraries_.cuda != nullptr ? *device_libraries_.cuda : gpu::cuda_runtime();
+  const gpu::NcclLibrary& nccl =
+      device_libraries_.nccl != nullptr ? *device_libraries_.nccl : gpu::nccl_library();
+  const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(kNcclTimeout);
+  gpu::NcclCommunicator comm = gpu::rendezvous_communicator(
+      nccl, options_.rank, options_.size,
+      [this](std::span<std::byte> id) { backend_.broadcast(id, 0); }, {}, timeout);
+  device_ = std::make_unique<DeviceState>(device, std::move(comm), cuda, nccl,
+                                          gpu::NcclCollectivesOptions{.rank = options_.rank,
+                                                                      .size = options_.size,
+                                                                      .device = device,
+                                                                      .watch = {},
+                                                                      .timeout = timeout});
+  return *device_;
+}
+
+void Executor::execute_on_device(const fusion::FusedGroup& group,
+                                 std::map<std::string, TensorEntry>& pending) {
+  const negotiation::Response& response = group.response;
+  std::vector<TensorEntry*> entries;
+  for (const auto& name : response.names) {
+    auto it = pending.find(name);
+    if (it == pending.end()) {
+      throw Error("internal error: response names tensor '" + name +
+                  "' that this rank never submitted");
+    }
+    entries.push_back(&it->second);
+  }
+  const bool reducing = response.op == negotiation::OpType::allreduce &&
+                        response.reduce_op != negotiation::UserReduceOp::adasum;
+  if (!reducing && response.op != negotiation::OpType::broadcast) {
+    // The front end (kolo/torch/gpu_path.py) sends these through host memory; reaching here is a
+    // caller that bypassed it. Decided on every rank alike, before any byte moved.
+    throw UnsupportedOperation(
+        fmt::format("rank {}: {} of CUDA tensor '{}': this version's NCCL path runs allreduce and "
+                    "broadcast; the others take the asynchronous host path",
+                    options_.rank, negotiation::op_type_name(response.op), response.names.front()));
+  }
+  DeviceState& state = device_state(entries.front()->request.device_index);
+  {
+    ObservedPhase phase(observer_, response.names, "WAIT_FOR_DATA");
+    for (const TensorEntry* entry : entries) {
+      if (entry->caller_event != 0) {
+        // NOLINTNEXTLINE(performance-no-int-to-ptr): the event travels from Python as an integer
+        state.ops.wait_for_caller(reinterpret_cast<gpu::cudaEvent_t>(entry->caller_event),
+                                  response.names);
+      }
+    }
+  }
+  std::vector<gpu::DeviceTensor> tensors;
+  for (const TensorEntry* entry : entries) {
+    tensors.push_back({entry->request.name, entry->input, entry->output, entry->bytes()});
+  }
+  if (reducing) {
+    ObservedPhase phase(observer_, response.names, "NCCL_ALLREDUCE");
+    state.ops.allreduce(tensors, response.dtype,
+                        {.op = to_comm_op(response.reduce_op),
+                         .average = response.reduce_op == negotiation::UserReduceOp::average,
+                         .prescale = response.prescale,
+                         .postscale = response.postscale});
+    if (tensors.size() > 1) {
+      ++stats_.fused_groups;
+      stats_.fused_tensors += tensors.size();
+    }
+  } else {
+    ObservedPhase phase(observer_, response.names, "NCCL_BROADCAST");
+    for (const gpu::DeviceTensor& tensor : tensors) state.ops.broadcast(tensor, response.root);
+  }
+  // One completion event for the group, shared by its handles; the last one drops it.
+  auto done = std::make_shared<gpu::DeviceEvent>(state.ops.record_completion());
+  for (TensorEntry* entry : entries) {
+    entry->allocated_output.device_done = reinterpret_cast<std::uintptr_t>(done->get());
+    entry->allocated_output.device_done_owner = done;
+  }
+}
+
+}  // namespace kolo::core

@@ -1,0 +1,168 @@
+// The executor's NCCL path against the stand-in GPU (tests/cpp/gpu/fakes/fake_gpu_device.cc:
+// device memory is host memory, every CUDA and NCCL call is logged), at one rank: a response on
+// CUDA tensors is queued on kolo's stream after the callers' events, its handles complete with a
+// completion event, the communicator comes from the unique id sent by the backend's broadcast,
+// and an elastic reset drops it.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+#include "base/errors.h"
+#include "core/executor.h"
+#include "gpu/nccl_collectives.h"
+#include "negotiation/request_checks.h"
+
+namespace kolo::core {
+namespace {
+
+using negotiation::OpType;
+using negotiation::Request;
+using negotiation::UserReduceOp;
+
+const gpu::CudaRuntime& fake_cuda() {
+  static const gpu::CudaRuntime cuda = gpu::load_cuda_runtime(
+      {{gpu::LibraryCandidate::How::explicit_path, FAKE_GPU_DEVICE, "test"}});
+  return cuda;
+}
+const gpu::NcclLibrary& fake_nccl() {
+  static const gpu::NcclLibrary nccl =
+      gpu::load_nccl({{gpu::LibraryCandidate::How::explicit_path, FAKE_GPU_DEVICE, "test"}});
+  return nccl;
+}
+std::string take_log() {
+  void* handle = ::dlopen(FAKE_GPU_DEVICE, RTLD_NOW | RTLD_NOLOAD);
+  EXPECT_NE(handle, nullptr);
+  std::string log = reinterpret_cast<const char* (*)()>(::dlsym(handle, "fake_gpu_log"))();
+  reinterpret_cast<void (*)()>(::dlsym(handle, "fake_gpu_clear_log"))();
+  return log;
+}
+int count(const std::string& log, const std::string& text) {
+  int found = 0;
+  for (size_t at = log.find(text); at != std::string::npos; at = log.find(text, at + 1)) ++found;
+  return found;
+}
+
+// One rank: the unique id's broadcast has nobody to send to; it records that it was asked.
+class OneRankBackend : public backends::Backend {
+ public:
+  [[nodiscard]] std::string name() const override { return "one rank"; }
+  void broadcast(Bytes data, int root) override { broadcasts.push_back({data.size(), root}); }
+  std::vector<std::pair<size_t, int>> broadcasts;
+};
+
+Request cuda_request(const std::string& name, OpType op, UserReduceOp reduce, int elements) {
+  Request r;
+  r.rank = 0;
+  r.name = name;
+  r.op = op;
+  r.reduce_op = reduce;
+  r.dtype = DataType::float32;
+  r.shape = {elements};
+  r.device = negotiation::DeviceKind::cuda;
+  r.device_index = 0;
+  return r;
+}
+
+struct Fixture {
+  Fixture() : executor(backend, handles, ExecutorOptions{0, 1, 1 << 20}) {
+    executor.set_device_libraries({&fake_cuda(), &fake_nccl()});
+    fake_cuda().functions.event_create_with_flags(&caller_event, gpu::kCudaEventDisableTiming);
+    take_log();
+  }
+  ~Fixture() { fake_cuda().functions.event_destroy(caller_event); }
+  HandleId submit(const Request& request, std::vector<float>& data) {
+    TensorEntry entry;
+    entry.request = request;
+    entry.input = data.data();
+    entry.output = data.data();
+    entry.handle = handles.create();
+    entry.caller_event = reinterpret_cast<std::uintptr_t>(caller_event);
+    const HandleId id = entry.handle;
+    pending.emplace(request.name, std::move(entry));
+    return id;
+  }
+  OneRankBackend backend;
+  HandleTable handles;
+  Executor executor;
+  std::map<std::string, TensorEntry> pending;
+  gpu::cudaEvent_t caller_event = nullptr;
+};
+
+TEST(ExecutorNccl, FusedCudaAllreduceIsQueuedAfterTheCallersEventsAndCompletesWithAnEvent) {
+  ASSERT_TRUE(fake_nccl().status.loaded) << fake_nccl().status.reason;
+  Fixture f;
+  std::vector<float> a{2, 4}, b{6};
+  const Request ra = cuda_request("a", OpType::allreduce, UserReduceOp::average, 2);
+  const Request rb = cuda_request("b", OpType::allreduce, UserReduceOp::average, 1);
+  const HandleId ha = f.submit(ra, a);
+  const HandleId hb = f.submit(rb, b);
+  f.executor.run({negotiation::make_response({ra}), negotiation::make_response({rb})}, f.pending);
+  EXPECT_TRUE(f.pending.empty());
+  OwnedBuffer done_a = f.handles.release(ha);
+  OwnedBuffer done_b = f.handles.release(hb);
+  EXPECT_NE(done_a.device_done, 0U);
+  EXPECT_EQ(done_a.device_done, done_b.device_done);  // one event for the fused group
+  EXPECT_EQ(a, (std::vector<float>{2, 4}));           // the average of one rank
+  EXPECT_EQ(b, (std::vector<float>{6}));
+  EXPECT_EQ(f.executor.stats().fused_groups, 1U);
+  // The unique id went through the backend's broadcast from rank 0, once.
+  ASSERT_EQ(f.backend.broadcasts.size(), 1U);
+  EXPECT_EQ(f.backend.broadcasts[0], (std::pair<size_t, int>{128, 0}));
+  const std::string log = take_log();
+  EXPECT_EQ(count(log, "ncclCommInitRankConfig nranks=1 rank=0"), 1) << log;
+  EXPECT_EQ(count(log, "cudaStreamWaitEvent"), 2) << log;  // each tensor's caller event
+  EXPECT_EQ(count(log, "ncclAllReduce n=32 type=7 op=4 in-place"), 1) << log;  // ncclAvg
+  EXPECT_LT(log.find("cudaStreamWaitEvent"), log.find("ncclAllReduce")) << log;
+  EXPECT_LT(log.find("ncclAllReduce"), log.find("cudaEventRecord")) << log;
+  done_a = {};
+  EXPECT_EQ(count(take_log(), "cudaEventDestroy"), 0);  // b's handle still holds it
+  done_b = {};
+  EXPECT_EQ(count(take_log(), "cudaEventDestroy"), 1);
+}
+
+TEST(ExecutorNccl, TheCommunicatorIsKeptThenDroppedAtAReset) {
+  Fixture f;
+  std::vector<float> x{1, 2, 3};
+  const Request rx = cuda_request("x", OpType::broadcast, UserReduceOp::sum, 3);
+  for (int round = 0; round < 2; ++round) {
+    f.submit(rx, x);
+    f.executor.run({negotiation::make_response({rx})}, f.pending);
+  }
+  std::string log = take_log();
+  EXPECT_EQ(count(log, "ncclCommInitRankConfig"), 1) << log;
+  EXPECT_EQ(count(log, "ncclBroadcast n=12 type=1 root=0"), 2) << log;
+  f.executor.drop_device_state();
+  log = take_log();
+  EXPECT_EQ(count(log, "ncclCommAbort"), 1) << log;
+  EXPECT_EQ(count(log, "cudaStreamDestroy"), 1) << log;
+  EXPECT_LT(log.find("ncclCommAbort"), log.find("cudaStreamDestroy")) << log;  // abort first
+  f.submit(rx, x);
+  f.executor.run({negotiation::make_response({rx})}, f.pending);
+  EXPECT_EQ(count(take_log(), "ncclCommInitRankConfig"), 1);  // a new one
+  EXPECT_EQ(f.backend.broadcasts.size(), 2U);
+}
+
+TEST(ExecutorNccl, AnOpOffTheNcclPathFailsOnlyItsTensorNamingIt) {
+  Fixture f;
+  std::vector<float> x{1, 2};
+  const Request rx = cuda_request("gathered", OpType::allgather, UserReduceOp::sum, 2);
+  const HandleId id = f.submit(rx, x);
+  negotiation::Response response = negotiation::make_response({rx});
+  f.executor.run({response}, f.pending);
+  try {
+    f.handles.wait(id);
+    FAIL() << "no error";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("allgather of CUDA tensor 'gathered'"),
+              std::string::npos)
+        << error.what();
+  }
+  EXPECT_EQ(count(take_log(), "nccl"), 0);  // nothing was queued, no communicator made
+}
+
+}  // namespace
+}  // namespace kolo::core

@@ -1,0 +1,80 @@
+"""Every collective on tensors of one device against the same collective on CPU tensors, per
+dtype (needs a GPU for `cuda`; `cpu` checks this script itself without one). Whatever path kolo
+takes for the device (NCCL, the async host path), the results must equal the CPU's bit for bit
+for integers and within rounding for floats. Usage: device_vs_cpu.py DEVICE."""
+
+import sys
+
+import torch
+
+import horovod.torch as hvd
+
+FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+TYPES = (torch.uint8, torch.int8, torch.int32, torch.int64) + FLOATS
+
+
+def same(device_result, cpu_result, what):
+    got = device_result.cpu()
+    assert got.dtype == cpu_result.dtype and got.shape == cpu_result.shape, (what, got, cpu_result)
+    if got.dtype in FLOATS:
+        ok = torch.allclose(got.double(), cpu_result.double(), rtol=1e-2, atol=1e-2)
+    else:
+        ok = torch.equal(got, cpu_result)
+    assert ok, (what, got, cpu_result)
+
+
+def first(result):
+    """alltoall with splits returns (output, received_splits), as Horovod's."""
+    return result[0] if isinstance(result, tuple) else result
+
+
+def both(device, make, run, what):
+    """run(make(device)) on the device and run(make('cpu')) on the CPU, compared."""
+    same(run(make(device), what + "/dev"), run(make(torch.device("cpu")), what + "/cpu"), what)
+
+
+def main() -> None:
+    device = torch.device(sys.argv[1])
+    hvd.init()
+    rank, size = hvd.rank(), hvd.size()
+    if device.type == "cuda":
+        torch.cuda.set_device(hvd.local_rank() % torch.cuda.device_count())
+    splits = torch.tensor([(r + rank) % 2 + 1 for r in range(size)])  # rows to each rank
+    for dtype in TYPES:
+        name = str(dtype).split(".")[1]
+
+        def values(dev, rows=3, dtype=dtype):
+            base = torch.arange(rows * 4, dtype=torch.float64).reshape(rows, 4) % 7 + rank
+            return base.to(dtype).to(dev)
+
+        ops = [hvd.Sum, hvd.Min, hvd.Max] + ([hvd.Average] if dtype in FLOATS else [])
+        for op in ops:
+            both(device, values, lambda t, n, op=op: hvd.allreduce(t, op=op, name=n),
+                 f"allreduce {name} {op}")
+        if dtype in FLOATS:
+            both(device, values,
+                 lambda t, n: hvd.allreduce(t, op=hvd.Sum, prescale_factor=0.5,
+                                            postscale_factor=2.0, name=n),
+                 f"allreduce scaled {name}")
+            grouped = hvd.grouped_allreduce([values(device), values(device, 5)], op=hvd.Sum,
+                                            name=f"grouped {name}")
+            for got, rows in zip(grouped, (3, 5)):
+                same(got, hvd.allreduce(values("cpu", rows), op=hvd.Sum,
+                                        name=f"grouped {name} cpu {rows}"), f"grouped {name}")
+        both(device, lambda dev: values(dev, rank + 1),
+             lambda t, n: hvd.allgather(t, name=n), f"allgather uneven {name}")
+        both(device, values, lambda t, n: hvd.broadcast(t, root_rank=size - 1, name=n),
+             f"broadcast {name}")
+        both(device, lambda dev: values(dev, int(splits.sum())),
+             lambda t, n: first(hvd.alltoall(t, splits=splits, name=n)),
+             f"alltoall splits {name}")
+        both(device, lambda dev: values(dev, 2 * size),
+             lambda t, n: hvd.reducescatter(t, op=hvd.Sum, name=n), f"reducescatter {name}")
+    hvd.barrier()
+    hvd.shutdown()
+    print(f"rank {rank} OK")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

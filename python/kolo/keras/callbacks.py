@@ -1,5 +1,5 @@
 """Horovod's Keras callbacks for Keras 3 on the JAX and PyTorch backends (``horovod.keras``
-there); the learning-rate ones share their logic with TensorFlow's (kolo.common.keras_lr_schedule).
+there); the learning-rate ones share their logic with TensorFlow's (kolo.common.keras_callbacks).
 On JAX, ``model.fit`` keeps the training state outside the variables during an epoch: a callback
 that reads or writes variables first writes that state back (``sync_state``), and the next step
 then reads the variables again."""
@@ -10,7 +10,7 @@ import keras
 import numpy as np
 
 import kolo
-from kolo.common import keras_lr_schedule as lr_schedule
+from kolo.common import keras_callbacks as shared
 
 
 def broadcast_variables(variables, root_rank: int, name: str) -> None:
@@ -39,37 +39,28 @@ class BroadcastGlobalVariablesCallback(keras.callbacks.Callback):
     def on_batch_end(self, batch, logs=None):
         if self.broadcast_done:
             return
-        lr_schedule.sync_state(self.model)
+        shared.sync_state(self.model)
         broadcast_variables(self.model.variables, self.root_rank, "keras.broadcast.model")
         broadcast_variables(self.model.optimizer.variables, self.root_rank,
                             "keras.broadcast.optimizer")
         self.broadcast_done = True
 
 
-class MetricAverageCallback(keras.callbacks.Callback):
+class MetricAverageCallback(shared.MetricAverageLogic, keras.callbacks.Callback):
     """Averages the epoch's metrics (the logs) over all ranks at the end of every epoch; put it
     before callbacks that read them (checkpoints, early stopping, TensorBoard)."""
 
-    def __init__(self, device=""):
-        super().__init__()
-        self.device = device
-
-    def on_epoch_end(self, epoch, logs=None):
-        logs = logs if logs is not None else {}
-        names = sorted(k for k, v in logs.items() if np.ndim(v) == 0)
-        if names:
-            values = np.array([float(logs[k]) for k in names], dtype=np.float64)
-            averaged = kolo.allreduce(values, name=f"keras.MetricAverageCallback.{epoch}")
-            logs.update(zip(names, (float(v) for v in averaged)))
+    def _average(self, values, name):
+        return kolo.allreduce(values, name=f"keras.{name}")
 
 
-class LearningRateScheduleCallback(lr_schedule.LearningRateScheduleLogic,
+class LearningRateScheduleCallback(shared.LearningRateScheduleLogic,
                                    keras.callbacks.Callback):
     """Sets the learning rate to ``initial_lr * multiplier(epoch)`` from `start_epoch` to
     `end_epoch` (per epoch with ``staircase``, else per batch with fractional epochs)."""
 
 
-class LearningRateWarmupCallback(lr_schedule.LearningRateWarmupLogic, keras.callbacks.Callback):
+class LearningRateWarmupCallback(shared.LearningRateWarmupLogic, keras.callbacks.Callback):
     """Raises the learning rate gradually from ``initial_lr / size`` to ``initial_lr`` over
     `warmup_epochs` (Goyal et al., "Accurate, Large Minibatch SGD")."""
 

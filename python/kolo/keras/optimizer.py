@@ -6,6 +6,7 @@ which the JAX trainer calls)."""
 from __future__ import annotations
 
 import kolo
+from kolo.common.keras_optimizer import distributed_copy
 from kolo.keras import backend_arrays
 
 
@@ -31,15 +32,7 @@ class _DistributedKerasOptimizer:
 
 def wrap(optimizer, name, op=kolo.Average, gradient_predivide_factor=1.0):
     """A new optimizer of a subclass of `optimizer`'s class, with the same configuration."""
-    base = type(optimizer)
-    methods = {k: v for k, v in _DistributedKerasOptimizer.__dict__.items()
-               if k not in ("__dict__", "__weakref__")}
-    methods["__module__"] = base.__module__
-    cls = type(base.__name__, (base,), methods)
-    config = optimizer.get_config()
-    if name is not None:
-        config["name"] = name
-    distributed = cls.from_config(config)
+    distributed = distributed_copy(optimizer, _DistributedKerasOptimizer, name)
     prescale, postscale = 1.0, 1.0
     if gradient_predivide_factor != 1.0:  # Horovod's split of the average around the sum
         prescale, postscale = 1.0 / gradient_predivide_factor, gradient_predivide_factor

@@ -1,14 +1,13 @@
 """Horovod's Keras callbacks (``horovod.tensorflow.keras.callbacks``) for Keras 3 and tf-keras;
-the learning-rate ones share their logic with every Keras backend
-(kolo.common.keras_lr_schedule)."""
+the metric and learning-rate ones share their logic with every Keras backend
+(kolo.common.keras_callbacks)."""
 
 from __future__ import annotations
 
-import numpy as np
 import tensorflow as tf
 
 import kolo.tensorflow as hvd
-from kolo.common import keras_lr_schedule as lr_schedule
+from kolo.common import keras_callbacks as shared
 
 Callback = tf.keras.callbacks.Callback
 
@@ -47,31 +46,20 @@ class BroadcastGlobalVariablesCallback(Callback):
         self.broadcast_done = True
 
 
-class MetricAverageCallback(Callback):
+class MetricAverageCallback(shared.MetricAverageLogic, Callback):
     """Averages the epoch's metrics (the logs) over all ranks at the end of every epoch; put it
     before callbacks that read them (checkpoints, early stopping, TensorBoard)."""
 
-    def __init__(self, device=""):
-        super().__init__()
-        self.device = device
-
-    def on_epoch_end(self, epoch, logs=None):
-        logs = logs if logs is not None else {}
-        names = sorted(k for k, v in logs.items() if np.ndim(v) == 0)
-        if not names:
-            return
-        values = tf.constant([float(logs[k]) for k in names], dtype=tf.float64)
-        averaged = hvd.allreduce(values, name=f"MetricAverageCallback.{epoch}").numpy()
-        for name, value in zip(names, averaged):
-            logs[name] = float(value)
+    def _average(self, values, name):
+        return hvd.allreduce(tf.constant(values), name=name).numpy()
 
 
-class LearningRateScheduleCallback(lr_schedule.LearningRateScheduleLogic, Callback):
+class LearningRateScheduleCallback(shared.LearningRateScheduleLogic, Callback):
     """Sets the learning rate to ``initial_lr * multiplier(epoch)`` from `start_epoch` to
     `end_epoch` (per epoch with ``staircase``, else per batch with fractional epochs)."""
 
 
-class LearningRateWarmupCallback(lr_schedule.LearningRateWarmupLogic, Callback):
+class LearningRateWarmupCallback(shared.LearningRateWarmupLogic, Callback):
     """Raises the learning rate gradually from ``initial_lr / size`` to ``initial_lr`` over
     `warmup_epochs` (Goyal et al., "Accurate, Large Minibatch SGD")."""
 

@@ -1,6 +1,7 @@
-"""The learning-rate callbacks' logic (Horovod's ``LearningRateScheduleCallback`` and
-``LearningRateWarmupCallback``), framework-free: ``kolo.tensorflow.keras.callbacks`` and
-``kolo.keras.callbacks`` (Keras 3 on JAX or PyTorch) mix it into their Keras ``Callback``.
+"""The Keras callbacks' logic (Horovod's ``MetricAverageCallback``,
+``LearningRateScheduleCallback`` and ``LearningRateWarmupCallback``), framework-free:
+``kolo.tensorflow.keras.callbacks`` and ``kolo.keras.callbacks`` (Keras 3 on JAX or PyTorch) mix
+it into their Keras ``Callback``.
 
 Learning rates and momenta are read and set through ``get``/``set``, which handle both a Keras
 variable (assigned in place, so a compiled ``model.fit`` step sees the change) and a plain
@@ -36,6 +37,24 @@ def sync_state(model) -> None:
     back first, and the next step reads the variables again (a no-op on other backends)."""
     if getattr(model, "jax_state_sync", None) is not None:
         model.jax_state_sync()
+
+
+class MetricAverageLogic:
+    """Averages the epoch's metrics (the logs) over all ranks at the end of every epoch; put it
+    before callbacks that read them (checkpoints, early stopping, TensorBoard). The framework's
+    class supplies ``_average(values, name)`` (float64 NumPy in and out)."""
+
+    def __init__(self, device=""):
+        super().__init__()
+        self.device = device
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs if logs is not None else {}
+        names = sorted(k for k, v in logs.items() if np.ndim(v) == 0)
+        if names:
+            values = np.array([float(logs[k]) for k in names], dtype=np.float64)
+            averaged = self._average(values, f"MetricAverageCallback.{epoch}")
+            logs.update(zip(names, (float(v) for v in averaged)))
 
 
 class LearningRateScheduleLogic:

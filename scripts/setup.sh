@@ -41,7 +41,7 @@ fi
 # change between versions) checks the Python code (scripts/lint.sh). tensorflow-cpu 2.21.0
 # (with Keras 3) and tf-keras 2.21.0 (Keras 2, for TF_USE_LEGACY_KERAS=1) serve kolo.tensorflow and
 # its tests; they coexist with torch 2.13.0 and leave numpy at the version torch uses. jax[cpu]
-# 0.10.2 is Keras 3's JAX backend (tests/python/test_tensorflow_keras.py trains horovod.keras on
+# 0.10.2 is Keras 3's JAX backend (tests/python/test_keras_backends.py trains horovod.keras on
 # it); it installs only jax and jaxlib, leaving numpy and ml_dtypes as TensorFlow 2.21 needs them.
 $PYTHON -m pip install "${pip_flags[@]}" "scikit-build-core>=0.10" "nanobind>=2.0" \
   numpy pytest "torch==2.13.0" mpi4py pyyaml filelock "ruff==0.17.6" \

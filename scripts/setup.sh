@@ -40,10 +40,12 @@ fi
 # example (tests/elastic/test_elastic_examples.py runs it unchanged); ruff (pinned: its rules
 # change between versions) checks the Python code (scripts/lint.sh). tensorflow-cpu 2.21.0
 # (with Keras 3) and tf-keras 2.21.0 (Keras 2, for TF_USE_LEGACY_KERAS=1) serve kolo.tensorflow and
-# its tests; they coexist with torch 2.13.0 and leave numpy at the version torch uses.
+# its tests; they coexist with torch 2.13.0 and leave numpy at the version torch uses. jax[cpu]
+# 0.10.2 is Keras 3's JAX backend (tests/python/test_keras_backends.py trains horovod.keras on
+# it); it installs only jax and jaxlib, leaving numpy and ml_dtypes as TensorFlow 2.21 needs them.
 $PYTHON -m pip install "${pip_flags[@]}" "scikit-build-core>=0.10" "nanobind>=2.0" \
   numpy pytest "torch==2.13.0" mpi4py pyyaml filelock "ruff==0.17.6" \
-  "tensorflow-cpu==2.21.0" "tf-keras==2.21.0"
+  "tensorflow-cpu==2.21.0" "tf-keras==2.21.0" "jax[cpu]==0.10.2"
 # MkDocs (pinned: its warnings, which --strict turns into errors, change between versions) builds
 # the user guide in docs/ (scripts/test.sh runs `mkdocs build --strict`).
 $PYTHON -m pip install "${pip_flags[@]}" "mkdocs==1.6.1"

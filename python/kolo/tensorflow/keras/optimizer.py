@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from kolo.common.keras_optimizer import distributed_copy
 from kolo.tensorflow.bridge import variable_key
 
 
@@ -109,18 +110,7 @@ def _is_keras3(optimizer) -> bool:
 
 def wrap(optimizer, name, reducer, process_set, scale_local_gradients, passes, average_passes):
     """A new optimizer of a subclass of `optimizer`'s class, with the same configuration."""
-    base = type(optimizer)
-    methods = {k: v for k, v in _DistributedKerasOptimizer.__dict__.items()
-               if k not in ("__dict__", "__weakref__")}
-    if not _is_keras3(optimizer):
-        methods.pop("apply")
-    # The user's class's name and module: a saved model records the plain Keras optimizer, which
-    # loads anywhere (load_model below wraps it again).
-    methods["__module__"] = base.__module__
-    cls = type(base.__name__, (base,), methods)
-    config = optimizer.get_config()
-    if name is not None:
-        config["name"] = name
-    distributed = cls.from_config(config)
+    drop = () if _is_keras3(optimizer) else ("apply",)
+    distributed = distributed_copy(optimizer, _DistributedKerasOptimizer, name, drop)
     distributed._kolo_setup(reducer, process_set, scale_local_gradients, passes, average_passes)
     return distributed

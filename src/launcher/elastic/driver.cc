@@ -13,6 +13,7 @@
 #include <set>
 
 #include "base/errors.h"
+#include "launcher/elastic/exit_policy.h"
 #include "launcher/elastic/host_pool.h"
 #include "launcher/elastic/job_services.h"
 #include "launcher/elastic/rounds.h"
@@ -254,49 +255,60 @@ void ElasticDriver::on_exit(Worker& worker, ExitStatus status) {
   const std::string where = worker.member
                                 ? fmt::format("rank {} on host {}", worker.rank, worker.who.host)
                                 : fmt::format("worker {}", worker.who.id());
-  if (status.success()) {
-    if (worker.member && !worker.removed) finishing_ = true;
-    logger_.info("{} exited with code 0", where);
-    return;
+  const ElasticExitFacts facts{
+      status.success(),
+      worker.member,
+      worker.removed,
+      worker.dismissed_at.has_value(),
+      kill_at_.has_value(),
+      finishing_ || failure_code_.has_value(),
+      std::any_of(workers_.begin(), workers_.end(), [&](const auto& w) {
+        return w->included() && w->member && w->who.host != worker.who.host;
+      })};
+  const ElasticExitAction action = elastic_exit_action(facts);
+  switch (action) {
+    case ElasticExitAction::job_finishes:
+      finishing_ = true;
+      [[fallthrough]];
+    case ElasticExitAction::left_normally:
+      logger_.info("{} exited with code 0", where);
+      return;
+    case ElasticExitAction::logged_while_stopping:
+      logger_.info("{} stopped: {}", where, status.describe());
+      return;
+    case ElasticExitAction::failure_while_ending:
+      if (!failure_code_) failure_code_ = status.shell_code();
+      logger_.error("{} {}", where, status.describe());
+      return;
+    case ElasticExitAction::dismissed_ended:
+      return;
+    case ElasticExitAction::newcomer_failed:
+    case ElasticExitAction::member_lost:
+    case ElasticExitAction::no_survivor:
+      break;
   }
-  if (kill_at_) {
-    logger_.info("{} stopped: {}", where, status.describe());
-    return;
-  }
-  if (finishing_ || failure_code_) {
-    if (!failure_code_) failure_code_ = status.shell_code();
-    logger_.error("{} {}", where, status.describe());
-    return;
-  }
-  if (worker.removed && worker.dismissed_at) return;  // killed by us after leaving
-  pool_.blacklist().add(worker.who.host, now);
   // Horovod's rule: the failed worker's host leaves the job whole; its other workers get no
   // assignment in the next round and exit 0.
+  pool_.blacklist().add(worker.who.host, now);
   const int dropped = drop_workers_of(worker.who.host);
   const std::string how =
       worker.stuck
           ? fmt::format("stuck: no reset within {} s, killed",
                         format_seconds(std::chrono::duration<double>(peer_timeout_).count() + 1))
           : without_was(status.describe());
-  if (worker.member) {
-    // Where this round's survivors look for the cause while they report their failed collective.
-    store_->report_lost_member(
-        round_, fmt::format("rank {} (host {}) {}", worker.rank, worker.who.host, how));
-  }
-  if (!worker.member) {
-    // A new worker that never got into a round: the running ones need no reset for it.
+  if (action == ElasticExitAction::newcomer_failed) {
+    // The running members need no reset for a worker that never joined them.
     say(fmt::format("new {} failed before joining a round ({}); host {} blacklisted", where, how,
                     worker.who.host));
     if (fill_slots(now) > 0) pending_change_.insert("added");
     if (dropped > 0) pending_change_.insert("removed");
     return;
   }
-  // Survivors: members of the round that hold its committed state (new workers have none).
-  const bool survivors = std::any_of(workers_.begin(), workers_.end(),
-                                     [](const auto& w) { return w->included() && w->member; });
+  // Where this round's survivors look for the cause while they report their failed collective.
+  store_->report_lost_member(
+      round_, fmt::format("rank {} (host {}) {}", worker.rank, worker.who.host, how));
   fill_slots(now);
-  const int remaining = included_count();
-  if (!survivors) {
+  if (action == ElasticExitAction::no_survivor) {
     // No survivor holds the committed state and no worker can come to a reset: waiting for
     // --elastic-timeout would only delay the failure.
     stop_all(fmt::format("{} lost ({}); no worker is left (host {} and the others blacklisted or "
@@ -305,6 +317,7 @@ void ElasticDriver::on_exit(Worker& worker, ExitStatus status) {
              status.shell_code() != 0 ? status.shell_code() : 1);
     return;
   }
+  const int remaining = included_count();
   say(fmt::format("{} lost ({}); continuing with {} ranks from commit {}", where, how, remaining,
                   store_->last_commit()));
   if (remaining >= options_.min_np) publish_round(fmt::format("{} lost", where));

@@ -8,8 +8,9 @@ ElasticExitAction elastic_exit_action(const ElasticExitFacts& facts) {
                                           : ElasticExitAction::left_normally;
   }
   if (facts.stopping) return ElasticExitAction::logged_while_stopping;
-  if (facts.ending) return ElasticExitAction::failure_while_ending;
+  // Before `ending`: a newcomer stopped because the job finished is no failure of the job.
   if (facts.removed && facts.dismissed) return ElasticExitAction::dismissed_ended;
+  if (facts.ending) return ElasticExitAction::failure_while_ending;
   if (!facts.member) return ElasticExitAction::newcomer_failed;
   return facts.survivors_elsewhere ? ElasticExitAction::member_lost
                                    : ElasticExitAction::no_survivor;

@@ -18,14 +18,14 @@ struct ElasticExitFacts {
 };
 
 enum class ElasticExitAction {
-  job_finishes,          // a member of the round succeeded: no more rounds, the others end too
-  left_normally,         // success of a worker outside the round (its host was removed)
-  logged_while_stopping, // kolorun is stopping the workers: their statuses say nothing new
-  failure_while_ending,  // failed while the job ends: the job fails (with this status if first)
-  dismissed_ended,       // killed by kolorun after it left the job: not a failure
-  newcomer_failed,       // never joined a round: blacklist its host, no reset for the members
-  member_lost,           // blacklist its host (its workers leave), the survivors reset
-  no_survivor,           // blacklist its host; nobody holds the state: the job fails now
+  job_finishes,           // a member of the round succeeded: no more rounds, the others end too
+  left_normally,          // success of a worker outside the round (its host was removed)
+  logged_while_stopping,  // kolorun is stopping the workers: their statuses say nothing new
+  failure_while_ending,   // failed while the job ends: the job fails (with this status if first)
+  dismissed_ended,        // killed by kolorun after it left the job: not a failure
+  newcomer_failed,        // never joined a round: blacklist its host, no reset for the members
+  member_lost,            // blacklist its host (its workers leave), the survivors reset
+  no_survivor,            // blacklist its host; nobody holds the state: the job fails now
 };
 
 ElasticExitAction elastic_exit_action(const ElasticExitFacts& facts);

@@ -247,6 +247,9 @@ TEST(ElasticExitPolicy, FailuresBlacklistAndTheSurvivorsDecide) {
             A::logged_while_stopping);
   EXPECT_EQ(elastic_exit_action({.member = true, .ending = true, .survivors_elsewhere = true}),
             A::failure_while_ending);
+  // A newcomer kolorun stopped because the job finished before it joined: no failure.
+  EXPECT_EQ(elastic_exit_action({.removed = true, .dismissed = true, .ending = true}),
+            A::dismissed_ended);
 }
 
 }  // namespace

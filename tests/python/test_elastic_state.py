@@ -3,13 +3,17 @@ notifications, the run loop's reactions (restore, reset, callbacks, skip_sync, r
 removed worker), ElasticSampler's bookkeeping across a change of size, TorchState's handlers.
 Multi-rank resets are in test_elastic_reset.py; kolorun's elastic mode in tests/elastic/."""
 
+import signal
+import types
+
 import pytest
 
 torch = pytest.importorskip("torch", reason="scripts/setup.sh installs torch==2.13.0 (CPU)")
 
 import horovod.torch as hvd  # noqa: E402
 from horovod.common.elastic import ObjectState, State, run_fn  # noqa: E402
-from kolo.elastic import HostUpdateResult, ResetLimitExceeded  # noqa: E402
+from kolo.elastic import HostUpdateResult, ResetLimitExceeded, run_loop  # noqa: E402
+from kolo.elastic.run_loop import REMOVED_EXIT_DEADLINE_S  # noqa: E402
 from kolo.exceptions import (  # noqa: E402
     HorovodInternalError, HostsUpdatedInterrupt, WorkerRemovedError)
 from kolo.torch.elastic import sampler as sampler_module  # noqa: E402
@@ -165,8 +169,12 @@ def test_run_gives_up_past_the_reset_limit(monkeypatch):
         run_fn(train, lambda: None)(state)
 
 
-def test_run_ends_a_removed_worker_with_status_0():
+def test_run_ends_a_removed_worker_with_status_0(monkeypatch):
     state = Recorder()
+    alarms = []
+    fake_signal = types.SimpleNamespace(SIGALRM=signal.SIGALRM, SIG_DFL=signal.SIG_DFL,
+                                        signal=lambda *args: None, alarm=alarms.append)
+    monkeypatch.setattr(run_loop, "signal", fake_signal)
 
     def reset():
         raise WorkerRemovedError("round 4 does not include worker ns3:0#5")
@@ -177,6 +185,7 @@ def test_run_ends_a_removed_worker_with_status_0():
     with pytest.raises(SystemExit) as exited:
         run_fn(train, reset)(state)
     assert exited.value.code == 0
+    assert alarms == [REMOVED_EXIT_DEADLINE_S]  # an exit that hangs is cut short by SIGALRM
 
 
 def test_run_does_not_catch_programming_errors():

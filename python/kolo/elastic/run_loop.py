@@ -14,12 +14,30 @@ A reset that fails itself (a peer died during it) is simply tried again.
 from __future__ import annotations
 
 import functools
+import signal
 import sys
 from typing import Any, Callable
 
 from kolo import _core
 from kolo.elastic import launcher_link
 from kolo.exceptions import HorovodInternalError, HostsUpdatedInterrupt, WorkerRemovedError
+
+
+# A worker whose host left the job must not hold its slot: if its exit hangs (seen under load: a
+# removed worker still alive 40 s after "exiting normally", until kolorun killed it, and its slot
+# with it), SIGALRM's default action ends it after this long. kolorun does not count the end of a
+# worker it left out of the round as a failure, whatever its status.
+REMOVED_EXIT_DEADLINE_S = 5
+
+
+def _leave(removed: WorkerRemovedError) -> None:
+    _say(f"this worker's host left the job, exiting normally ({removed})")
+    try:
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    except ValueError:  # not the main thread: keep whatever handler is there
+        pass
+    signal.alarm(REMOVED_EXIT_DEADLINE_S)
+    sys.exit(0)
 
 
 class ResetLimitExceeded(RuntimeError):
@@ -68,8 +86,7 @@ def run_fn(func: Callable[..., Any], reset: Callable[[], None]) -> Callable[...,
                     reset()
                     break
                 except WorkerRemovedError as removed:
-                    _say(f"this worker's host left the job, exiting normally ({removed})")
-                    sys.exit(0)
+                    _leave(removed)
                 except HorovodInternalError as error:
                     # The round this worker was joining broke up (a peer died meanwhile): the
                     # state is unchanged since the restore, so just join the next round. The

@@ -10,7 +10,9 @@ Blacklist::Blacklist(std::optional<std::pair<double, double>> cooldown, uint32_t
 
 void Blacklist::add(const std::string& host, Clock::time_point now) {
   Entry& entry = entries_[host];
+  if (cooldown_ && entry.until && now < *entry.until) return;
   ++entry.failures;
+  entry.readmitted = false;
   if (!cooldown_) {
     entry.until.reset();
     return;
@@ -29,6 +31,19 @@ bool Blacklist::blocked(const std::string& host, Clock::time_point now) const {
   const auto found = entries_.find(host);
   if (found == entries_.end()) return false;
   return !found->second.until || now < *found->second.until;
+}
+
+bool Blacklist::cooled_down(const std::string& host, Clock::time_point now) const {
+  const auto found = entries_.find(host);
+  if (found == entries_.end()) return false;
+  const Entry& entry = found->second;
+  return entry.until && now >= *entry.until && !entry.readmitted;
+}
+
+void Blacklist::readmit(Clock::time_point now) {
+  for (auto& [host, entry] : entries_) {
+    if (cooled_down(host, now)) entry.readmitted = true;
+  }
 }
 
 std::vector<std::string> Blacklist::blocked_hosts(Clock::time_point now) const {

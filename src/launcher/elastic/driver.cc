@@ -13,12 +13,12 @@
 #include <set>
 
 #include "base/errors.h"
+#include "launcher/elastic/exit_policy.h"
 #include "launcher/elastic/host_pool.h"
 #include "launcher/elastic/job_services.h"
 #include "launcher/elastic/rounds.h"
 #include "launcher/elastic/store.h"
 #include "launcher/elastic/worker_process.h"
-#include "launcher/spawn/agent_protocol.h"
 #include "launcher/spawn/env_forwarding.h"
 #include "launcher/spawn/spawner.h"
 #include "launcher/supervise/output.h"
@@ -73,8 +73,13 @@ class ElasticDriver {
     std::fprintf(stderr, "[kolorun] elastic: %s\n", line.c_str());
     std::fflush(stderr);
   }
-  void refresh_pool(Clock::time_point now);
-  int fill_slots(Clock::time_point now);
+  // Asks discovery when due; whether hosts or slots came or went.
+  bool refresh_pool(Clock::time_point now);
+  // Starts workers on free slots; `changing`: the membership changes anyway, so hosts whose
+  // blacklist cooldown ended are usable again (alone, their return interrupts nobody).
+  int fill_slots(Clock::time_point now, bool changing);
+  // The job finishes: workers that never joined a round are told to go (SIGTERM).
+  void dismiss_newcomers(Clock::time_point now);
   void spawn(const std::string& host, int slot, int planned_rank, int planned_size);
   void reap();
   void on_exit(Worker& worker, ExitStatus status);
@@ -99,7 +104,6 @@ class ElasticDriver {
   ElasticHostPool pool_;
   ElasticJobServices services_;
   // Shorthands into services_, set once they are started.
-  SpawnerSelector* spawners_ = nullptr;
   std::unique_ptr<ElasticStore> store_;
   OutputMultiplexer* output_ = nullptr;
   std::unique_ptr<SignalWatcher> signals_;
@@ -143,9 +147,10 @@ int ElasticDriver::usable_slots(Clock::time_point now) const {
   return slots;
 }
 
-void ElasticDriver::refresh_pool(Clock::time_point now) {
+bool ElasticDriver::refresh_pool(Clock::time_point now) {
   const auto change = pool_.refresh(now, logger_);
-  if (!change) return;
+  if (!change) return false;
+  bool changed = !change->added.empty() || !change->removed.empty();
   for (const auto& host : change->added) {
     say(fmt::format("host {} added ({} slots)", host.host, host.slots));
   }
@@ -153,44 +158,26 @@ void ElasticDriver::refresh_pool(Clock::time_point now) {
     if (worker->included() && !pool_.has_slot(worker->who.host, worker->who.slot)) {
       worker->removed = true;
       pending_change_.insert("removed");
+      changed = true;
     }
   }
   for (const auto& host : change->removed) {
     say(fmt::format("host {} removed; its workers leave at the next reset", host));
   }
+  return changed;
 }
 
 void ElasticDriver::spawn(const std::string& host, int slot, int planned_rank, int planned_size) {
-  auto worker = std::make_unique<Worker>();
-  worker->who = ElasticWorker{next_serial_++, host, slot};
-  SlotAssignment place{host, planned_rank, planned_size, slot, slot + 1, 0, 1};
-  Environment env = build_rank_environment(base_env_, services_.job, place);
-  env["KOLO_ELASTIC"] = "1";
-  env["HOROVOD_ELASTIC"] = "1";
-  env["KOLO_WORKER_ID"] = worker->who.id();
-  env["KOLO_ELASTIC_FIRST_ROUND"] = std::to_string(round_ + 1);
-  env["KOLO_ELASTIC_TIMEOUT"] = format_seconds(options_.elastic_timeout_seconds);
-  SpawnRequest request{place, options_.command, std::move(env)};
-  SpawnedProcess process = spawners_->for_host(host).spawn(request);
-  worker->pid = process.pid;
-  worker->control = std::move(process.control);
-  OutputMultiplexer::LineFilter filter;
-  if (worker->control.valid()) {
-    worker->agent_report = std::make_shared<std::optional<ExitStatus>>();
-    filter = [report = worker->agent_report](std::string_view line) {
-      auto status = parse_agent_status_line(line);
-      if (status) *report = status;
-      return status.has_value();
-    };
-  }
-  output_->add_rank(worker->who.serial, std::move(process.stdout_read),
-                    std::move(process.stderr_read), std::move(filter));
+  auto worker = start_elastic_worker(ElasticWorker{next_serial_++, host, slot}, planned_rank,
+                                     planned_size, round_ + 1, options_, base_env_, services_);
   logger_.info("started worker {} (pid {})", worker->who.id(), worker->pid);
   workers_.push_back(std::move(worker));
 }
 
-int ElasticDriver::fill_slots(Clock::time_point now) {
+int ElasticDriver::fill_slots(Clock::time_point now, bool changing) {
   if (finishing_ || failure_code_) return 0;
+  Blacklist& blacklist = pool_.blacklist();
+  if (changing || included_count() < options_.min_np) blacklist.readmit(now);
   // Horovod's rule: every usable slot up to --max-np (all of them without it), from the first
   // round on, whether the pool is fixed (-H, --hostfile) or discovered; -np and --min-np are only
   // what the job waits for.
@@ -202,7 +189,10 @@ int ElasticDriver::fill_slots(Clock::time_point now) {
     if (worker->running()) running.push_back(worker->who);
   }
   const auto free = slots_to_fill(
-      pool_.hosts(), [&](const std::string& host) { return pool_.blacklist().blocked(host, now); },
+      pool_.hosts(),
+      [&](const std::string& host) {
+        return blacklist.blocked(host, now) || blacklist.cooled_down(host, now);
+      },
       running, wanted);
   int started = 0;
   const int size = included_count() + static_cast<int>(free.size());
@@ -213,7 +203,7 @@ int ElasticDriver::fill_slots(Clock::time_point now) {
     } catch (const Error& error) {
       say(fmt::format("cannot start a worker on host {}: {}; host blacklisted", host,
                       error.what()));
-      pool_.blacklist().add(host, now);
+      blacklist.add(host, now);
     }
   }
   return started;
@@ -254,49 +244,61 @@ void ElasticDriver::on_exit(Worker& worker, ExitStatus status) {
   const std::string where = worker.member
                                 ? fmt::format("rank {} on host {}", worker.rank, worker.who.host)
                                 : fmt::format("worker {}", worker.who.id());
-  if (status.success()) {
-    if (worker.member && !worker.removed) finishing_ = true;
-    logger_.info("{} exited with code 0", where);
-    return;
+  const ElasticExitFacts facts{status.success(),
+                               worker.member,
+                               worker.removed,
+                               worker.dismissed_at.has_value(),
+                               kill_at_.has_value(),
+                               finishing_ || failure_code_.has_value(),
+                               std::any_of(workers_.begin(), workers_.end(), [&](const auto& w) {
+                                 return w->included() && w->member &&
+                                        w->who.host != worker.who.host;
+                               })};
+  const ElasticExitAction action = elastic_exit_action(facts);
+  switch (action) {
+    case ElasticExitAction::job_finishes:
+      finishing_ = true;
+      dismiss_newcomers(now);
+      [[fallthrough]];
+    case ElasticExitAction::left_normally:
+      logger_.info("{} exited with code 0", where);
+      return;
+    case ElasticExitAction::logged_while_stopping:
+      logger_.info("{} stopped: {}", where, status.describe());
+      return;
+    case ElasticExitAction::failure_while_ending:
+      if (!failure_code_) failure_code_ = status.shell_code();
+      logger_.error("{} {}", where, status.describe());
+      return;
+    case ElasticExitAction::dismissed_ended:
+      return;
+    case ElasticExitAction::newcomer_failed:
+    case ElasticExitAction::member_lost:
+    case ElasticExitAction::no_survivor:
+      break;
   }
-  if (kill_at_) {
-    logger_.info("{} stopped: {}", where, status.describe());
-    return;
-  }
-  if (finishing_ || failure_code_) {
-    if (!failure_code_) failure_code_ = status.shell_code();
-    logger_.error("{} {}", where, status.describe());
-    return;
-  }
-  if (worker.removed && worker.dismissed_at) return;  // killed by us after leaving
-  pool_.blacklist().add(worker.who.host, now);
   // Horovod's rule: the failed worker's host leaves the job whole; its other workers get no
   // assignment in the next round and exit 0.
+  pool_.blacklist().add(worker.who.host, now);
   const int dropped = drop_workers_of(worker.who.host);
   const std::string how =
       worker.stuck
           ? fmt::format("stuck: no reset within {} s, killed",
                         format_seconds(std::chrono::duration<double>(peer_timeout_).count() + 1))
           : without_was(status.describe());
-  if (worker.member) {
-    // Where this round's survivors look for the cause while they report their failed collective.
-    store_->report_lost_member(
-        round_, fmt::format("rank {} (host {}) {}", worker.rank, worker.who.host, how));
-  }
-  if (!worker.member) {
-    // A new worker that never got into a round: the running ones need no reset for it.
+  if (action == ElasticExitAction::newcomer_failed) {
+    // The running members need no reset for a worker that never joined them.
     say(fmt::format("new {} failed before joining a round ({}); host {} blacklisted", where, how,
                     worker.who.host));
-    if (fill_slots(now) > 0) pending_change_.insert("added");
+    if (fill_slots(now, false) > 0) pending_change_.insert("added");
     if (dropped > 0) pending_change_.insert("removed");
     return;
   }
-  // Survivors: members of the round that hold its committed state (new workers have none).
-  const bool survivors = std::any_of(workers_.begin(), workers_.end(),
-                                     [](const auto& w) { return w->included() && w->member; });
-  fill_slots(now);
-  const int remaining = included_count();
-  if (!survivors) {
+  // Where this round's survivors look for the cause while they report their failed collective.
+  store_->report_lost_member(
+      round_, fmt::format("rank {} (host {}) {}", worker.rank, worker.who.host, how));
+  fill_slots(now, true);
+  if (action == ElasticExitAction::no_survivor) {
     // No survivor holds the committed state and no worker can come to a reset: waiting for
     // --elastic-timeout would only delay the failure.
     stop_all(fmt::format("{} lost ({}); no worker is left (host {} and the others blacklisted or "
@@ -305,6 +307,7 @@ void ElasticDriver::on_exit(Worker& worker, ExitStatus status) {
              status.shell_code() != 0 ? status.shell_code() : 1);
     return;
   }
+  const int remaining = included_count();
   say(fmt::format("{} lost ({}); continuing with {} ranks from commit {}", where, how, remaining,
                   store_->last_commit()));
   if (remaining >= options_.min_np) publish_round(fmt::format("{} lost", where));
@@ -371,6 +374,17 @@ void ElasticDriver::dismiss_removed(Clock::time_point now) {
   }
 }
 
+void ElasticDriver::dismiss_newcomers(Clock::time_point now) {
+  for (auto& worker : workers_) {
+    if (!worker->included() || worker->member) continue;
+    logger_.info("worker {} had not joined a round when the job finished; stopping it",
+                 worker->who.id());
+    worker->removed = true;
+    worker->dismissed_at = now;
+    worker->send_signal(SIGTERM);
+  }
+}
+
 void ElasticDriver::stop_all(const std::string& why, int code, int signal) {
   if (kill_at_) return;
   if (!failure_code_) failure_code_ = code;
@@ -410,20 +424,19 @@ std::vector<int> ElasticDriver::running_pids() const {
 int ElasticDriver::run() {
   signals_ = std::make_unique<SignalWatcher>();
   services_ = start_elastic_job_services(options_, pool_.hosts(), logger_);
-  spawners_ = services_.spawners.get();
   store_ = std::make_unique<ElasticStore>(*services_.store);
   output_ = services_.output.get();
   MinSizeWatch min_size(options_.min_np, seconds(options_.elastic_timeout_seconds));
 
-  fill_slots(Clock::now());
+  fill_slots(Clock::now(), true);
   std::vector<pollfd> fds;
   while (true) {
     reap();
     const auto now = Clock::now();
     if (running_pids().empty() && (finishing_ || failure_code_ || kill_at_)) break;
     if (!finishing_ && !failure_code_ && !kill_at_) {
-      refresh_pool(now);
-      const bool added = fill_slots(now) > 0 && round_ > 0;
+      const bool changed = refresh_pool(now);
+      const bool added = fill_slots(now, changed || reset_started_.has_value()) > 0 && round_ > 0;
       if (added) pending_change_.insert("added");
       if (round_ == 0 && included_count() >= options_.min_np) publish_round("start");
       check_ready(now);

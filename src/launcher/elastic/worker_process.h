@@ -1,6 +1,7 @@
 // One worker process of an elastic job, as kolorun's elastic driver supervises it: its identity
 // for the membership rules, how to reach it (pid, or the ssh agent's control channel), and what
-// kolorun knows about it (reaped, removed with its host, member of the latest round, stuck).
+// kolorun knows about it (reaped, removed with its host, member of the latest round, stuck); and
+// how one is started.
 #pragma once
 
 #include <sys/types.h>
@@ -9,6 +10,8 @@
 #include <optional>
 
 #include "base/clock.h"
+#include "launcher/cli/cli.h"
+#include "launcher/elastic/job_services.h"
 #include "launcher/elastic/rounds.h"
 #include "launcher/spawn/exit_status.h"
 #include "launcher/spawn/pipe.h"
@@ -35,5 +38,12 @@ struct ElasticWorkerProcess {
   // kills it), else to the local process group.
   void send_signal(int signal);
 };
+
+// Starts worker `who` as rank `planned_rank` of `planned_size` (what its environment says until
+// its first round, `first_round`, assigns it), through the job's spawners, its output into the
+// job's multiplexer.
+std::unique_ptr<ElasticWorkerProcess> start_elastic_worker(
+    const ElasticWorker& who, int planned_rank, int planned_size, int64_t first_round,
+    const LaunchOptions& options, const Environment& base_env, ElasticJobServices& services);
 
 }  // namespace kolo::launcher

@@ -1,5 +1,6 @@
 // Elastic membership pieces without processes: discovery output, the blacklist and its cooldown,
-// round order and publication, free slots, and the --min-np timeout decision.
+// round order and publication, free slots, the --min-np timeout decision, and what a worker's
+// exit does.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -7,6 +8,7 @@
 #include "base/errors.h"
 #include "launcher/elastic/blacklist.h"
 #include "launcher/elastic/discovery.h"
+#include "launcher/elastic/exit_policy.h"
 #include "launcher/elastic/rounds.h"
 #include "rendezvous/elastic_keys.h"
 
@@ -101,6 +103,39 @@ TEST(Blacklist, CooldownGrowsWithEachFailureAsHorovods) {
   EXPECT_FALSE(capped.blocked("a", t0 + 1501ms));
 }
 
+TEST(Blacklist, FailureDuringTheCooldownCountsOnce) {
+  // Horovod's HostState.blacklist(): within the cooldown a second failure is the same one.
+  Blacklist blacklist(std::make_pair(1.0, 100.0), 3);
+  blacklist.add("a", t0);
+  blacklist.add("a", t0 + 100ms);
+  EXPECT_EQ(blacklist.failures("a"), 1);
+  EXPECT_FALSE(blacklist.blocked("a", t0 + 3001ms));  // [2, 3) s, not the second failure's [4, 5)
+  blacklist.add("a", t0 + 10s);
+  EXPECT_EQ(blacklist.failures("a"), 2);
+}
+
+TEST(Blacklist, CooledDownHostWaitsForTheNextMembershipChange) {
+  Blacklist blacklist(std::make_pair(1.0, 2.0), 5);
+  blacklist.add("a", t0);
+  EXPECT_FALSE(blacklist.cooled_down("a", t0 + 1s));  // still blocked: [1, 2] s
+  EXPECT_TRUE(blacklist.blocked("a", t0 + 1s));
+  blacklist.readmit(t0 + 1s);  // a change during the cooldown does not shorten it
+  EXPECT_TRUE(blacklist.blocked("a", t0 + 1s));
+  EXPECT_FALSE(blacklist.blocked("a", t0 + 2001ms));
+  EXPECT_TRUE(blacklist.cooled_down("a", t0 + 2001ms));
+  EXPECT_TRUE(blacklist.cooled_down("a", t0 + 1h));  // however long: it waits for a change
+  EXPECT_FALSE(blacklist.cooled_down("b", t0 + 1h));
+  blacklist.readmit(t0 + 1h);
+  EXPECT_FALSE(blacklist.cooled_down("a", t0 + 1h));
+  EXPECT_FALSE(blacklist.blocked("a", t0 + 1h));
+  blacklist.add("a", t0 + 2h);  // fails again: blocked, then waits again
+  EXPECT_TRUE(blacklist.blocked("a", t0 + 2h + 1s));
+  EXPECT_TRUE(blacklist.cooled_down("a", t0 + 3h));
+  Blacklist for_good(std::nullopt);
+  for_good.add("a", t0);
+  EXPECT_FALSE(for_good.cooled_down("a", t0 + 24h));
+}
+
 TEST(ElasticRounds, WorkerIdsAndOrderKeepSurvivorsFirst) {
   EXPECT_EQ((ElasticWorker{7, "node2", 1}).id(), "node2:1#7");
   // Round 1 was serials 0..3; 1 died; 5 and 4 are new (given out of order).
@@ -189,6 +224,32 @@ TEST(ElasticEndReason, NamesWhatEndsTheJob) {
   ASSERT_TRUE(resets.has_value());
   EXPECT_EQ(*resets, "4 resets exceed --reset-limit 3; ending the job");
   EXPECT_FALSE(elastic_end_reason(census, {2, 30, std::nullopt}).has_value());
+}
+
+TEST(ElasticExitPolicy, SuccessOfAMemberEndsTheJob) {
+  using A = ElasticExitAction;
+  EXPECT_EQ(elastic_exit_action({.success = true, .member = true}), A::job_finishes);
+  EXPECT_EQ(elastic_exit_action({.success = true, .member = true, .removed = true}),
+            A::left_normally);
+  EXPECT_EQ(elastic_exit_action({.success = true, .member = false}), A::left_normally);
+}
+
+TEST(ElasticExitPolicy, FailuresBlacklistAndTheSurvivorsDecide) {
+  using A = ElasticExitAction;
+  EXPECT_EQ(elastic_exit_action({.member = true, .survivors_elsewhere = true}), A::member_lost);
+  EXPECT_EQ(elastic_exit_action({.member = true, .survivors_elsewhere = false}), A::no_survivor);
+  EXPECT_EQ(elastic_exit_action({.member = false, .survivors_elsewhere = true}),
+            A::newcomer_failed);
+  EXPECT_EQ(elastic_exit_action({.member = false, .removed = true, .dismissed = true}),
+            A::dismissed_ended);
+  // While kolorun stops the workers, or once the job is ending, no failure policy applies.
+  EXPECT_EQ(elastic_exit_action({.member = true, .stopping = true, .ending = true}),
+            A::logged_while_stopping);
+  EXPECT_EQ(elastic_exit_action({.member = true, .ending = true, .survivors_elsewhere = true}),
+            A::failure_while_ending);
+  // A newcomer kolorun stopped because the job finished before it joined: no failure.
+  EXPECT_EQ(elastic_exit_action({.removed = true, .dismissed = true, .ending = true}),
+            A::dismissed_ended);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "comm/collectives.h"
 #include "comm/cpu_relax.h"
 #include "comm/link_watch.h"
+#include "comm/patient_waits.h"
 
 namespace kolo::comm::detail {
 
@@ -50,7 +51,11 @@ void wait_for_members(Communicator& comm, CollectiveArena& collective, SharedAre
 
   const auto start = Clock::now();
   const std::chrono::nanoseconds longest_spin = comm.options().spin_before_poll;
-  const auto spin = collective.spin.current(longest_spin);
+  // A driving caller spins past a wake-up's latency and leaves the background thread's learned
+  // spin alone (comm/patient_waits.h).
+  const bool patient = PatientWaits::active() && !comm.oversubscribed();
+  const std::chrono::nanoseconds spin = patient ? std::chrono::nanoseconds(PatientWaits::kSpin)
+                                                : collective.spin.current(longest_spin);
   // Spin (pause) on a core of our own; oversubscribed, yield at once: the rank we wait for may
   // need this very core to post.
   for (unsigned pass = 0;; ++pass) {
@@ -61,7 +66,7 @@ void wait_for_members(Communicator& comm, CollectiveArena& collective, SharedAre
     }
     behind = first_behind(arena, self, which, target, behind, only);
     if (behind < 0) {
-      collective.spin.record(Clock::now() - start, longest_spin);
+      if (!patient) collective.spin.record(Clock::now() - start, longest_spin);
       return;
     }
     if (pass % 64 == 63 && Clock::now() - start >= spin) break;
@@ -77,7 +82,7 @@ void wait_for_members(Communicator& comm, CollectiveArena& collective, SharedAre
     sleeper.end_sleep();
     behind = first_behind(arena, self, which, target, std::max(behind, 0), only);
     if (behind < 0) {
-      collective.spin.record(Clock::now() - start, longest_spin);
+      if (!patient) collective.spin.record(Clock::now() - start, longest_spin);
       return;
     }
     // Slot numbers are this communicator's ranks (it uses the arena only then).

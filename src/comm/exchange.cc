@@ -16,6 +16,7 @@
 #include "comm/communicator.h"
 #include "comm/cpu_relax.h"
 #include "comm/link_watch.h"
+#include "comm/patient_waits.h"
 
 namespace kolo::comm {
 
@@ -89,6 +90,10 @@ class Exchange {
 
   void run() {
     const auto spin = comm_.options().spin_before_poll;
+    // A driving caller on a core of its own spins (pauses) past a wake-up's latency instead of
+    // yielding and sleeping (comm/patient_waits.h).
+    const auto pause_spin =
+        PatientWaits::active() && !oversubscribed_ ? PatientWaits::kSpin : kPauseSpin;
     // The clock is read only once a wait lasts longer than a few passes (reading it costs as
     // much as a pass); "last progress" is then when the idle passes began, close enough.
     Clock::time_point last_progress;
@@ -108,7 +113,7 @@ class Exchange {
       if (idle_passes == kPausePasses || (oversubscribed_ && idle_passes == 1)) {
         last_progress = now;
       }
-      if (now - last_progress < kPauseSpin && !oversubscribed_) {
+      if (now - last_progress < pause_spin && !oversubscribed_) {
         // A peer on another core answers within a few hundred nanoseconds (shared memory): a
         // system call here would cost more than the wait itself.
         detail::cpu_relax();

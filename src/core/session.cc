@@ -9,6 +9,7 @@
 #include "backends/backend_choice.h"
 #include "base/errors.h"
 #include "comm/collectives.h"
+#include "comm/patient_waits.h"
 #include "core/bootstrap_options.h"
 #include "core/local_checks.h"
 #include "core/rank_placement.h"
@@ -270,6 +271,7 @@ bool Session::drive(HandleId handle, std::chrono::milliseconds timeout) {
   // one thread may then use them, and it is the background thread.
   if (!caller_drives_) return handles_.wait_for(handle, timeout);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const comm::PatientWaits patient;  // nothing else of this rank runs meanwhile
   drivers_.fetch_add(1, std::memory_order_relaxed);
   // Whether the background thread must take over: work of others left pending, or this handle
   // left unfinished while the caller looks for Ctrl-C. A lone blocking op never wakes it.

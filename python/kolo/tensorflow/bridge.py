@@ -16,10 +16,11 @@ Two things make graph mode safe:
   different ranks, and such a node blocks one of TensorFlow's few inter-op threads while it
   waits, so two ranks waiting on different collectives first could stall each other.
 
-An error inside a graph reaches the caller as TensorFlow reports any exception of a
-``numpy_function``: a ``tf.errors.UnknownError`` whose message carries the original's class
-(``CollectiveFailed``) and text; ``kolo.tensorflow.elastic.run`` treats it as a failed
-collective.
+An error inside a graph reaches the caller with Horovod's class: a collective that failed between
+ranks as ``tf.errors.FailedPreconditionError`` whose message holds ``CollectiveFailed:`` and
+kolo's text (graph_errors.py says how), a bad argument as ``tf.errors.InvalidArgumentError``
+(TensorFlow's class for a ``ValueError`` in a ``numpy_function``); ``kolo.tensorflow.elastic.run``
+treats the first as a failed collective.
 
 XLA (``jit_compile=True``) cannot run Python: a collective traced inside XLA-compiled code raises
 a ``ValueError`` saying so at trace time, instead of TensorFlow's compile error or a hang.
@@ -35,6 +36,7 @@ import tensorflow as tf
 import kolo
 from kolo import _core, _handles
 from kolo.exceptions import KoloError, KoloValueError
+from kolo.tensorflow import graph_errors
 
 try:  # internal, but the only way to know at trace time that XLA will compile the graph
     from tensorflow.python.ops.control_flow_util import GraphOrParentsInXlaContext
@@ -165,17 +167,21 @@ def collective(kind: str, name, set_id: int, run: Callable[..., list], inputs: S
 
     @tf.autograph.experimental.do_not_convert
     def body(*arrays):
-        outputs = _run_numpy(run, fixed_name, arrays)
+        try:
+            outputs = _run_numpy(run, fixed_name, arrays)
+        except CollectiveFailed as error:
+            # Not raised: TensorFlow would make it an UnknownError (graph_errors.py).
+            return [np.zeros(0, d) for d in numpy_dtypes] + [graph_errors.failed(str(error))]
         return [o if o.dtype == d else np.asarray(o, dtype=d)
-                for o, d in zip(outputs, numpy_dtypes)]
+                for o, d in zip(outputs, numpy_dtypes)] + [graph_errors.SUCCEEDED]
 
     # numpy_function rather than py_function: it hands over NumPy arrays directly, about 120 us
     # less per call (neither has a gradient of its own: mpi_ops adds Horovod's).
     with tf.control_dependencies([previous] if previous is not None else []):
-        outputs = tf.numpy_function(body, list(inputs), list(out_dtypes), stateful=True,
-                                    name="KoloCollective")
-    graph._kolo_last_collective = outputs[0].op if outputs else None
-    return list(outputs)
+        *outputs, status = tf.numpy_function(body, list(inputs), list(out_dtypes) + [tf.string],
+                                             stateful=True, name="KoloCollective")
+    graph._kolo_last_collective = status.op
+    return graph_errors.checked(outputs, status)
 
 
 def variable_key(variable):

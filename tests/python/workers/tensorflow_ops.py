@@ -228,7 +228,7 @@ def check_errors(rank, size):
         raise AssertionError("allreduce of differing shapes succeeded")
     for mode, run in (("tf.function", lambda fn: tf.function(fn)()), ("TF1 session", in_session)):
         try:
-            run(lambda: hvd.allreduce(tf.ones([rank + 1]), name=f"mismatched {mode}"))
+            run(lambda name=f"mismatched {mode}": hvd.allreduce(tf.ones([rank + 1]), name=name))
         except tf.errors.FailedPreconditionError as error:
             # Horovod's class from a graph too (graph_errors.py), with kolo's message, and what
             # kolo.tensorflow.elastic.run recovers from.

@@ -120,18 +120,21 @@ def _name(kind: str, name: Optional[str], process_set: int = 0) -> str:
 def _submit(op: int, kind: str, array: Any, output: Any, name: Optional[str], *,
             reduce_op: int = 0, root: int = 0, prescale: float = 1.0, postscale: float = 1.0,
             process_set: int = 0, splits: Optional[list] = None, group: tuple = (0, 0),
-            invalid: str = "", finish=None, ready: tuple = (0, -1)) -> int:
+            invalid: str = "", finish=None, ready: tuple = (0, -1), drive: bool = False) -> int:
     """Queues one operation and tracks it until synchronize(). `invalid` (non-empty) says what
     is wrong with the caller's arguments: the core raises it as a ValueError and fails the name
     on the other ranks too. `group` is (id, size) for a member of a grouped operation;
     `finish(result)` is the framework layer's last step at synchronize() (_handles.py);
     `ready` is (cudaEvent_t, device) the core waits for before reading `array` (kolo.torch's
-    asynchronous host path), (0, -1) for none."""
+    asynchronous host path), (0, -1) for none. `drive`: the caller waits for it at once, and
+    that wait runs the negotiation and the collective on the caller's thread (the blocking
+    functions; core/session.h)."""
     options = _core.EnqueueOptions(
         op=op, name=_name(kind, name, process_set), reduce_op=reduce_op, root=root,
         prescale=float(prescale), postscale=float(postscale), process_set=process_set,
         splits=[] if splits is None else [int(s) for s in splits], group_id=group[0],
-        group_size=group[1], invalid=invalid, ready_event=ready[0], ready_device=ready[1])
+        group_size=group[1], invalid=invalid, ready_event=ready[0], ready_device=ready[1],
+        caller_drives=drive)
     handle = _core.enqueue(options, array, output)
     _handles.track(handle, array, output, op, finish)
     return handle
@@ -183,7 +186,10 @@ def allreduce_async(array: Any, op: int = Average, name: Optional[str] = None,
 
 def allreduce(array: Any, op: int = Average, name: Optional[str] = None,
               prescale_factor: float = 1.0, postscale_factor: float = 1.0) -> Any:
-    return synchronize(allreduce_async(array, op, name, prescale_factor, postscale_factor))
+    source = _arrays.contiguous(array)
+    return synchronize(_submit(_core.OP_ALLREDUCE, "allreduce", source,
+                               _arrays.empty_like(source), name, reduce_op=op,
+                               prescale=prescale_factor, postscale=postscale_factor, drive=True))
 
 
 def allreduce_async_(array: Any, op: int = Average, name: Optional[str] = None,
@@ -195,7 +201,8 @@ def allreduce_async_(array: Any, op: int = Average, name: Optional[str] = None,
 
 def allreduce_(array: Any, op: int = Average, name: Optional[str] = None,
                prescale_factor: float = 1.0, postscale_factor: float = 1.0) -> Any:
-    return synchronize(allreduce_async_(array, op, name, prescale_factor, postscale_factor))
+    return synchronize(_submit(_core.OP_ALLREDUCE, "allreduce", array, None, name, reduce_op=op,
+                               prescale=prescale_factor, postscale=postscale_factor, drive=True))
 
 
 def allgather_async(array: Any, name: Optional[str] = None) -> int:
@@ -216,7 +223,9 @@ def broadcast_async(array: Any, root_rank: int, name: Optional[str] = None) -> i
 
 
 def broadcast(array: Any, root_rank: int, name: Optional[str] = None) -> Any:
-    return synchronize(broadcast_async(array, root_rank, name))
+    source = _arrays.contiguous(array)
+    return synchronize(_submit(_core.OP_BROADCAST, "broadcast", source,
+                               _arrays.empty_like(source), name, root=root_rank, drive=True))
 
 
 def broadcast_async_(array: Any, root_rank: int, name: Optional[str] = None) -> int:
@@ -224,7 +233,8 @@ def broadcast_async_(array: Any, root_rank: int, name: Optional[str] = None) -> 
 
 
 def broadcast_(array: Any, root_rank: int, name: Optional[str] = None) -> Any:
-    return synchronize(broadcast_async_(array, root_rank, name))
+    return synchronize(_submit(_core.OP_BROADCAST, "broadcast", array, None, name, root=root_rank,
+                               drive=True))
 
 
 def _alltoall_splits(splits: Any, name: Optional[str]) -> tuple:

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -172,6 +173,24 @@ void Communicator::wait_idle(int wake_fd, std::chrono::microseconds timeout, boo
     }
     if (Clock::now() >= deadline) return;
   }
+}
+
+bool Communicator::wait_wake_or_hangup(int wake_fd, std::chrono::microseconds timeout) const {
+  std::vector<pollfd> fds;
+  if (wake_fd >= 0) fds.push_back({wake_fd, POLLIN, 0});
+  for (int p = 0; p < size(); ++p) {
+    // The descriptor alone: whoever runs collectives owns the link's state (see the header).
+    if (p != rank_ && links_[static_cast<size_t>(p)]->fd() >= 0) {
+      fds.push_back({links_[static_cast<size_t>(p)]->fd(), POLLRDHUP, 0});
+    }
+  }
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(timeout);
+  const timespec wait_for{static_cast<time_t>(seconds.count()),
+                          static_cast<long>((timeout - seconds) / std::chrono::nanoseconds(1))};
+  if (::ppoll(fds.data(), fds.size(), &wait_for, nullptr) <= 0) return false;  // EINTR: as woken
+  const size_t first_link = wake_fd >= 0 ? 1 : 0;
+  return std::any_of(fds.begin() + static_cast<std::ptrdiff_t>(first_link), fds.end(),
+                     [](const pollfd& fd) { return (fd.revents & detail::kHangupEvents) != 0; });
 }
 
 void Communicator::abort() {

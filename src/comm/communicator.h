@@ -108,6 +108,12 @@ class Communicator {
   // caller whose peers reach it through the host arena, which sends no bytes
   // (small_allreduce_uses_arena).
   void wait_idle(int wake_fd, std::chrono::microseconds timeout, bool wake_on_bytes = true);
+  // The idle wait of a background thread while another thread may be running collectives on
+  // this communicator (a caller driving its own cycles, core/session.h): it polls `wake_fd` and
+  // the links' descriptors for hang-ups only, and touches no link's state (no arming, no
+  // doorbell drained), so it may run beside any collective. True when a peer hung up (the next
+  // collective reports it, naming the peer), false when woken or timed out.
+  [[nodiscard]] bool wait_wake_or_hangup(int wake_fd, std::chrono::microseconds timeout) const;
 
   // Closes every link so that peers see this rank gone (after a fatal error).
   void abort();

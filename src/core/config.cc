@@ -79,6 +79,7 @@ void read_observability(SettingReader& reader, Config& config) {
   const std::string timeline = reader.text("TIMELINE").value_or("");
   config.timeline_path = timeline == "DYNAMIC" ? "" : timeline;
   config.timeline_mark_cycles = reader.flag("TIMELINE_MARK_CYCLES").value_or(false);
+  config.caller_drives = reader.flag("CALLER_DRIVES").value_or(true);
   config.stall_check = !reader.flag("STALL_CHECK_DISABLE").value_or(false);
   config.stall_warning_time = from_units<std::chrono::milliseconds>(
       reader.number("STALL_CHECK_TIME_SECONDS", 60.0, 0.001), 1.0);

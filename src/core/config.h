@@ -65,6 +65,7 @@ struct Config {
   // continues the timeline file instead of truncating it, times counted from `timeline_zero`.
   bool timeline_continue = false;
   std::optional<std::chrono::steady_clock::time_point> timeline_zero;
+  bool caller_drives = true;                            // CALLER_DRIVES (core/session.h)
   bool stall_check = true;                              // !STALL_CHECK_DISABLE
   std::chrono::milliseconds stall_warning_time{60000};  // STALL_CHECK_TIME_SECONDS
   std::chrono::milliseconds stall_shutdown_time{0};     // STALL_SHUTDOWN_TIME_SECONDS; 0: never

@@ -8,11 +8,18 @@ size_t TensorEntry::bytes() const {
   return static_cast<size_t>(request.num_elements()) * dtype_size(request.dtype);
 }
 
-HandleId HandleTable::create() {
+HandleId HandleTable::create(bool caller_drives) {
   std::lock_guard lock(mutex_);
   HandleId handle = next_++;
-  states_.emplace(handle, State{});
+  State& state = states_[handle];
+  state.caller_drives = caller_drives;
   return handle;
+}
+
+bool HandleTable::caller_drives(HandleId handle) const {
+  std::lock_guard lock(mutex_);
+  auto it = states_.find(handle);
+  return it != states_.end() && it->second.caller_drives;
 }
 
 void HandleTable::complete(HandleId handle, OwnedBuffer output) {

@@ -17,7 +17,10 @@ namespace kolo::core {
 
 class HandleTable {
  public:
-  HandleId create();
+  // `caller_drives`: the caller that waits for it runs the cycles itself (Session::drive).
+  HandleId create(bool caller_drives = false);
+  // Whether `handle` was created to be driven by its caller; false for an unknown handle.
+  [[nodiscard]] bool caller_drives(HandleId handle) const;
   void complete(HandleId handle, OwnedBuffer output = {});
   // complete() for several handles under one lock and with one wake-up: the handles of a fused
   // group become done together, so a caller waiting on the first is not woken (and, sharing the
@@ -46,6 +49,7 @@ class HandleTable {
  private:
   struct State {
     bool done = false;
+    bool caller_drives = false;
     std::optional<std::string> error;
     OwnedBuffer output;
   };

@@ -79,7 +79,7 @@ void Runtime::init(const InitOptions& options) {
     logger_.info("elastic worker {} joins round {} as rank {} of {}", identity->worker_id,
                  seat.round, seat.rank, seat.size);
   }
-  session_ = std::make_unique<Session>(config_, launch, round, handles_, logger_);
+  session_ = std::make_shared<Session>(config_, launch, round, handles_, logger_);
   elastic_round_ = last_elastic_round_ > 0 ? static_cast<int64_t>(round) : 0;
   if (elastic_round_ > 0) {
     session_->mark_timeline(
@@ -142,13 +142,26 @@ void Runtime::elastic_commit(int64_t commits) {
 }
 
 void Runtime::shutdown() {
-  std::unique_ptr<Session> ending;
+  std::shared_ptr<Session> ending;
   {
     std::lock_guard lock(mutex_);
     ending = std::move(session_);
   }
   // Joined outside the lock: the final cycle may wait on peers for a while.
   if (ending) ending->shutdown();
+}
+
+bool Runtime::wait_for(HandleId handle, std::chrono::milliseconds timeout) {
+  if (handles_.caller_drives(handle)) {
+    std::shared_ptr<Session> session;
+    {
+      std::lock_guard lock(mutex_);
+      session = session_;
+    }
+    // Shared: a shutdown() on another thread meanwhile ends the loop, and drive() then waits.
+    if (session) return session->drive(handle, timeout);
+  }
+  return handles_.wait_for(handle, timeout);
 }
 
 bool Runtime::initialized() const {

@@ -64,10 +64,9 @@ class Runtime {
   [[nodiscard]] bool poll(HandleId handle) const { return handles_.poll(handle); }
   void wait(HandleId handle) const { handles_.wait(handle); }
   // wait() for at most `timeout`; false if still pending (the Python layer checks for Ctrl-C
-  // between slices).
-  bool wait_for(HandleId handle, std::chrono::milliseconds timeout) const {
-    return handles_.wait_for(handle, timeout);
-  }
+  // between slices). A handle submitted with caller_drives is driven by this thread
+  // (Session::drive) instead of waited for.
+  bool wait_for(HandleId handle, std::chrono::milliseconds timeout);
   OwnedBuffer release(HandleId handle) { return handles_.release(handle); }
   bool release_if_done(HandleId handle) { return handles_.release_if_done(handle); }
   // Elastic training (KOLO_ELASTIC=1, core/elastic_join.h). The membership round the current
@@ -95,7 +94,7 @@ class Runtime {
   // Rank 0's rendezvous store when the job was started by mpirun without kolorun (outlives the
   // session: declared before it).
   std::unique_ptr<rendezvous::TcpStoreServer> mpi_store_server_;
-  std::unique_ptr<Session> session_;
+  std::shared_ptr<Session> session_;
   // Elastic: when this process first joined a round; the timeline's zero in every round.
   std::optional<Clock::time_point> timeline_zero_;
   uint64_t rounds_ = 0;  // init() calls so far; names rendezvous keys of each round

@@ -62,6 +62,13 @@ Session::Session(const Config& config, const bootstrap::LaunchInfo& launch, uint
   observability_ = std::make_unique<Observability>(config_, world_.rank, global.controller(),
                                                    global.executor(), logger_);
 
+  // A cycle starts with a small allreduce (the cache bits): through the host arena, a peer that
+  // starts one sends no bytes, so the idle wait need not arm the links for them (the peer's
+  // cycle waits in the arena until this rank's cycle time is up or its caller submits), nor pay
+  // the wait fence that arming a shared-memory link for reading takes (transport/wait_fence.h).
+  // A job of one rank has no peer to send any.
+  peers_send_cycle_bytes_ = comm_->size() > 1 && !comm::small_allreduce_uses_arena(*comm_);
+  caller_drives_ = config_.caller_drives && !peers_send_cycle_bytes_;
   thread_ = std::thread([this] { run_loop(); });
   // Named so that top -H, perf and gdb tell it from the framework's threads (15 characters at
   // most; a failure only leaves the process's name).
@@ -125,10 +132,11 @@ HandleId Session::enqueue(TensorEntry entry) {
       throw Error(problem.message);
     }
     names_in_flight_.insert({set_id, name});
-    entry.handle = handles_.create();
+    const bool caller_drives = entry.caller_drives && caller_drives_;
+    entry.handle = handles_.create(caller_drives);
     // Pushed under the lock so fail_everything() can never miss an entry queued concurrently.
     const HandleId handle = entry.handle;
-    queue_.push(std::move(entry));
+    queue_.push(std::move(entry), /*wake=*/!caller_drives);
     return handle;
   }
 }
@@ -186,70 +194,117 @@ std::map<int32_t, std::vector<negotiation::Request>> Session::take_new_entries()
 }
 
 void Session::run_loop() {
-  // A cycle starts with a small allreduce (the cache bits): through the host arena, a peer that
-  // starts one sends no bytes, so the idle wait need not arm the links for them (the peer's
-  // cycle waits in the arena until this rank's cycle time is up or its caller submits), nor pay
-  // the wait fence that arming a shared-memory link for reading takes (transport/wait_fence.h).
-  const bool peers_send_cycle_bytes = !comm::small_allreduce_uses_arena(*comm_);
-  try {
-    for (;;) {
-      auto fresh = take_new_entries();
-      const uint64_t responses_before = responses_run();
-      sets_.at(kGlobalProcessSet)->controller().set_waiting(handles_.anyone_waiting());
-      negotiation::ResponseList agreed = run_cycle(
-          *sets_.at(kGlobalProcessSet), std::move(fresh[kGlobalProcessSet]), shutdown_requested_);
-      if (agreed.shutdown) {
-        publish_stats();
-        shutdown_by_ = agreed.shutdown_ranks;
-        leave_together();
-        break;
-      }
-      // Ascending id on every rank; the global cycle may just have added or removed sets, which
-      // it did in the same cycle everywhere.
-      for (auto& [id, set] : sets_) {
-        if (id == kGlobalProcessSet) continue;
-        (void)run_cycle(*set, std::move(fresh[id]), false);
-        set->inspect_stalls(logger_);
-      }
-      publish_stats();
-      watch_for_deadlock(responses_before);
+  // The first cycle runs at once on every rank, as it always did; later ones when there is a
+  // reason (work, a peer's cycle, shutdown), unless a caller in drive() ran them already.
+  bool first = true;
+  for (;;) {
+    bool pending = false;
+    {
+      std::lock_guard lock(cycle_mutex_);
+      if (loop_ended_) return;
+      if ((std::exchange(first, false) || has_reason_to_cycle()) && !step(false)) return;
       // Sleep out the cycle unless new work (or shutdown) arrives; a dead peer ends the wait.
       // With operations still pending here the next cycle starts at once: it waits inside its
       // negotiation collective, which wakes the moment the last peer enters its own cycle. A
       // peer on the host arena sends no bytes that would end an idle wait early, so sleeping
       // here would cost up to a whole cycle time per round (1 ms, the tail of every batch of
       // async operations).
-      const bool pending = std::any_of(sets_.begin(), sets_.end(), [](const auto& set) {
-        return !set.second->pending().empty();
-      });
-      // Pending: no idle wait at all, not even a zero-timeout one, whose preparation of the
-      // links (the wait fence, a membarrier(2), for shared-memory links armed for reading) cost
-      // the caller's core a few us per cycle; the next cycle's collective notices a dead peer.
-      if (!pending) idle(peers_send_cycle_bytes);
+      pending = any_pending();
     }
-    fail_everything(fmt::format(
-        "kolo rank {}: the job has shut down (rank{} {} called "
-        "shutdown() or its script ended); operations pending then or "
-        "submitted since cannot complete",
-        world_.rank, shutdown_by_.size() == 1 ? "" : "s", fmt::join(shutdown_by_, ", ")));
-  } catch (const PeerError& error) {
-    std::string message = fmt::format("kolo rank {}/{}: {}", world_.rank, world_.size,
-                                      failure_report_->with_root_cause(error));
-    logger_.error("{}", message);
-    comm_->abort();
-    failed_in_shutdown_ = shutdown_requested_.load();
-    note_if_untold(message, fail_everything(message));
-  } catch (const std::exception& error) {
-    std::string message =
-        fmt::format("kolo rank {}/{}: {}", world_.rank, world_.size, error.what());
-    logger_.error("{}", message);
-    comm_->abort();
-    failed_in_shutdown_ = shutdown_requested_.load();
-    note_if_untold(message, fail_everything(message));
+    // Pending: no idle wait at all, not even a zero-timeout one, whose preparation of the
+    // links (the wait fence, a membarrier(2), for shared-memory links armed for reading) cost
+    // the caller's core a few us per cycle; the next cycle's collective notices a dead peer.
+    if (pending) continue;
+    try {
+      idle();
+    } catch (const std::exception& error) {  // a peer hung up (wait_idle names it)
+      std::lock_guard lock(cycle_mutex_);
+      if (!loop_ended_) end_loop(error);
+      return;
+    }
   }
 }
 
-void Session::idle(bool peers_send_cycle_bytes) {
+bool Session::step(bool by_caller) {
+  if (by_caller) ++driven_cycles_;
+  try {
+    auto fresh = take_new_entries();
+    const uint64_t responses_before = responses_run();
+    // A caller driving its own cycles waits too, though not on the handle table's condition.
+    sets_.at(kGlobalProcessSet)
+        ->controller()
+        .set_waiting(handles_.anyone_waiting() || drivers_.load(std::memory_order_relaxed) > 0);
+    negotiation::ResponseList agreed = run_cycle(
+        *sets_.at(kGlobalProcessSet), std::move(fresh[kGlobalProcessSet]), shutdown_requested_);
+    if (agreed.shutdown) {
+      publish_stats();
+      shutdown_by_ = agreed.shutdown_ranks;
+      leave_together();
+      loop_ended_ = true;
+      fail_everything(fmt::format(
+          "kolo rank {}: the job has shut down (rank{} {} called "
+          "shutdown() or its script ended); operations pending then or "
+          "submitted since cannot complete",
+          world_.rank, shutdown_by_.size() == 1 ? "" : "s", fmt::join(shutdown_by_, ", ")));
+      queue_.wake();  // a background thread asleep in idle() sees the end
+      return false;
+    }
+    // Ascending id on every rank; the global cycle may just have added or removed sets, which
+    // it did in the same cycle everywhere.
+    for (auto& [id, set] : sets_) {
+      if (id == kGlobalProcessSet) continue;
+      (void)run_cycle(*set, std::move(fresh[id]), false);
+      set->inspect_stalls(logger_);
+    }
+    publish_stats();
+    watch_for_deadlock(responses_before);
+    return true;
+  } catch (const std::exception& error) {
+    end_loop(error);
+  }
+  return false;
+}
+
+bool Session::drive(HandleId handle, std::chrono::milliseconds timeout) {
+  // Over the links the sleeping background thread arms them for reading (Session::idle): only
+  // one thread may then use them, and it is the background thread.
+  if (!caller_drives_) return handles_.wait_for(handle, timeout);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  drivers_.fetch_add(1, std::memory_order_relaxed);
+  // Whether the background thread must take over: work of others left pending, or this handle
+  // left unfinished while the caller looks for Ctrl-C. A lone blocking op never wakes it.
+  bool hand_over = false;
+  while (!handles_.poll(handle)) {
+    // The background thread may be in a cycle (other work, or a peer's): it may complete this
+    // handle too; then the wait ends without a cycle of our own. A plain lock, not a timed one:
+    // one cycle is short (the peers' background threads join it within a cycle time), and
+    // ThreadSanitizer cannot follow pthread_mutex_clocklock, which a timed lock becomes.
+    std::lock_guard lock(cycle_mutex_);
+    if (loop_ended_ || handles_.poll(handle)) break;
+    if (!step(/*by_caller=*/true)) break;
+    hand_over = any_pending() || queue_.has_entries();
+    if (std::chrono::steady_clock::now() >= deadline) {
+      hand_over = true;
+      break;
+    }
+  }
+  drivers_.fetch_sub(1, std::memory_order_relaxed);
+  if (hand_over) queue_.wake();
+  return handles_.wait_for(handle, std::chrono::milliseconds(0));
+}
+
+bool Session::any_pending() const {
+  return std::any_of(sets_.begin(), sets_.end(),
+                     [](const auto& set) { return !set.second->pending().empty(); });
+}
+
+bool Session::has_reason_to_cycle() {
+  return peers_send_cycle_bytes_ || peer_hung_up_.exchange(false) || queue_.signalled() ||
+         shutdown_requested_ || any_pending() || comm::arena_member_started_next_step(*comm_) ||
+         (drivers_.load(std::memory_order_relaxed) == 0 && queue_.has_entries());
+}
+
+void Session::idle() {
   // Over the links a peer that begins a cycle wakes this rank with its bytes, and every wait
   // that times out runs a cycle, as Horovod's loop does. Through the host arena nothing wakes a
   // sleeping rank, and a cycle run on every timeout only met peers with nothing to do either:
@@ -260,12 +315,39 @@ void Session::idle(bool peers_send_cycle_bytes) {
   // runs a cycle only when a peer began one (it waits for this rank in the arena, as long as
   // it did before), when its caller submits or on shutdown. A dead peer still ends the wait.
   for (;;) {
-    comm_->wait_idle(queue_.wake_fd(), observability_->cycle_time(), peers_send_cycle_bytes);
-    if (peers_send_cycle_bytes || queue_.signalled() || shutdown_requested_ ||
-        comm::arena_member_started_next_step(*comm_)) {
+    if (caller_drives_) {
+      // A caller may be running a cycle on these links right now: watch their descriptors only.
+      if (comm_->wait_wake_or_hangup(queue_.wake_fd(), observability_->cycle_time())) {
+        peer_hung_up_ = true;  // the next cycle's collective reports it, naming the peer
+        return;
+      }
+    } else {
+      comm_->wait_idle(queue_.wake_fd(), observability_->cycle_time(), peers_send_cycle_bytes_);
+    }
+    // Entries queued for a caller that did not come to drive them (interrupted between its
+    // submit and its wait) are the background thread's after one cycle time at the latest.
+    if (peers_send_cycle_bytes_ || queue_.signalled() || shutdown_requested_ ||
+        (drivers_.load(std::memory_order_relaxed) == 0 && queue_.has_entries())) {
       return;
     }
+    // The arena is the loop's (cycle_mutex_): a caller may be in a cycle through it right now,
+    // and then that caller meets the peer's cycle itself.
+    std::unique_lock lock(cycle_mutex_, std::try_to_lock);
+    if (lock.owns_lock() && (loop_ended_ || comm::arena_member_started_next_step(*comm_))) return;
   }
+}
+
+void Session::end_loop(const std::exception& failure) {
+  const auto* peer_error = dynamic_cast<const PeerError*>(&failure);
+  std::string message =
+      fmt::format("kolo rank {}/{}: {}", world_.rank, world_.size,
+                  peer_error ? failure_report_->with_root_cause(*peer_error) : failure.what());
+  logger_.error("{}", message);
+  comm_->abort();
+  failed_in_shutdown_ = shutdown_requested_.load();
+  loop_ended_ = true;
+  note_if_untold(message, fail_everything(message));
+  queue_.wake();  // a background thread asleep in idle() sees the end
 }
 
 negotiation::ResponseList Session::run_cycle(ProcessSet& set,
@@ -309,6 +391,7 @@ void Session::publish_stats() {
   std::lock_guard lock(mutex_);
   stats_ = SessionStats{};
   stats_.cycles = sets_.at(kGlobalProcessSet)->controller().stats().cycles;
+  stats_.driven_cycles = driven_cycles_;
   for (const auto& [id, set] : sets_) {
     const auto& counters = set->controller().stats();
     stats_.fast_cycles += counters.fast_cycles;

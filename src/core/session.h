@@ -4,6 +4,10 @@
 //   take new entries -> the global set's cycle (negotiate, a collective over all ranks every
 //   cycle: also the heartbeat; execute) -> the cycle of every other set this rank belongs to, in
 //   ascending set id -> sleep until the next cycle or until an enqueue wakes it.
+// A blocking call on one host runs those cycles itself (drive()): the thread that waits for the
+// result takes the cycle lock and steps the loop while the background thread sleeps, so an op
+// costs no wake-up of the background thread and no wake-up back (two context switches on the
+// rank's core each way, the bulk of a small op's latency when a rank has one core).
 // Every rank runs the global cycle first and the sets in one order, so the members of a set run
 // its cycle in the same iteration, and a set's negotiation never waits on another set's tensors.
 // Adding or removing a set is negotiated on the global set, so it takes effect in the same cycle
@@ -15,6 +19,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -49,6 +54,8 @@ struct SessionStats {
   uint64_t cycles = 0;
   uint64_t fast_cycles = 0;     // agreed through the response cache's bit vector alone
   uint64_t full_exchanges = 0;  // request lists went to the coordinator
+  // Loop iterations a blocking caller ran on its own thread (Session::drive), of `cycles`.
+  uint64_t driven_cycles = 0;
   uint64_t cache_hits = 0;
   // Response-cache entries held now, summed over this rank's process sets, and their summed
   // capacity: a long run with ever new tensor names must keep entries <= capacity.
@@ -78,6 +85,10 @@ class Session {
   // process set that is unknown or does not include this rank, or when the session failed.
   // Stamps request.rank with this rank's index in the process set.
   HandleId enqueue(TensorEntry entry);
+  // Runs the loop's cycles on the calling thread until `handle` (submitted with caller_drives)
+  // is done, for at most `timeout`; then hands what remains back to the background thread.
+  // True when done; rethrows its failure as HandleTable::wait_for does.
+  bool drive(HandleId handle, std::chrono::milliseconds timeout);
 
   // Collectives over all ranks whose handle's output is one int64 (see Runtime): the new set's
   // id; 1 if the set was removed; the last rank that joined.
@@ -105,6 +116,13 @@ class Session {
 
  private:
   void run_loop();
+  // One iteration of the loop (take new entries, the global set's cycle, the other sets',
+  // stats, the deadlock watch), on whichever thread holds cycle_mutex_. False once the loop has
+  // ended (shutdown agreed, or the session failed; loop_ended_ is then set).
+  bool step(bool by_caller);
+  // Whether the background thread, having woken, has a cycle to run (cycle_mutex_ held).
+  [[nodiscard]] bool has_reason_to_cycle();
+  [[nodiscard]] bool any_pending() const;  // cycle_mutex_ held
   // Queues a process-set/join request on the global set, named `kolo.<kind>.<call number>`,
   // with its arguments (negotiation::Request::args).
   HandleId enqueue_control(negotiation::OpType op, std::string_view kind,
@@ -122,7 +140,10 @@ class Session {
   // waiting, with nothing completing, for the peer timeout (core/deadlock_watch.h).
   void watch_for_deadlock(uint64_t responses_before);
   // Sleeps until this rank has work or a peer began a cycle (see the .cc).
-  void idle(bool peers_send_cycle_bytes);
+  void idle();
+  // Ends the loop after `failure`: every pending and queued handle fails with a message naming
+  // this rank (and the peer, for a PeerError), and the links close so peers notice (cycle_mutex_).
+  void end_loop(const std::exception& failure);
   void leave_together();
   // Fails every pending and queued handle with `message`; returns how many.
   size_t fail_everything(const std::string& message);
@@ -144,12 +165,24 @@ class Session {
 
   std::unique_ptr<FailureReport> failure_report_;
   std::unique_ptr<ProcessSetRegistry> registry_;  // every registered set, member or not
-  // Owned by the background thread: the sets this rank belongs to, by id (ascending).
+  // Whoever steps the loop holds cycle_mutex_: the background thread, or a caller in drive().
+  // Everything the loop owns (sets_ and below, up to mutex_) is touched under it only.
+  std::mutex cycle_mutex_;
+  bool loop_ended_ = false;
+  // Over the links a peer that begins a cycle wakes this rank with its bytes; through the host
+  // arena (every rank on one host) nothing does (see idle()). Set before the thread starts.
+  bool peers_send_cycle_bytes_ = true;
+  // Blocking calls may drive their own cycles (CALLER_DRIVES, and only through the arena: over
+  // the links each cycle's bytes would wake the sleeping background thread anyway).
+  bool caller_drives_ = false;
+  std::atomic<int> drivers_{0};            // threads inside drive() now
+  std::atomic<bool> peer_hung_up_{false};  // idle() saw a link's hang-up: the next cycle reports it
+  // The sets this rank belongs to, by id (ascending).
   std::map<int32_t, std::unique_ptr<ProcessSet>> sets_;
   // Timeline, stall inspector and autotune watch the global set's controller and executor;
   // declared after sets_ so they go first.
   std::unique_ptr<Observability> observability_;
-  DeadlockWatch deadlock_watch_;  // loop thread
+  DeadlockWatch deadlock_watch_;
 
   mutable std::mutex mutex_;  // guards everything below up to stats_
   std::set<std::pair<int32_t, std::string>> names_in_flight_;  // (process set, name)
@@ -159,10 +192,11 @@ class Session {
   SessionStats stats_;
 
   std::atomic<bool> shutdown_requested_{false};
-  // Written by the background thread before it ends, read after the join.
+  // Written under cycle_mutex_ when the loop ends, read after the background thread's join.
   bool failed_in_shutdown_ = false;
-  Duration negotiation_time_{};       // background thread only; published through stats_
-  std::vector<int32_t> shutdown_by_;  // ranks that announced the agreed shutdown (loop thread)
+  Duration negotiation_time_{};       // cycle_mutex_; published through stats_
+  uint64_t driven_cycles_ = 0;        // cycle_mutex_; published through stats_
+  std::vector<int32_t> shutdown_by_;  // ranks that announced the agreed shutdown (cycle_mutex_)
   std::thread thread_;
 };
 

@@ -40,6 +40,9 @@ struct TensorEntry {
   // before reading `input`. 0: the input is ready when submitted.
   std::uintptr_t ready_event = 0;
   int ready_device = -1;
+  // A blocking call that waits right after submitting: its thread runs the cycles that complete
+  // it (Session::drive) instead of waking the background thread.
+  bool caller_drives = false;
 
   [[nodiscard]] size_t bytes() const;
 };

@@ -15,18 +15,23 @@ TensorQueue::TensorQueue() : wake_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) 
 
 TensorQueue::~TensorQueue() = default;
 
-void TensorQueue::push(TensorEntry entry) {
-  bool first = false;
+void TensorQueue::push(TensorEntry entry, bool wake) {
+  bool signal = false;
   {
     std::lock_guard lock(mutex_);
-    first = entries_.empty();
     entries_.push_back(std::move(entry));
+    signal = wake && !batch_signalled_;
+    batch_signalled_ = batch_signalled_ || signal;
   }
-  // One wake-up per batch: a non-empty queue was already signalled by the push that made it
-  // non-empty, and take_all() clears the signal before it takes the entries, so an entry is
-  // never left queued without a signal after it (a write per entry cost a syscall each, 100 per
-  // batch of async ops).
-  if (first) wake();
+  // One wake-up per batch of queued entries (a write per entry cost a syscall each, 100 per
+  // batch of async ops). An entry pushed without one leaves the batch unsignalled, so the next
+  // push that wants a wake-up still writes it.
+  if (signal) this->wake();
+}
+
+bool TensorQueue::has_entries() {
+  std::lock_guard lock(mutex_);
+  return !entries_.empty();
 }
 
 void TensorQueue::wake() {
@@ -43,6 +48,7 @@ std::vector<TensorEntry> TensorQueue::take_all() {
   std::lock_guard lock(mutex_);
   std::vector<TensorEntry> taken;
   taken.swap(entries_);
+  batch_signalled_ = false;
   return taken;
 }
 

@@ -18,7 +18,11 @@ class TensorQueue {
   TensorQueue(const TensorQueue&) = delete;
   TensorQueue& operator=(const TensorQueue&) = delete;
 
-  void push(TensorEntry entry);
+  // `wake` false: the caller runs the cycle itself (Session::drive), so the background thread
+  // is left asleep; waking it would cost the caller's core two context switches per operation.
+  void push(TensorEntry entry, bool wake = true);
+  // Whether entries wait to be taken (with or without a wake-up).
+  [[nodiscard]] bool has_entries();
   // Takes everything queued so far (in enqueue order) and clears the wake signal.
   std::vector<TensorEntry> take_all();
   // Wakes the background thread without adding work (shutdown).
@@ -32,6 +36,7 @@ class TensorQueue {
   std::atomic<bool> signalled_{false};
   std::mutex mutex_;
   std::vector<TensorEntry> entries_;
+  bool batch_signalled_ = false;  // a push already woke the thread for entries_ (under mutex_)
   UniqueFd wake_fd_;
 };
 

@@ -64,6 +64,7 @@ core::TensorEntry entry_from(const EnqueueOptions& options) {
   request.group_size = options.group_size;
   entry.ready_event = options.ready_event;
   entry.ready_device = options.ready_device;
+  entry.caller_drives = options.caller_drives;
   return entry;
 }
 
@@ -106,7 +107,7 @@ core::HandleId enqueue(const EnqueueOptions& options, const nb::ndarray<>& input
 core::HandleId enqueue_pointers(int op, std::string name, int reduce_op, int root, double prescale,
                                 double postscale, int process_set, int group_id, int group_size,
                                 int dtype, std::vector<int64_t> shape, uintptr_t input,
-                                uintptr_t output) {
+                                uintptr_t output, bool caller_drives) {
   if (input == 0 || output == 0) {
     throw InvalidArgument("tensor '" + name +
                           "': enqueue_pointers takes no null pointers (use enqueue)");
@@ -121,6 +122,7 @@ core::HandleId enqueue_pointers(int op, std::string name, int reduce_op, int roo
   options.process_set = process_set;
   options.group_id = group_id;
   options.group_size = group_size;
+  options.caller_drives = caller_drives;
   core::TensorEntry entry = entry_from(options);
   negotiation::Request& request = entry.request;
   request.dtype = dtype_from_wire(static_cast<uint8_t>(dtype));
@@ -140,7 +142,7 @@ void bind_enqueue(nb::module_& m) {
           [](EnqueueOptions* self, int op, std::string name, int reduce_op, int root,
              double prescale, double postscale, int process_set, std::vector<int64_t> splits,
              int group_id, int group_size, std::string invalid, uintptr_t ready_event,
-             int ready_device) {
+             int ready_device, bool caller_drives) {
             new (self) EnqueueOptions{.op = op,
                                       .name = std::move(name),
                                       .reduce_op = reduce_op,
@@ -153,13 +155,15 @@ void bind_enqueue(nb::module_& m) {
                                       .group_size = group_size,
                                       .invalid = std::move(invalid),
                                       .ready_event = ready_event,
-                                      .ready_device = ready_device};
+                                      .ready_device = ready_device,
+                                      .caller_drives = caller_drives};
           },
           nb::kw_only(), nb::arg("op"), nb::arg("name"), nb::arg("reduce_op") = 0,
           nb::arg("root") = 0, nb::arg("prescale") = 1.0, nb::arg("postscale") = 1.0,
           nb::arg("process_set") = 0, nb::arg("splits") = std::vector<int64_t>{},
           nb::arg("group_id") = 0, nb::arg("group_size") = 0, nb::arg("invalid") = "",
-          nb::arg("ready_event") = 0, nb::arg("ready_device") = -1)
+          nb::arg("ready_event") = 0, nb::arg("ready_device") = -1,
+          nb::arg("caller_drives") = false)
       .def_rw("op", &EnqueueOptions::op)
       .def_rw("name", &EnqueueOptions::name)
       .def_rw("reduce_op", &EnqueueOptions::reduce_op)
@@ -172,13 +176,14 @@ void bind_enqueue(nb::module_& m) {
       .def_rw("group_size", &EnqueueOptions::group_size)
       .def_rw("invalid", &EnqueueOptions::invalid)
       .def_rw("ready_event", &EnqueueOptions::ready_event)
-      .def_rw("ready_device", &EnqueueOptions::ready_device);
+      .def_rw("ready_device", &EnqueueOptions::ready_device)
+      .def_rw("caller_drives", &EnqueueOptions::caller_drives);
   m.def("enqueue", &enqueue, nb::arg("options"), nb::arg("input"),
         nb::arg("output").none() = nb::none());
   m.def("enqueue_pointers", &enqueue_pointers, nb::arg("op"), nb::arg("name"), nb::arg("reduce_op"),
         nb::arg("root"), nb::arg("prescale"), nb::arg("postscale"), nb::arg("process_set"),
         nb::arg("group_id"), nb::arg("group_size"), nb::arg("dtype"), nb::arg("shape"),
-        nb::arg("input"), nb::arg("output"));
+        nb::arg("input"), nb::arg("output"), nb::arg("caller_drives") = false);
 }
 
 }  // namespace kolo::python

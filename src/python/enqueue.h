@@ -35,6 +35,8 @@ struct EnqueueOptions {
   // host path: core::TensorEntry::ready_event). 0: none.
   uintptr_t ready_event = 0;
   int ready_device = -1;
+  // A blocking call that waits right after submitting drives its own cycles (Session::drive).
+  bool caller_drives = false;
 };
 
 // Queues the operation and returns its handle. `output` absent: in place (or, for allgather,
@@ -52,7 +54,7 @@ core::HandleId enqueue(const EnqueueOptions& options, const nanobind::ndarray<>&
 core::HandleId enqueue_pointers(int op, std::string name, int reduce_op, int root, double prescale,
                                 double postscale, int process_set, int group_id, int group_size,
                                 int dtype, std::vector<int64_t> shape, uintptr_t input,
-                                uintptr_t output);
+                                uintptr_t output, bool caller_drives);
 
 // Binds EnqueueOptions and enqueue() into module `m`.
 void bind_enqueue(nanobind::module_& m);

@@ -208,6 +208,7 @@ NB_MODULE(_core, m) {
     d["cycles"] = s.cycles;
     d["fast_cycles"] = s.fast_cycles;
     d["full_exchanges"] = s.full_exchanges;
+    d["driven_cycles"] = s.driven_cycles;
     d["cache_hits"] = s.cache_hits;
     d["cache_entries"] = s.cache_entries;
     d["cache_capacity"] = s.cache_capacity;

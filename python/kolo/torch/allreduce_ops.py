@@ -19,10 +19,23 @@ from kolo.torch.process_sets import check_process_set, global_process_set
 
 # ---- allreduce -----------------------------------------------------------------------------------
 
-def _allreduce_async(tensor, output, name, op, prescale_factor, postscale_factor, process_set):
-    # Positional (root 0 unused): keywords cost a dict per call on the async path.
+def _allreduce_async(tensor, output, name, op, prescale_factor, postscale_factor, process_set,
+                     drive=False):
+    # Positional (root 0 unused): keywords cost a dict per call on the async path. `drive`: a
+    # blocking call, whose wait runs the cycles on this thread (kolo._submit).
+    if drive:
+        return submit(_core.OP_ALLREDUCE, "allreduce", tensor, output, name, op, 0,
+                      prescale_factor, postscale_factor, process_set, drive=True)
     return submit(_core.OP_ALLREDUCE, "allreduce", tensor, output, name, op, 0, prescale_factor,
                   postscale_factor, process_set)
+
+
+def _allreduce_blocking(tensor, average, name, op, prescale_factor, postscale_factor,
+                        process_set):
+    op = handle_average_backwards_compatibility(op, average)
+    output = torch.empty_like(tensor, memory_format=torch.contiguous_format)
+    return synchronize(_allreduce_async(tensor, output, name, op, prescale_factor,
+                                        postscale_factor, process_set, drive=True))
 
 
 def allreduce_async(tensor: torch.Tensor, average: Optional[bool] = None,
@@ -50,8 +63,9 @@ def allreduce_(tensor: torch.Tensor, average: Optional[bool] = None, name: Optio
                op: Optional[int] = None, prescale_factor: float = 1.0,
                postscale_factor: float = 1.0, process_set=global_process_set) -> torch.Tensor:
     """In-place allreduce; returns `tensor`."""
-    return synchronize(allreduce_async_(tensor, average, name, op, prescale_factor,
-                                        postscale_factor, process_set))
+    op = handle_average_backwards_compatibility(op, average)
+    return synchronize(_allreduce_async(tensor, None, name, op, prescale_factor, postscale_factor,
+                                        process_set, drive=True))
 
 
 class HorovodAllreduce(torch.autograd.Function):
@@ -60,8 +74,8 @@ class HorovodAllreduce(torch.autograd.Function):
     @staticmethod
     def forward(ctx, tensor, average, name, op, prescale_factor, postscale_factor, process_set):
         ctx.args = (average, op, prescale_factor, postscale_factor, process_set)
-        return synchronize(allreduce_async(tensor, average, name, op, prescale_factor,
-                                           postscale_factor, process_set))
+        return _allreduce_blocking(tensor, average, name, op, prescale_factor, postscale_factor,
+                                   process_set)
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -89,8 +103,8 @@ def allreduce(tensor: torch.Tensor, average: Optional[bool] = None, name: Option
     else:
         # No graph to record: the autograd Function would only add its cost (several us), and its
         # output would not require grad either.
-        reduced = synchronize(allreduce_async(compressed, average, name, op, prescale_factor,
-                                              postscale_factor, process_set))
+        reduced = _allreduce_blocking(compressed, average, name, op, prescale_factor,
+                                      postscale_factor, process_set)
     return compression.decompress(reduced, ctx)
 
 

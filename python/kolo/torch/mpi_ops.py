@@ -294,7 +294,8 @@ def broadcast_async_(tensor: torch.Tensor, root_rank: int, name: Optional[str] =
 def broadcast_(tensor: torch.Tensor, root_rank: int, name: Optional[str] = None,
                process_set=global_process_set) -> torch.Tensor:
     """In-place broadcast; returns `tensor`."""
-    return synchronize(broadcast_async_(tensor, root_rank, name, process_set))
+    return synchronize(submit(_core.OP_BROADCAST, "broadcast", tensor, None, name, root=root_rank,
+                              process_set=process_set, drive=True))
 
 
 class HorovodBroadcast(torch.autograd.Function):
@@ -304,7 +305,9 @@ class HorovodBroadcast(torch.autograd.Function):
     def forward(ctx, tensor, root_rank, name, process_set):
         ctx.root_rank = root_rank
         ctx.process_set = process_set
-        return synchronize(broadcast_async(tensor, root_rank, name, process_set))
+        output = torch.empty_like(tensor, memory_format=torch.contiguous_format)
+        return synchronize(submit(_core.OP_BROADCAST, "broadcast", tensor, output, name,
+                                  root=root_rank, process_set=process_set, drive=True))
 
     @staticmethod
     def backward(ctx, grad_output):

@@ -149,6 +149,69 @@ TEST_P(SessionTest, RepeatedRoundsUseTheCacheAndFuse) {
   });
 }
 
+TensorEntry driven(TensorEntry entry) {
+  entry.caller_drives = true;
+  return entry;
+}
+
+// A blocking call drives its own cycles (Session::drive): the results are the same, and with
+// every rank on one host the cycles ran on the callers' threads; with CALLER_DRIVES off, or a
+// rank alone, drive() still waits correctly.
+TEST_P(SessionTest, BlockingCallsDriveTheirOwnCycles) {
+  const int size = GetParam();
+  for (bool enabled : {true, false}) {
+    Job job;
+    Config config = test_config();
+    config.caller_drives = enabled;
+    job.run(size, config, [&](int rank, Session& session, HandleTable& handles) {
+      constexpr int kCalls = 50;
+      for (int call = 0; call < kCalls; ++call) {
+        std::vector<float> data(3 + call % 5, static_cast<float>(rank + call));
+        const HandleId id = session.enqueue(driven(allreduce_entry("blocking", data)));
+        while (!session.drive(id, std::chrono::milliseconds(100))) {
+        }
+        const float want = static_cast<float>(size * call + size * (size - 1) / 2);
+        ASSERT_EQ(data.back(), want) << "rank " << rank << " call " << call;
+        (void)handles.release(id);
+      }
+      const SessionStats stats = session.stats();
+      if (enabled) {
+        // Every call's cycle (at least) ran on this thread, not the background thread's.
+        EXPECT_GE(stats.driven_cycles, static_cast<uint64_t>(kCalls)) << "rank " << rank;
+      } else {
+        EXPECT_EQ(stats.driven_cycles, 0u) << "rank " << rank;
+      }
+    });
+  }
+}
+
+// Async operations submitted beside a driven one are handed back to the background thread when
+// the driven one completes first, and one submitted for driving but never driven (its caller
+// interrupted) is taken up by the background thread: nothing is left waiting.
+TEST_P(SessionTest, WorkADriverLeavesIsFinishedByTheBackgroundThread) {
+  const int size = GetParam();
+  Job job;
+  job.run(size, test_config(), [&](int rank, Session& session, HandleTable& handles) {
+    std::vector<std::vector<float>> async(8);
+    std::vector<HandleId> ids;
+    for (size_t t = 0; t < async.size(); ++t) {
+      async[t].assign(64, static_cast<float>(rank));
+      ids.push_back(session.enqueue(allreduce_entry("async" + std::to_string(t), async[t])));
+    }
+    std::vector<float> blocking(4, 1.0f);
+    const HandleId id = session.enqueue(driven(allreduce_entry("blocking", blocking)));
+    while (!session.drive(id, std::chrono::milliseconds(100))) {
+    }
+    EXPECT_EQ(blocking[0], static_cast<float>(size));
+    for (HandleId async_id : ids) handles.wait(async_id);  // no drive: the loop's work
+    for (const auto& data : async) EXPECT_EQ(data[0], static_cast<float>(size * (size - 1) / 2));
+
+    std::vector<float> abandoned(2, 2.0f);
+    handles.wait(session.enqueue(driven(allreduce_entry("abandoned", abandoned))));
+    EXPECT_EQ(abandoned[1], 2.0f * static_cast<float>(size));
+  });
+}
+
 // The int64 a process-set or join handle completes with.
 int64_t number_of(HandleTable& handles, HandleId id) {
   handles.wait(id);

@@ -200,6 +200,21 @@ void Controller::cache_new_responses(const ResponseList& list) {
   for (const Pending& p : pending_) {
     if (p.sent) sent.emplace(p.request.name, &p.request);
   }
+  // A group is cached whole or not at all: a member served from the cache never reaches the
+  // coordinator, which would then hold the group's other members forever, waiting for it. The
+  // cache holds single-name responses only, and merge_group answers members of one dtype with
+  // one multi-name response, so a group that has one (such as float32, float64, float64) stays
+  // out of the cache entirely. A whole group is released in one list, so one pass decides.
+  std::unordered_set<int32_t> uncached_groups;
+  for (const Response& response : list.responses) {
+    if (response.names.size() == 1) continue;
+    for (const std::string& name : response.names) {
+      auto it = sent.find(name);
+      if (it != sent.end() && it->second->group_id != 0) {
+        uncached_groups.insert(it->second->group_id);
+      }
+    }
+  }
   for (const Response& response : list.responses) {
     if (!response.error.empty() || !cacheable(response)) continue;
     // Every rank submitted a name that succeeded, so every rank finds its own request here and
@@ -211,7 +226,9 @@ void Controller::cache_new_responses(const ResponseList& list) {
             "rank {}: coordinator answered tensor '{}' which this rank has not submitted",
             comm_.rank(), name));
       }
-      if (response.names.size() == 1) cache_.put(response, *it->second);
+      if (response.names.size() == 1 && !uncached_groups.contains(it->second->group_id)) {
+        cache_.put(response, *it->second);
+      }
     }
   }
 }

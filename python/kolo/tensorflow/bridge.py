@@ -16,10 +16,11 @@ Two things make graph mode safe:
   different ranks, and such a node blocks one of TensorFlow's few inter-op threads while it
   waits, so two ranks waiting on different collectives first could stall each other.
 
-An error inside a graph reaches the caller as TensorFlow reports any exception of a
-``numpy_function``: a ``tf.errors.UnknownError`` whose message carries the original's class
-(``CollectiveFailed``) and text; ``kolo.tensorflow.elastic.run`` treats it as a failed
-collective.
+An error inside a graph reaches the caller with Horovod's class: a collective that failed between
+ranks as ``tf.errors.FailedPreconditionError`` whose message holds ``CollectiveFailed:`` and
+kolo's text (graph_errors.py says how), a bad argument as ``tf.errors.InvalidArgumentError``
+(TensorFlow's class for a ``ValueError`` in a ``numpy_function``); ``kolo.tensorflow.elastic.run``
+treats the first as a failed collective.
 
 XLA (``jit_compile=True``) cannot run Python: a collective traced inside XLA-compiled code raises
 a ``ValueError`` saying so at trace time, instead of TensorFlow's compile error or a hang.
@@ -33,12 +34,30 @@ import numpy as np
 import tensorflow as tf
 
 import kolo
+from kolo import _core, _handles
 from kolo.exceptions import KoloError, KoloValueError
+from kolo.tensorflow import graph_errors
 
 try:  # internal, but the only way to know at trace time that XLA will compile the graph
     from tensorflow.python.ops.control_flow_util import GraphOrParentsInXlaContext
 except ImportError:  # pragma: no cover - a TensorFlow that moved it: XLA's own error then
     GraphOrParentsInXlaContext = None
+
+try:  # internal: an eager tensor made straight from a NumPy array, about half the time of
+    # tf.convert_to_tensor, which first walks TensorFlow's conversion registry
+    from tensorflow.python.eager import context as _context
+    from tensorflow.python.framework.ops import EagerTensor as _EagerTensor
+except ImportError:  # pragma: no cover - a TensorFlow that moved them: the public way
+    _EagerTensor = None
+
+# NumPy dtypes the core takes by address (the pointer path, as kolo.torch's for host tensors).
+_POINTER_DTYPES = {np.dtype(numpy_type): code for numpy_type, code in (
+    (np.uint8, _core.DTYPE_UINT8), (np.int8, _core.DTYPE_INT8), (np.int16, _core.DTYPE_INT16),
+    (np.int32, _core.DTYPE_INT32), (np.int64, _core.DTYPE_INT64),
+    (np.float16, _core.DTYPE_FLOAT16), (np.float32, _core.DTYPE_FLOAT32),
+    (np.float64, _core.DTYPE_FLOAT64), (np.bool_, _core.DTYPE_BOOL))}
+_REFUSED = {tf.bfloat16: "bfloat16", tf.string: "string", tf.resource: "resource",
+            tf.variant: "variant"}
 
 
 class CollectiveFailed(tf.errors.FailedPreconditionError, KoloError):
@@ -61,16 +80,47 @@ class BadArgument(tf.errors.InvalidArgumentError, KoloValueError):
 def as_numpy(tensor) -> np.ndarray:
     """The tensor's value as a C-contiguous, writable NumPy array (the core's DLPack import
     needs both; a copy only where TensorFlow's own buffer is not)."""
-    if tensor.dtype == tf.bfloat16:
+    refused = _REFUSED.get(tensor.dtype)
+    if refused == "bfloat16":
         raise TypeError("kolo.tensorflow: bfloat16 tensors are not supported (NumPy has no "
                         "bfloat16 that DLPack can carry); cast to float16 or float32")
-    if tensor.dtype == tf.string or tensor.dtype == tf.resource:
-        raise TypeError(f"kolo.tensorflow: tensors of dtype {tensor.dtype.name} cannot be "
+    if refused is not None:
+        raise TypeError(f"kolo.tensorflow: tensors of dtype {refused} cannot be "
                         "reduced, gathered or broadcast")
-    array = np.asarray(tensor)
+    array = tensor if type(tensor) is np.ndarray else np.asarray(tensor)
     if not array.flags.c_contiguous or not array.flags.writeable:
         array = np.array(array, order="C", copy=True)
     return array
+
+
+def same_shape(op: int, array: np.ndarray, name: str, reduce_op: int = 0, root: int = 0,
+               prescale: float = 1.0, postscale: float = 1.0, set_id: int = 0):
+    """An allreduce or broadcast of `array` into a new array of its shape, by address: no
+    DLPack import and no options object, the few microseconds that matter for small tensors
+    (kolo.torch's pointer path). None where that path does not apply (an empty array, a dtype
+    the core has no code for): the caller's general path then handles it, errors included."""
+    code = _POINTER_DTYPES.get(array.dtype)
+    if code is None or array.size == 0:
+        return None
+    output = np.empty_like(array)
+    handle = _core.enqueue_pointers(op, name, reduce_op, root, prescale, postscale, set_id, 0,
+                                    0, code, array.shape, array.ctypes.data, output.ctypes.data)
+    _handles.track_direct(handle, array, output)
+    return _handles.synchronize(handle)
+
+
+def to_tensor(array: np.ndarray, dtype):
+    """An eager tensor of `dtype` holding `array`'s values."""
+    if _EagerTensor is not None and array.dtype == dtype.as_numpy_dtype:
+        return _EagerTensor(array, _context.context().device_name, None)
+    return tf.convert_to_tensor(array, dtype=dtype)
+
+
+def set_static_shape(tensor, shape) -> None:
+    """What a graph knows of an output's shape; nothing to do for an eager tensor (whose
+    set_shape only checks, at about 10 us)."""
+    if shape is not None and not tf.executing_eagerly():
+        tensor.set_shape(shape)
 
 
 def _run_numpy(run: Callable[..., list], name: str, inputs: Sequence) -> list:
@@ -105,7 +155,7 @@ def collective(kind: str, name, set_id: int, run: Callable[..., list], inputs: S
     the graph's previous collective (see the module's docstring)."""
     if tf.executing_eagerly():
         outputs = _run_numpy(run, name, inputs)
-        return [tf.convert_to_tensor(o, dtype=d) for o, d in zip(outputs, out_dtypes)]
+        return [to_tensor(o, d) for o, d in zip(outputs, out_dtypes)]
     check_not_xla(kind)
     # Graph names come from counters of their own: a trace that differs between ranks (a test
     # that failed on one rank midway) then cannot shift the names of later eager calls.
@@ -113,18 +163,25 @@ def collective(kind: str, name, set_id: int, run: Callable[..., list], inputs: S
     graph = tf.compat.v1.get_default_graph()
     previous = getattr(graph, "_kolo_last_collective", None)
 
+    numpy_dtypes = [d.as_numpy_dtype for d in out_dtypes]
+
     @tf.autograph.experimental.do_not_convert
     def body(*arrays):
-        outputs = _run_numpy(run, fixed_name, arrays)
-        return [np.asarray(o, dtype=d.as_numpy_dtype) for o, d in zip(outputs, out_dtypes)]
+        try:
+            outputs = _run_numpy(run, fixed_name, arrays)
+        except CollectiveFailed as error:
+            # Not raised: TensorFlow would make it an UnknownError (graph_errors.py).
+            return [np.zeros(0, d) for d in numpy_dtypes] + [graph_errors.failed(str(error))]
+        return [o if o.dtype == d else np.asarray(o, dtype=d)
+                for o, d in zip(outputs, numpy_dtypes)] + [graph_errors.SUCCEEDED]
 
     # numpy_function rather than py_function: it hands over NumPy arrays directly, about 120 us
     # less per call (neither has a gradient of its own: mpi_ops adds Horovod's).
     with tf.control_dependencies([previous] if previous is not None else []):
-        outputs = tf.numpy_function(body, list(inputs), list(out_dtypes), stateful=True,
-                                    name="KoloCollective")
-    graph._kolo_last_collective = outputs[0].op if outputs else None
-    return list(outputs)
+        *outputs, status = tf.numpy_function(body, list(inputs), list(out_dtypes) + [tf.string],
+                                             stateful=True, name="KoloCollective")
+    graph._kolo_last_collective = status.op
+    return graph_errors.checked(outputs, status)
 
 
 def variable_key(variable):

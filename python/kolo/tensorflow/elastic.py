@@ -12,6 +12,7 @@ from kolo.elastic.run_loop import run_fn
 from kolo.exceptions import HorovodInternalError
 from kolo.elastic.state import ObjectState
 from kolo.tensorflow.functions import broadcast_object, broadcast_variables
+from kolo.tensorflow.graph_errors import is_collective_failure
 from kolo.tensorflow.mpi_ops import init, rank, shutdown
 
 __all__ = ["TensorFlowKerasState", "TensorFlowState", "run"]
@@ -27,9 +28,9 @@ def run(func):
     def wrapper(state, *args, **kwargs):
         try:
             return func(state, *args, **kwargs)
-        except tf.errors.UnknownError as error:
-            # A collective that failed inside a tf.function (bridge.py) arrives this way.
-            if "CollectiveFailed" in str(error):
+        except tf.errors.FailedPreconditionError as error:
+            # A collective that failed inside a tf.function (graph_errors.py) arrives this way.
+            if is_collective_failure(error) and not isinstance(error, HorovodInternalError):
                 raise HorovodInternalError(str(error)) from error
             raise
 

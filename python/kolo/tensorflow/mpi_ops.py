@@ -31,7 +31,7 @@ from kolo.horovod_common import num_rank_is_power_2 as check_num_rank_power_of_2
 from kolo.process_sets import (  # noqa: F401
     ProcessSet, add_process_set, check_process_set, global_process_set, process_set_by_id,
     remove_process_set)
-from kolo.tensorflow.bridge import collective
+from kolo.tensorflow.bridge import collective, same_shape, set_static_shape
 from kolo.tensorflow.rank_ops import (  # noqa: F401  (horovod.tensorflow.mpi_ops has them)
     barrier, join, local_rank_op, local_size_op, process_set_included_op, rank_op, size_op)
 
@@ -77,13 +77,22 @@ def _with_gradient(forward, gradient, tensors: list) -> list:
     return list(op(*tensors))
 
 
+def as_tensor(value):
+    """`value` as a tf.Tensor (a tensor is returned as is: converting it costs microseconds)."""
+    return value if isinstance(value, tf.Tensor) else tf.convert_to_tensor(value)
+
+
 def _as_tensors(tensors) -> list:
-    return [tf.convert_to_tensor(t) for t in tensors]
+    return [as_tensor(t) for t in tensors]
 
 
 # ---- allreduce ------------------------------------------------------------------------------
 
 def _np_allreduce(name, array, op, prescale, postscale, set_id):
+    name = kolo._name("allreduce", name, set_id)
+    fast = same_shape(_core.OP_ALLREDUCE, array, name, op, 0, prescale, postscale, set_id)
+    if fast is not None:
+        return fast
     output = np.empty_like(array)
     return synchronize(kolo._submit(_core.OP_ALLREDUCE, "allreduce", array, output, name,
                                     reduce_op=op, prescale=prescale, postscale=postscale,
@@ -94,12 +103,12 @@ def _allreduce(tensor, name=None, op=Sum, prescale_factor=1.0, postscale_factor=
                ignore_name_scope=False, process_set=global_process_set):
     """Reduces `tensor` over the process set with `op` (Sum by default, as Horovod's raw op)."""
     set_id = check_process_set(process_set)
-    tensor = tf.convert_to_tensor(tensor)
+    tensor = as_tensor(tensor)
 
     def forward(x):
         (y,) = collective("allreduce", name, set_id, lambda n, a: [_np_allreduce(
             n, a, op, prescale_factor, postscale_factor, set_id)], [x], [x.dtype])
-        y.set_shape(x.shape)
+        set_static_shape(y, x.shape)
         return [y]
 
     def gradient(outputs, dy):
@@ -141,9 +150,7 @@ def _grouped_forward(kind, core_op, name, set_id, shape_of, fresh_output=False, 
     def forward(*xs):
         ys = collective(kind, name, set_id, run, xs, [x.dtype for x in xs])
         for x, y in zip(xs, ys):
-            shape = shape_of(x)
-            if shape is not None:
-                y.set_shape(shape)
+            set_static_shape(y, shape_of(x))
         return ys
 
     return forward
@@ -211,8 +218,7 @@ def allgather(tensor, name=None, ignore_name_scope=False, process_set=global_pro
     def forward(x):
         (y,) = collective("allgather", name, set_id,
                           lambda n, a: [_np_allgather(n, a, set_id)], [x], [x.dtype])
-        if x.shape.rank is not None:
-            y.set_shape(_gathered_shape(x))
+        set_static_shape(y, _gathered_shape(x) if x.shape.rank is not None else None)
         return [y]
 
     def gradient(outputs, dy):
@@ -239,6 +245,10 @@ def grouped_allgather(tensors, name=None, ignore_name_scope=False,
 # ---- broadcast ------------------------------------------------------------------------------
 
 def _np_broadcast(name, array, root_rank, set_id):
+    name = kolo._name("broadcast", name, set_id)
+    fast = same_shape(_core.OP_BROADCAST, array, name, root=root_rank, set_id=set_id)
+    if fast is not None:
+        return fast
     array, dtype = _as_moved_bytes(array)
     output = np.empty_like(array)
     return _restored(synchronize(kolo._submit(_core.OP_BROADCAST, "broadcast", array, output,
@@ -249,12 +259,12 @@ def broadcast(tensor, root_rank, name=None, ignore_name_scope=False,
               process_set=global_process_set):
     """root_rank's `tensor` on every rank of the process set."""
     set_id = check_process_set(process_set)
-    tensor = tf.convert_to_tensor(tensor)
+    tensor = as_tensor(tensor)
 
     def forward(x):
         (y,) = collective("broadcast", name, set_id,
                           lambda n, a: [_np_broadcast(n, a, root_rank, set_id)], [x], [x.dtype])
-        y.set_shape(x.shape)
+        set_static_shape(y, x.shape)
         return [y]
 
     def gradient(outputs, dy):
@@ -367,7 +377,7 @@ def _reducescatter(tensor, name=None, op=Sum, ignore_name_scope=False,
     def forward(x):
         (y,) = collective("reducescatter", name, set_id, lambda n, a: [_np_reducescatter(
             n, a, op, prescale_factor, postscale_factor, set_id)], [x], [x.dtype])
-        y.set_shape(_scattered_shape(x, process_set))
+        set_static_shape(y, _scattered_shape(x, process_set))
         return [y]
 
     def gradient(outputs, dy):
@@ -433,7 +443,7 @@ def _allreduce_batch(tensors, partition, op, prescale_factor, postscale_factor,
     def forward(*xs):
         ys = collective("gradients", name, set_id, run, xs, [x.dtype for x in xs])
         for x, y in zip(xs, ys):
-            y.set_shape(x.shape)
+            set_static_shape(y, x.shape)
         return ys
 
     def gradient(outputs, *dys):

@@ -10,7 +10,7 @@ import tensorflow as tf
 from kolo.tensorflow.compression import Compression
 from kolo.tensorflow.mpi_ops import (
     Adasum, Average, Sum, _allreduce, _grouped_allreduce, _grouped_reducescatter,
-    _reducescatter, _set_size, allgather, global_process_set,
+    _reducescatter, _set_size, allgather, as_tensor, global_process_set,
     handle_average_backwards_compatibility)
 
 
@@ -45,7 +45,7 @@ def allreduce(tensor, average=None, device_dense="", device_sparse="",
     op = handle_average_backwards_compatibility(op, average)
     if isinstance(tensor, tf.IndexedSlices):
         return _sparse_allreduce(tensor, op, prescale_factor, postscale_factor, process_set, name)
-    compressed, ctx = compression.compress(tf.convert_to_tensor(tensor))
+    compressed, ctx = compression.compress(as_tensor(tensor))
     reduced = _allreduce(compressed, name=name, op=op, prescale_factor=prescale_factor,
                          postscale_factor=postscale_factor, process_set=process_set)
     return compression.decompress(reduced, ctx)
@@ -83,7 +83,7 @@ def reducescatter(tensor, device_dense="", compression=Compression.none, op=Aver
                   postscale_factor=1.0):
     """This rank's share of the first dimension (the first rows % size ranks get one row more)
     of the Average (default) or Sum over the process set; differentiable."""
-    compressed, ctx = compression.compress(tf.convert_to_tensor(tensor))
+    compressed, ctx = compression.compress(as_tensor(tensor))
     reduced = _reducescatter(compressed, name=name, op=op, process_set=process_set,
                              prescale_factor=prescale_factor, postscale_factor=postscale_factor)
     return compression.decompress(reduced, ctx)

@@ -180,6 +180,33 @@ TEST(ControllerTest, RepeatedRoundsTakeTheFastPath) {
   }
 }
 
+// A group whose members do not all get single-name responses (two float64 members merge into
+// one) is never cached: were its float32 member served from the cache, the coordinator would hold
+// the float64 members forever waiting for it (Horovod's TF1 grouped allgather gradient test hung
+// this way on its second session.run).
+TEST(ControllerTest, MixedDtypeGroupCompletesEveryRound) {
+  constexpr int kRounds = 3;
+  auto schedule = [&](int, int) {
+    std::vector<Request> out;
+    for (int i = 0; i < 3; ++i) {
+      Request r = allreduce("m" + std::to_string(i));
+      r.dtype = i == 0 ? DataType::float32 : DataType::float64;
+      r.group_id = 7;
+      r.group_size = 3;
+      out.push_back(r);
+    }
+    return out;
+  };
+  auto runs = drive(2, kRounds, 1024, schedule);
+  expect_identical_on_all_ranks(runs);
+  for (int c = 0; c < kRounds; ++c) {
+    std::vector<std::string> names = names_of(runs[0].lists[static_cast<size_t>(c)].responses);
+    std::sort(names.begin(), names.end());
+    EXPECT_EQ(names, (std::vector<std::string>{"m0", "m1", "m2"})) << "cycle " << c;
+  }
+  for (const auto& run : runs) EXPECT_EQ(run.pending_left, 0u);
+}
+
 TEST(ControllerTest, MismatchFailsOnEveryRank) {
   for (size_t capacity : {size_t{0}, size_t{1024}}) {
     // Round 0 (cycle 0) agrees and fills the cache; in round 1 (cycle 1) rank 1 submits float16.

@@ -9,6 +9,7 @@ import numpy as np
 import tensorflow as tf
 
 import horovod.tensorflow as hvd
+from kolo.tensorflow.graph_errors import is_collective_failure
 
 os.environ["HOROVOD_DYNAMIC_PROCESS_SETS"] = "1"
 
@@ -199,6 +200,23 @@ def check_tape(rank, size):
         raise AssertionError("predivide with Sum was accepted")
 
 
+def in_session(build):
+    """Runs build()'s tensor in a TF1 graph and session, as Horovod's graph-mode tests do."""
+    with tf.Graph().as_default(), tf.compat.v1.Session() as session:
+        return session.run(build())
+
+
+def check_repeated_mixed_group(rank, size):
+    """A grouped allreduce of float32 and two float64 tensors, twice with the same names: the
+    second round used to hang (the core cached one member of the group; issue 24's hang of
+    Horovod's TF1 grouped allgather gradient test)."""
+    for _ in range(2):
+        out = hvd.grouped_allreduce([tf.ones([3], tf.float32), tf.ones([3], tf.float64),
+                                     tf.ones([2], tf.float64)], op=hvd.Sum, name="mixed group")
+        for tensor in out:
+            close(tensor, np.full(tensor.shape, size), "mixed-dtype grouped allreduce")
+
+
 def check_errors(rank, size):
     bad = tf.ones([rank + 1])
     try:
@@ -208,14 +226,19 @@ def check_errors(rank, size):
         assert "mismatched" in str(error), error
     else:
         raise AssertionError("allreduce of differing shapes succeeded")
-    try:
-        tf.function(lambda: hvd.allreduce(tf.ones([rank + 1]), name="mismatched_graph"))()
-    except tf.errors.UnknownError as error:
-        # TensorFlow reports any exception of a py_function node as UnknownError, with the
-        # original's class and message (kolo.tensorflow.elastic.run recovers from it).
-        assert "CollectiveFailed" in str(error) and "mismatched_graph" in str(error), error
-    else:
-        raise AssertionError("graph allreduce of differing shapes succeeded")
+    for mode, run in (("tf.function", lambda fn: tf.function(fn)()), ("TF1 session", in_session)):
+        try:
+            run(lambda name=f"mismatched {mode}": hvd.allreduce(tf.ones([rank + 1]), name=name))
+        except tf.errors.FailedPreconditionError as error:
+            # Horovod's class from a graph too (graph_errors.py), with kolo's message, and what
+            # kolo.tensorflow.elastic.run recovers from.
+            assert "CollectiveFailed" in str(error) and f"mismatched {mode}" in str(error), error
+            assert is_collective_failure(error), error
+        else:
+            raise AssertionError(f"{mode}: allreduce of differing shapes succeeded")
+    # A graph whose collectives succeed still gives their values (the status read is a no-op).
+    total = in_session(lambda: hvd.allreduce(tf.ones([2]), op=hvd.Sum, name="session ok"))
+    assert np.allclose(total, size), total
     try:
         tf.function(lambda: hvd.allreduce(tf.ones([2])), jit_compile=True)()
     except ValueError as error:
@@ -229,7 +252,8 @@ def main():
     hvd.init()
     rank, size = hvd.rank(), hvd.size()
     for check in (check_allreduce, check_allgather, check_broadcast, check_alltoall,
-                  check_reducescatter, check_process_sets, check_tape, check_errors):
+                  check_reducescatter, check_process_sets, check_tape, check_repeated_mixed_group,
+                  check_errors):
         check(rank, size)
     last = hvd.join()
     assert 0 <= int(last) < size

@@ -104,7 +104,8 @@ def same_shape(op: int, array: np.ndarray, name: str, reduce_op: int = 0, root: 
         return None
     output = np.empty_like(array)
     handle = _core.enqueue_pointers(op, name, reduce_op, root, prescale, postscale, set_id, 0,
-                                    0, code, array.shape, array.ctypes.data, output.ctypes.data)
+                                    0, code, array.shape, array.ctypes.data, output.ctypes.data,
+                                    True)  # synchronized at once: the wait drives the cycles
     _handles.track_direct(handle, array, output)
     return _handles.synchronize(handle)
 

@@ -96,7 +96,7 @@ def _np_allreduce(name, array, op, prescale, postscale, set_id):
     output = np.empty_like(array)
     return synchronize(kolo._submit(_core.OP_ALLREDUCE, "allreduce", array, output, name,
                                     reduce_op=op, prescale=prescale, postscale=postscale,
-                                    process_set=set_id))
+                                    process_set=set_id, drive=True))
 
 
 def _allreduce(tensor, name=None, op=Sum, prescale_factor=1.0, postscale_factor=1.0,
@@ -252,7 +252,8 @@ def _np_broadcast(name, array, root_rank, set_id):
     array, dtype = _as_moved_bytes(array)
     output = np.empty_like(array)
     return _restored(synchronize(kolo._submit(_core.OP_BROADCAST, "broadcast", array, output,
-                                              name, root=root_rank, process_set=set_id)), dtype)
+                                              name, root=root_rank, process_set=set_id,
+                                              drive=True)), dtype)
 
 
 def broadcast(tensor, root_rank, name=None, ignore_name_scope=False,

@@ -122,6 +122,9 @@ class Session {
   bool step(bool by_caller);
   // Whether the background thread, having woken, has a cycle to run (cycle_mutex_ held).
   [[nodiscard]] bool has_reason_to_cycle();
+  // Entries queued for driving that no caller is driving now (its caller was interrupted
+  // between submit and wait): the background thread's.
+  [[nodiscard]] bool undriven_entries();
   [[nodiscard]] bool any_pending() const;  // cycle_mutex_ held
   // Queues a process-set/join request on the global set, named `kolo.<kind>.<call number>`,
   // with its arguments (negotiation::Request::args).

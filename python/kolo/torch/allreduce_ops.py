@@ -21,13 +21,11 @@ from kolo.torch.process_sets import check_process_set, global_process_set
 
 def _allreduce_async(tensor, output, name, op, prescale_factor, postscale_factor, process_set,
                      drive=False):
-    # Positional (root 0 unused): keywords cost a dict per call on the async path. `drive`: a
-    # blocking call, whose wait runs the cycles on this thread (kolo._submit).
-    if drive:
-        return submit(_core.OP_ALLREDUCE, "allreduce", tensor, output, name, op, 0,
-                      prescale_factor, postscale_factor, process_set, drive=True)
+    # Positional (root 0, no splits, no group, nothing invalid): keywords cost a dict per call on
+    # the async path. `drive`: a blocking call, whose wait runs the cycles on this thread
+    # (kolo._submit).
     return submit(_core.OP_ALLREDUCE, "allreduce", tensor, output, name, op, 0, prescale_factor,
-                  postscale_factor, process_set)
+                  postscale_factor, process_set, None, (0, 0), "", drive)
 
 
 def _allreduce_blocking(tensor, average, name, op, prescale_factor, postscale_factor,

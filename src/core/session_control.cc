@@ -1,6 +1,7 @@
 // The Session's process-set and join requests: the control operations that hvd.add_process_set(),
 // remove_process_set() and join() submit on the global set, and what every rank does when they
-// are agreed (in the same cycle everywhere). The cycle loop itself is in session.cc and session_loop.cc.
+// are agreed (in the same cycle everywhere). The cycle loop itself is in session.cc and
+// session_loop.cc.
 #include <fmt/ranges.h>
 
 #include <algorithm>

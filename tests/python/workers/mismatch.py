@@ -62,15 +62,23 @@ def main() -> None:
     assert np.all(kolo.allreduce(np.ones(3, np.float32), op=kolo.Sum, name="after") == size)
 
     # Submitting a name that is still in flight is refused at once on this rank, with a
-    # ValueError as in Horovod (a bad argument, not a failure between ranks).
-    handle = kolo.allreduce_async(np.ones(3, np.float32), name="twice")
-    try:
-        kolo.allreduce_async(np.ones(3, np.float32), name="twice")
-        raise AssertionError("duplicate name accepted")
-    except ValueError as error:
-        assert isinstance(error, kolo.KoloValueError), type(error)
-        assert "twice" in str(error) and "in flight" in str(error), error
-    kolo.synchronize(handle)
+    # ValueError as in Horovod (a bad argument, not a failure between ranks). Rank 0 keeps
+    # "twice" in flight while it tries: the other ranks submit "twice" only after "held", which
+    # rank 0 joins after its second try (without that order the first "twice" may already have
+    # finished on every rank, and the second submission would rightly be accepted).
+    if rank == 0:
+        handle = kolo.allreduce_async(np.ones(3, np.float32), op=kolo.Sum, name="twice")
+        try:
+            kolo.allreduce_async(np.ones(3, np.float32), name="twice")
+            raise AssertionError("duplicate name accepted")
+        except ValueError as error:
+            assert isinstance(error, kolo.KoloValueError), type(error)
+            assert "twice" in str(error) and "in flight" in str(error), error
+        kolo.allreduce(np.ones(1, np.float32), name="held")
+    else:
+        kolo.allreduce(np.ones(1, np.float32), name="held")
+        handle = kolo.allreduce_async(np.ones(3, np.float32), op=kolo.Sum, name="twice")
+    assert np.all(kolo.synchronize(handle) == size)
 
     kolo.shutdown()
     print(f"rank {rank} OK")

@@ -153,15 +153,28 @@ void Runtime::shutdown() {
 
 bool Runtime::wait_for(HandleId handle, std::chrono::milliseconds timeout) {
   if (handles_.caller_drives(handle)) {
-    std::shared_ptr<Session> session;
-    {
-      std::lock_guard lock(mutex_);
-      session = session_;
-    }
     // Shared: a shutdown() on another thread meanwhile ends the loop, and drive() then waits.
-    if (session) return session->drive(handle, timeout);
+    if (const auto session = shared_session()) return session->drive(handle, timeout);
   }
   return handles_.wait_for(handle, timeout);
+}
+
+bool Runtime::poll(HandleId handle) {
+  if (handles_.poll(handle)) return true;
+  if (handles_.caller_drives(handle)) {
+    if (const auto session = shared_session()) session->hand_to_background();
+  }
+  return false;
+}
+
+std::shared_ptr<Session> Runtime::shared_session() const {
+  std::lock_guard lock(mutex_);
+  return session_;
+}
+
+bool Runtime::callers_drive() const {
+  const auto session = shared_session();
+  return session && session->callers_drive();
 }
 
 bool Runtime::initialized() const {

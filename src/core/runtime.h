@@ -37,6 +37,8 @@ class Runtime {
   void init(const InitOptions& options = {});
   void shutdown();
   [[nodiscard]] bool initialized() const;
+  // Session::callers_drive (false before init).
+  [[nodiscard]] bool callers_drive() const;
 
   // Throws kolo::Error("kolo is not initialized ...") when not initialized.
   [[nodiscard]] bootstrap::WorldInfo world() const;
@@ -61,7 +63,9 @@ class Runtime {
   // throws the failure of a failed one).
   HandleId request_join();
   int64_t take_number(HandleId handle);
-  [[nodiscard]] bool poll(HandleId handle) const { return handles_.poll(handle); }
+  // A handle submitted with caller_drives that is polled, not waited for, is handed to the
+  // background thread (nobody else would run its cycles soon).
+  [[nodiscard]] bool poll(HandleId handle);
   void wait(HandleId handle) const { handles_.wait(handle); }
   // wait() for at most `timeout`; false if still pending (the Python layer checks for Ctrl-C
   // between slices). A handle submitted with caller_drives is driven by this thread
@@ -84,6 +88,8 @@ class Runtime {
 
  private:
   Session& session() const;  // requires mutex_ held
+  // The session (or null), held beyond the lock: a shutdown() meanwhile cannot free it.
+  std::shared_ptr<Session> shared_session() const;
   // Waits (without the lock) for a handle whose output is one int64, and returns it.
   int64_t wait_for_number(HandleId handle);
 

@@ -89,6 +89,11 @@ class Session {
   // is done, for at most `timeout`; then hands what remains back to the background thread.
   // True when done; rethrows its failure as HandleTable::wait_for does.
   bool drive(HandleId handle, std::chrono::milliseconds timeout);
+  // Gives entries queued for a caller to drive to the background thread now (a caller that
+  // polls its handle instead of waiting for it).
+  void hand_to_background() { queue_.wake(); }
+  // Whether callers may run cycles themselves (CALLER_DRIVES, through the host arena or alone).
+  [[nodiscard]] bool callers_drive() const { return caller_drives_; }
 
   // Collectives over all ranks whose handle's output is one int64 (see Runtime): the new set's
   // id; 1 if the set was removed; the last rank that joined.
@@ -122,8 +127,8 @@ class Session {
   bool step(bool by_caller);
   // Whether the background thread, having woken, has a cycle to run (cycle_mutex_ held).
   [[nodiscard]] bool has_reason_to_cycle();
-  // Entries queued for driving that no caller is driving now (its caller was interrupted
-  // between submit and wait): the background thread's.
+  // Entries queued for driving that no caller has driven for a while (its caller was
+  // interrupted between submit and wait, or polls instead of waiting): the background thread's.
   [[nodiscard]] bool undriven_entries();
   [[nodiscard]] bool any_pending() const;  // cycle_mutex_ held
   // Queues a process-set/join request on the global set, named `kolo.<kind>.<call number>`,
@@ -142,8 +147,9 @@ class Session {
   // After each loop iteration: fails what can never complete once every rank has been blocked
   // waiting, with nothing completing, for the peer timeout (core/deadlock_watch.h).
   void watch_for_deadlock(uint64_t responses_before);
-  // Sleeps until this rank has work or a peer began a cycle (see the .cc).
-  void idle();
+  // Sleeps until this rank has work or a peer began a cycle (see the .cc); may_back_off: nothing
+  // but this rank's own work needs it in a cycle, so it may look for peers' cycles less often.
+  void idle(bool may_back_off);
   // Ends the loop after `failure`: every pending and queued handle fails with a message naming
   // this rank (and the peer, for a PeerError), and the links close so peers notice (cycle_mutex_).
   void end_loop(const std::exception& failure);

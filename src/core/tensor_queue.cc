@@ -19,6 +19,7 @@ void TensorQueue::push(TensorEntry entry, bool wake) {
   bool signal = false;
   {
     std::lock_guard lock(mutex_);
+    if (entries_.empty()) oldest_pushed_ = std::chrono::steady_clock::now();
     entries_.push_back(std::move(entry));
     signal = wake && !batch_signalled_;
     batch_signalled_ = batch_signalled_ || signal;
@@ -32,6 +33,11 @@ void TensorQueue::push(TensorEntry entry, bool wake) {
 bool TensorQueue::has_entries() {
   std::lock_guard lock(mutex_);
   return !entries_.empty();
+}
+
+bool TensorQueue::has_entries_older_than(std::chrono::steady_clock::duration age) {
+  std::lock_guard lock(mutex_);
+  return !entries_.empty() && std::chrono::steady_clock::now() - oldest_pushed_ >= age;
 }
 
 void TensorQueue::wake() {

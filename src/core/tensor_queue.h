@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <vector>
 
@@ -23,6 +24,8 @@ class TensorQueue {
   void push(TensorEntry entry, bool wake = true);
   // Whether entries wait to be taken (with or without a wake-up).
   [[nodiscard]] bool has_entries();
+  // Whether the oldest entry waiting was queued at least `age` ago.
+  [[nodiscard]] bool has_entries_older_than(std::chrono::steady_clock::duration age);
   // Takes everything queued so far (in enqueue order) and clears the wake signal.
   std::vector<TensorEntry> take_all();
   // Wakes the background thread without adding work (shutdown).
@@ -36,6 +39,7 @@ class TensorQueue {
   std::atomic<bool> signalled_{false};
   std::mutex mutex_;
   std::vector<TensorEntry> entries_;
+  std::chrono::steady_clock::time_point oldest_pushed_;  // of entries_[0] (under mutex_)
   bool batch_signalled_ = false;  // a push already woke the thread for entries_ (under mutex_)
   UniqueFd wake_fd_;
 };

@@ -181,6 +181,7 @@ NB_MODULE(_core, m) {
     return static_cast<int>(runtime().take_number(handle));
   });
   m.def("poll", [](kolo::core::HandleId h) { return kolo::core::runtime().poll(h); });
+  m.def("callers_drive", [] { return kolo::core::runtime().callers_drive(); });
   m.def("wait", &wait_interruptibly);
   // wait() then release() in one call, for operations without a runtime-allocated output: the
   // handle is forgotten whether the operation succeeded or failed (and then raises). Not after

@@ -66,3 +66,21 @@ def scale_factors(op: int, gradient_predivide_factor: float) -> tuple[float, flo
     if op == Average:
         return 1.0 / gradient_predivide_factor, gradient_predivide_factor
     return 1.0, 1.0
+
+
+def synchronize_runs_reductions() -> bool:
+    """Whether an optimizer leaves its gradients' allreduces to its synchronize(), whose wait then
+    runs them in one cycle on the caller's thread, instead of waking the background thread for
+    each gradient during backward.
+
+    True when callers may drive cycles (all ranks on one host, KOLO_CALLER_DRIVES not 0) and
+    this rank may use one core (kolorun's placement on a host with as many cores as ranks): the
+    background thread would only take turns with backward on that core, so overlapping buys
+    nothing, and each of its wake-ups cost the core two context switches (training the CNN at
+    np 2: ~1.5 ms of the rank's CPU per 27 ms step). With more cores per rank the allreduces
+    overlap backward as before."""
+    import os
+
+    from kolo import _core
+
+    return _core.callers_drive() and len(os.sched_getaffinity(0)) == 1

@@ -109,7 +109,7 @@ def allreduce(tensor: torch.Tensor, average: Optional[bool] = None, name: Option
 # ---- grouped allreduce ---------------------------------------------------------------------------
 
 def _grouped_allreduce_async(tensors, outputs, name, op, prescale_factor, postscale_factor,
-                             process_set):
+                             process_set, drive=False):
     if len(tensors) == 0:
         raise ValueError("grouped allreduce needs at least one tensor")
     base = kolo._name("grouped_allreduce", name, check_process_set(process_set))
@@ -117,7 +117,8 @@ def _grouped_allreduce_async(tensors, outputs, name, op, prescale_factor, postsc
     group = kolo._new_group(base, len(tensors))
     handles = kolo.submit_members(group, list(zip(tensors, outputs)), lambda pair, i, g: submit(
         _core.OP_ALLREDUCE, "allreduce", pair[0], pair[1], f"{base}.{i}", op,
-        prescale=prescale_factor, postscale=postscale_factor, process_set=process_set, group=g))
+        prescale=prescale_factor, postscale=postscale_factor, process_set=process_set, group=g,
+        drive=drive))
     return make_group(handles)
 
 

@@ -13,6 +13,8 @@ from contextlib import contextmanager
 
 import torch
 
+from kolo.common.grouping import synchronize_runs_reductions
+from kolo.torch.allreduce_ops import _allreduce_async, _grouped_allreduce_async
 from kolo.torch.compression import Compression
 from kolo.torch.mpi_ops import (  # noqa: F401  (Adasum: Horovod's optimizer module has it too)
     Adasum, Average, allreduce_async_, grouped_allreduce_async_, size, sparse_allreduce_async,
@@ -79,6 +81,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         self._hook_handles: list = []
         self._requires_update: set = set()
         self._synchronized = False
+        self._driving = None  # synchronize_runs_reductions(), decided at each step's first
         self._should_synchronize = True
         self._groups = groups
         self._p_to_group: dict = {}
@@ -127,6 +130,12 @@ class _DistributedOptimizer(torch.optim.Optimizer):
     def _scale_factors(self) -> tuple[float, float]:
         return scale_factors(self.op, self.gradient_predivide_factor)
 
+    def _drives_reductions(self) -> bool:
+        # Decided once per step (an elastic reset may change it between steps).
+        if self._driving is None:
+            self._driving = synchronize_runs_reductions()
+        return self._driving
+
     def _allreduce_grad_async(self, p):
         if p.grad is None:
             # Not computed here (e.g. an unused branch), maybe computed on another rank:
@@ -141,8 +150,8 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             grad = grad.to_dense()
         compressed, ctx = self._compression.compress(grad)
         prescale, postscale = self._scale_factors()
-        handle = allreduce_async_(compressed, name=name, op=self.op, prescale_factor=prescale,
-                                  postscale_factor=postscale, process_set=self.process_set)
+        handle = _allreduce_async(compressed, None, name, self.op, prescale, postscale,
+                                  self.process_set, self._drives_reductions())
         return handle, (compressed, ctx)
 
     def _grouped_allreduce_grad_async(self, group):
@@ -152,9 +161,9 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         name = self._parameter_names.get(group[0])
         compressed, ctxs = zip(*[self._compression.compress(p.grad) for p in group])
         prescale, postscale = self._scale_factors()
-        handle = grouped_allreduce_async_(list(compressed), name=name, op=self.op,
-                                          prescale_factor=prescale, postscale_factor=postscale,
-                                          process_set=self.process_set)
+        handle = _grouped_allreduce_async(list(compressed), [None] * len(group), name, self.op,
+                                          prescale, postscale, self.process_set,
+                                          self._drives_reductions())
         return handle, list(zip(compressed, ctxs))
 
     def _make_hook(self, p):
@@ -220,6 +229,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
                 self._finish(key, synchronize(handle), ctx)
         self._handles.clear()
         self._synchronized = True
+        self._driving = None
 
     @contextmanager
     def skip_synchronize(self):

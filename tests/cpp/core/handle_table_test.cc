@@ -146,5 +146,20 @@ TEST(TensorQueue, TakeAllPreservesOrderAndWakes) {
   EXPECT_TRUE(queue.take_all().empty());
 }
 
+// The background thread leaves entries queued for a caller to drive to that caller until they are
+// old (Session::undriven_entries): the age is the oldest waiting entry's, from its push.
+TEST(TensorQueue, EntriesAgeFromTheOldestPushUntilTaken) {
+  using std::chrono::hours;
+  TensorQueue queue;
+  EXPECT_FALSE(queue.has_entries_older_than(hours(0)));
+  queue.push(TensorEntry{}, /*wake=*/false);
+  EXPECT_FALSE(readable(queue.wake_fd()));
+  EXPECT_TRUE(queue.has_entries_older_than(hours(0)));
+  EXPECT_FALSE(queue.has_entries_older_than(hours(1)));
+  queue.push(TensorEntry{}, /*wake=*/false);
+  EXPECT_EQ(queue.take_all().size(), 2u);
+  EXPECT_FALSE(queue.has_entries_older_than(hours(0)));
+}
+
 }  // namespace
 }  // namespace kolo::core

@@ -10,6 +10,7 @@
 
 #include "base/errors.h"
 #include "comm/collectives.h"
+#include "comm/patient_waits.h"
 #include "kernels/reduce.h"
 
 namespace kolo::bench {
@@ -94,6 +95,12 @@ uint64_t count_wrong(const std::vector<std::byte>& got, const std::vector<std::b
 }
 
 double timed(comm::Communicator& comm, const std::function<void()>& run, const BenchArgs& args) {
+  // The collectives run on this thread, which has nothing else to do: as a blocking call driven
+  // by its caller (core::Session::drive), whose waits spin through a wake-up's latency. With the
+  // background thread's short adaptive spin instead, a run fell at random into the mode where
+  // every wait sleeps (np 2 pinned, broadcast of 256 KiB: 18 to 81 us from run to run; 16-17
+  // us in every run with this scope).
+  const comm::PatientWaits patient;
   for (int i = 0; i < args.warmup; ++i) run();
   comm::barrier(comm);  // every rank starts its clock together
   const auto start = std::chrono::steady_clock::now();

@@ -128,6 +128,7 @@ Connected connect_world(const LaunchInfo& launch, const Options& options, uint64
                    host->members.size());
       arena =
           std::make_shared<comm::CollectiveArena>(std::move(*host), options.shm_allreduce_bytes);
+      arena->single_copy_allowed = options.shm_single_copy;
     }
   }
   if (!options.shm_disable) {

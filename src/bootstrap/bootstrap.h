@@ -29,6 +29,7 @@ struct Options {
   bool shm_disable = false;                   // same-host peers stay on TCP
   uint64_t shm_ring_bytes = 1ull << 20;       // per direction of a same-host link
   uint64_t shm_allreduce_bytes = 1ull << 40;  // 0: no host arena is set up
+  bool shm_single_copy = true;                // this rank may read peers' memory (single_copy.h)
   // The negotiation protocol this rank speaks (core: negotiation::kWireVersion). Every rank
   // publishes it and checks each peer's, so a rank of another kolo build fails here naming both.
   uint32_t protocol_version = 0;

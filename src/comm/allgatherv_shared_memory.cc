@@ -4,6 +4,8 @@
 // `out`. Two copies per byte as the ring over shared-memory links, but one barrier per step
 // instead of a handshake per ring round and peer: small messages cost one flag exchange.
 // Blocks may differ in size or be empty; every rank runs the steps of the largest block.
+// From kSingleCopyMinBytes on (the largest block) each rank instead reads its peers' blocks
+// straight from their memory in one step (comm/single_copy.h), where the job may.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,6 +17,7 @@
 #include "comm/collective_arena.h"
 #include "comm/collective_checks.h"
 #include "comm/collectives.h"
+#include "comm/single_copy.h"
 
 namespace kolo::comm {
 
@@ -32,6 +35,21 @@ void allgatherv_shared_memory(Communicator& comm, ConstBytes mine, Bytes out,
   transport::SharedArena& arena = *collective.host.arena;
   const size_t chunk = arena.chunk_bytes();
   const size_t largest = *std::max_element(bytes_per_rank.begin(), bytes_per_rank.end());
+  if (largest >= detail::kSingleCopyMinBytes && detail::single_copy_usable(comm, collective)) {
+    const uint64_t step = collective.steps++;
+    const int half = static_cast<int>(step % 2);
+    detail::before_writing(comm, collective, step);
+    detail::publish_block(collective, half, mine.data(), mine.size());
+    detail::finish_step_writes(comm, collective, step);
+    for (int r = 0; r < n; ++r) {
+      const size_t bytes = bytes_per_rank[static_cast<size_t>(r)];
+      if (r != self && bytes > 0) {
+        detail::read_block(comm, collective, r, half, 0, out.data() + offset[r], bytes);
+      }
+    }
+    detail::finish_step_reads(comm, collective, step);
+    return;
+  }
   for (size_t done = 0; done < largest; done += chunk) {
     const uint64_t step = collective.steps++;
     const int half = static_cast<int>(step % 2);

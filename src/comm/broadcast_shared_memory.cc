@@ -4,7 +4,9 @@
 // piece out. No barrier: the root may run a step ahead of the slowest receiver (it waits only
 // until every receiver entered the step before, detail::before_writing), so back to back
 // broadcasts overlap as they do in the links' buffers. Each byte is copied twice whatever the
-// group size, where the tree over links copies it twice per level.
+// group size, where the tree over links copies it twice per level. Between kSingleCopyMinBytes
+// and kSingleCopyMaxBytes the receivers read the root's buffer straight from its memory instead,
+// in one step (comm/single_copy.h), where the job may.
 #include <algorithm>
 #include <cstring>
 
@@ -12,6 +14,7 @@
 #include "comm/collective_arena.h"
 #include "comm/collective_checks.h"
 #include "comm/collectives.h"
+#include "comm/single_copy.h"
 
 namespace kolo::comm {
 
@@ -25,6 +28,29 @@ namespace {
 // kolo-bench: 2 MiB in 46 us or 251 us from run to run; 67 us every run with 128 KiB pieces,
 // 64 KiB no better: more steps, each with its flag round trip).
 constexpr size_t kPieceBytes = size_t{128} * 1024;
+// Above this the pipelined two copies win: the root's copy of a piece overlaps the receivers'
+// copy of the one before, and reading another process's pages costs more per byte as they grow
+// (np 2, 4 MiB: 319 us pipelined, ~400 in one read).
+constexpr size_t kSingleCopyMaxBytes = size_t{1} << 20;
+
+// One step: the root publishes its buffer; every receiver reads it and says so.
+void broadcast_single_copy(Communicator& comm, CollectiveArena& collective, Bytes data, int root) {
+  transport::SharedArena& arena = *collective.host.arena;
+  const int self = collective.host.slot;
+  const uint64_t step = collective.steps++;
+  const int half = static_cast<int>(step % 2);
+  if (self == root) {
+    detail::before_writing(comm, collective, step);
+    detail::publish_block(collective, half, data.data(), data.size());
+    arena.post(self, transport::SharedArena::Flag::ready, step + 1);
+    detail::wait_for_members(comm, collective, transport::SharedArena::Flag::reduced, step + 1);
+    return;
+  }
+  arena.post(self, transport::SharedArena::Flag::ready, step + 1);
+  detail::wait_for_members(comm, collective, transport::SharedArena::Flag::ready, step + 1, root);
+  detail::read_block(comm, collective, root, half, 0, data.data(), data.size());
+  arena.post(self, transport::SharedArena::Flag::reduced, step + 1);
+}
 }  // namespace
 
 void broadcast_shared_memory(Communicator& comm, Bytes data, int root) {
@@ -33,6 +59,10 @@ void broadcast_shared_memory(Communicator& comm, Bytes data, int root) {
   if (comm.size() == 1) return;
   transport::SharedArena& arena = *collective.host.arena;
   const int self = collective.host.slot;
+  if (data.size() >= detail::kSingleCopyMinBytes && data.size() <= kSingleCopyMaxBytes &&
+      detail::single_copy_usable(comm, collective)) {
+    return broadcast_single_copy(comm, collective, data, root);
+  }
   const size_t piece = std::min(arena.chunk_bytes(), kPieceBytes);
   for (size_t done = 0; done < data.size(); done += piece) {
     const size_t bytes = std::min(piece, data.size() - done);

@@ -25,6 +25,10 @@ struct CollectiveArena {
   uint64_t steps = 0;   // steps this process ran on the arena: the same on every member
   uint64_t synced = 0;  // every member posted `ready` >= this, as this rank last saw
   SpinBudget spin;      // how long this process's waits on the members' flags spin
+  // Single-copy reads of peers' memory (comm/single_copy.h): whether this rank may
+  // (KOLO_SHM_SINGLE_COPY), and whether every member can, once probed together.
+  bool single_copy_allowed = true;
+  enum class SingleCopy { unknown, usable, unusable } single_copy = SingleCopy::unknown;
 };
 
 }  // namespace kolo::comm

@@ -143,6 +143,7 @@ Config Config::from_env(const EnvLookup& lookup, const std::vector<std::string>&
   }
   config.shm_allreduce_bytes =
       static_cast<uint64_t>(reader.number("SHM_ALLREDUCE_BYTES", 1024.0 * 1024 * 1024 * 1024, 0));
+  config.shm_single_copy = reader.flag("SHM_SINGLE_COPY").value_or(true);
   config.hierarchical_allreduce = reader.flag("HIERARCHICAL_ALLREDUCE");
   if (auto found = reader.find("CPU_OPERATIONS")) {
     config.cpu_operations = backends::parse_cpu_operations(found->second, found->first);

@@ -31,6 +31,9 @@ struct Config {
   // SHM_ALLREDUCE_BYTES: allreduce of ranks all on one host goes through the host's shared-memory
   // arena up to this size (bytes); 0 = never (no arena is set up).
   uint64_t shm_allreduce_bytes = 1ull << 40;
+  // SHM_SINGLE_COPY: ranks of one host may read each other's buffers in one copy
+  // (comm/single_copy.h); 0 keeps two copies through the arena.
+  bool shm_single_copy = true;
   // HIERARCHICAL_ALLREDUCE: unset = automatic (on when hosts > 1 and some host runs > 1 rank).
   std::optional<bool> hierarchical_allreduce;
   // CPU_OPERATIONS: "gloo" (kolo's transports, default) or "mpi" (the MPI plugin).

@@ -213,6 +213,7 @@ TEST_P(ArenaCollectives, BroadcastInPiecesSmallerThanTheSlot) {
                     LinkKind::shm, size_t{64} * 1024, std::nullopt, size_t{1} << 20, SIZE_MAX);
   constexpr size_t kPieceCount = size_t{128} * 1024 / 4;
   group.run([&](Communicator& comm) {
+    comm.arena()->single_copy_allowed = false;  // the pieces, not one read (single_copy_test)
     const int rank = comm.rank();
     int call = 0;
     for (const size_t count : {kPieceCount - 1, kPieceCount + 1, 3 * kPieceCount + 7, size_t{0},

@@ -1,0 +1,110 @@
+#include "comm/single_copy.h"
+
+#include <fmt/format.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "base/errors.h"
+#include "comm/arena_wait.h"
+
+namespace kolo::comm::detail {
+
+namespace {
+
+using transport::SharedArena;
+
+PeerBlock block_of(const SharedArena& arena, int slot, int half) {
+  PeerBlock block{};
+  std::memcpy(&block, arena.slot(slot, half), sizeof(block));
+  return block;
+}
+
+// Reads what it can; the number of bytes read, or -1 with errno.
+ssize_t read_peer_memory(uint64_t pid, uint64_t address, std::byte* into, size_t bytes) {
+  iovec local{into, bytes};
+  iovec remote{reinterpret_cast<void*>(address), bytes};  // NOLINT(performance-no-int-to-ptr)
+  return ::process_vm_readv(static_cast<pid_t>(pid), &local, 1, &remote, 1, 0);
+}
+
+// Probe rounds: each member publishes the address of this word, reads its successor's, and
+// then tells the others whether that worked.
+constexpr uint64_t kProbeWord = 0x6b6f6c6f2d636d61;  // "kolo-cma"
+
+}  // namespace
+
+void publish_block(CollectiveArena& collective, int half, const void* address, size_t bytes) {
+  const PeerBlock block{static_cast<uint64_t>(::getpid()), reinterpret_cast<uint64_t>(address),
+                        bytes};
+  std::memcpy(collective.host.arena->slot(collective.host.slot, half), &block, sizeof(block));
+}
+
+void read_block(Communicator& comm, CollectiveArena& collective, int peer, int half, size_t offset,
+                std::byte* into, size_t bytes) {
+  const PeerBlock block = block_of(*collective.host.arena, peer, half);
+  if (block.bytes < offset + bytes) {
+    throw ProtocolError(
+        fmt::format("rank {}: {} published a block of {} bytes for a "
+                    "single-copy step that reads {} bytes at offset {}",
+                    comm.rank(), comm.peer(peer).peer_description(), block.bytes, bytes, offset));
+  }
+  size_t done = 0;
+  while (done < bytes) {
+    const ssize_t got =
+        read_peer_memory(block.pid, block.address + offset + done, into + done, bytes - done);
+    if (got > 0) {
+      done += static_cast<size_t>(got);
+      continue;
+    }
+    const int error = got < 0 ? errno : EFAULT;
+    if (error == EINTR) continue;
+    const int laggard[] = {peer};
+    comm.check_alive(laggard);  // a peer that died meanwhile is reported as such
+    throw SystemError(fmt::format("rank {}: reading the block of {} (pid {}) from its memory",
+                                  comm.rank(), comm.peer(peer).peer_description(), block.pid),
+                      error, "process_vm_readv");
+  }
+}
+
+void finish_step_reads(Communicator& comm, CollectiveArena& collective, uint64_t step) {
+  collective.host.arena->post(collective.host.slot, SharedArena::Flag::reduced, step + 1);
+  wait_for_members(comm, collective, SharedArena::Flag::reduced, step + 1);
+}
+
+bool single_copy_usable(Communicator& comm, CollectiveArena& collective) {
+  using State = CollectiveArena::SingleCopy;
+  if (collective.single_copy != State::unknown) return collective.single_copy == State::usable;
+  SharedArena& arena = *collective.host.arena;
+  const int self = collective.host.slot;
+  const int n = arena.ranks();
+  static const uint64_t probe = kProbeWord;
+
+  // Round 1: where each member's probe word is; each reads its successor's.
+  const uint64_t first = collective.steps++;
+  before_writing(comm, collective, first);
+  publish_block(collective, static_cast<int>(first % 2), &probe, sizeof(probe));
+  finish_step_writes(comm, collective, first);
+  bool works = collective.single_copy_allowed;
+  if (works) {
+    const int next = (self + 1) % n;
+    const PeerBlock block = block_of(arena, next, static_cast<int>(first % 2));
+    uint64_t seen = 0;
+    const ssize_t got = read_peer_memory(block.pid, block.address,
+                                         reinterpret_cast<std::byte*>(&seen), sizeof(seen));
+    works = got == static_cast<ssize_t>(sizeof(seen)) && seen == kProbeWord;
+  }
+  // Round 2: whether it worked everywhere (one byte per member; every member then knows).
+  const uint64_t second = collective.steps++;
+  const int half = static_cast<int>(second % 2);
+  before_writing(comm, collective, second);
+  *arena.slot(self, half) = std::byte{works ? uint8_t{1} : uint8_t{0}};
+  finish_step_writes(comm, collective, second);
+  bool everywhere = true;
+  for (int r = 0; r < n; ++r) everywhere = everywhere && *arena.slot(r, half) == std::byte{1};
+  collective.single_copy = everywhere ? State::usable : State::unusable;
+  return everywhere;
+}
+
+}  // namespace kolo::comm::detail

@@ -1,0 +1,92 @@
+// Single-copy transfers through the host's arena (comm/single_copy.h): from 32 KiB allgatherv
+// and broadcast read the peers' buffers straight from their memory, with the same results as
+// the two copies (uneven and empty blocks, every root), once every member has said it can; one
+// member that may not (KOLO_SHM_SINGLE_COPY=0) keeps every member on two copies. Threads as
+// ranks: process_vm_readv(2) on its own pid reads this process, as a peer's read would.
+#include "comm/single_copy.h"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <vector>
+
+#include "comm/collective_arena.h"
+#include "comm/collectives.h"
+#include "comm/rank_threads.h"
+
+namespace kolo::comm {
+namespace {
+
+using testing::LinkKind;
+using testing::RankThreads;
+using SingleCopy = CollectiveArena::SingleCopy;
+
+RankThreads arena_ranks(int n) {
+  CommunicatorOptions options = testing::default_test_options();
+  options.host_cpus = 64;
+  return RankThreads(std::vector<CommunicatorOptions>(static_cast<size_t>(n), options),
+                     LinkKind::shm, size_t{64} * 1024, std::nullopt, size_t{1} << 20, SIZE_MAX);
+}
+
+int32_t value(int rank, size_t i, int call) {
+  return static_cast<int32_t>(i * 3 + rank * 11 + call);
+}
+
+// Allgathers with one block empty and the largest past the single-copy threshold, then
+// broadcasts from every root at sizes either side of the threshold; returns how the arena moved
+// them.
+SingleCopy gather_and_broadcast(Communicator& comm) {
+  const int n = comm.size();
+  const int rank = comm.rank();
+  int call = 0;
+  for (const size_t largest : {detail::kSingleCopyMinBytes / 4 + 5, size_t{300000}}) {
+    std::vector<size_t> counts;
+    for (int r = 0; r < n; ++r) counts.push_back(r == 1 ? 0 : largest - static_cast<size_t>(r));
+    std::vector<size_t> bytes(counts);
+    for (size_t& b : bytes) b *= 4;
+    const size_t total = std::accumulate(counts.begin(), counts.end(), size_t{0});
+    std::vector<int32_t> mine(counts[static_cast<size_t>(rank)]);
+    for (size_t i = 0; i < mine.size(); ++i) mine[i] = value(rank, i, call);
+    std::vector<int32_t> out(total, -1);
+    allgatherv_shared_memory(comm, std::as_bytes(std::span(mine)),
+                             std::as_writable_bytes(std::span(out)), bytes);
+    size_t at = 0;
+    for (int r = 0; r < n; ++r) {
+      for (size_t i = 0; i < counts[static_cast<size_t>(r)]; ++i, ++at) {
+        EXPECT_EQ(out[at], value(r, i, call)) << "rank " << rank << ", block " << r << " at " << i;
+      }
+    }
+    ++call;
+  }
+  for (const size_t count : {size_t{4000}, detail::kSingleCopyMinBytes / 4, size_t{200001}}) {
+    for (int root = 0; root < n; ++root, ++call) {
+      std::vector<int32_t> data(count);
+      for (size_t i = 0; i < count; ++i) data[i] = value(rank, i, call);
+      broadcast_shared_memory(comm, std::as_writable_bytes(std::span(data)), root);
+      for (size_t i = 0; i < count; ++i) {
+        EXPECT_EQ(data[i], value(root, i, call)) << count << " from " << root << ", rank " << rank;
+      }
+    }
+  }
+  return comm.arena()->single_copy;
+}
+
+class SingleCopyRanks : public ::testing::TestWithParam<int> {};
+
+TEST_P(SingleCopyRanks, EveryMemberReadsItsPeersBuffersOnce) {
+  auto group = arena_ranks(GetParam());
+  group.run([&](Communicator& comm) { EXPECT_EQ(gather_and_broadcast(comm), SingleCopy::usable); });
+}
+
+TEST_P(SingleCopyRanks, OneMemberThatMayNotKeepsEveryMemberOnTwoCopies) {
+  auto group = arena_ranks(GetParam());
+  group.run([&](Communicator& comm) {
+    comm.arena()->single_copy_allowed = comm.rank() != 1;
+    EXPECT_EQ(gather_and_broadcast(comm), SingleCopy::unusable);
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, SingleCopyRanks, ::testing::Values(2, 3));
+
+}  // namespace
+}  // namespace kolo::comm

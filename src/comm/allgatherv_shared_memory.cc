@@ -39,7 +39,7 @@ void allgatherv_shared_memory(Communicator& comm, ConstBytes mine, Bytes out,
     const uint64_t step = collective.steps++;
     const int half = static_cast<int>(step % 2);
     detail::before_writing(comm, collective, step);
-    detail::publish_block(collective, half, mine.data(), mine.size());
+    detail::publish_block(collective, half, 0, mine.data(), mine.size());
     detail::finish_step_writes(comm, collective, step);
     for (int r = 0; r < n; ++r) {
       const size_t bytes = bytes_per_rank[static_cast<size_t>(r)];

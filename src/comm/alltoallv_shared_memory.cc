@@ -16,11 +16,18 @@
 #include "comm/collective_arena.h"
 #include "comm/collective_checks.h"
 #include "comm/collectives.h"
+#include "comm/single_copy.h"
 
 namespace kolo::comm {
 
 namespace {
 constexpr size_t kHeaderBytes = 64;
+
+// The first step's header in each slot half.
+struct Header {
+  uint64_t largest_copied;  // the rank's largest block copied through the slots (0: none)
+  uint64_t by_reference;    // 1: its blocks are read from its memory (region d: a PeerBlock)
+};
 }  // namespace
 
 void alltoallv_shared_memory(Communicator& comm, ConstBytes in, std::span<const size_t> send_bytes,
@@ -42,13 +49,23 @@ void alltoallv_shared_memory(Communicator& comm, ConstBytes in, std::span<const 
         "rank {}: alltoallv_shared_memory: an arena slot of {} bytes has no room for {} ranks",
         comm.rank(), arena.chunk_bytes(), n));
   }
-  uint64_t largest = 0;  // of every rank's blocks, known after the first step
-  for (int r = 0; r < n; ++r) {
-    if (r != self) {
-      largest = std::max({largest, uint64_t{send_bytes[static_cast<size_t>(r)]},
-                          uint64_t{recv_bytes[static_cast<size_t>(r)]}});
-    }
+  // A rank whose largest block for another is past the single-copy threshold publishes where
+  // each of its blocks is (region d: a detail::PeerBlock for rank d) instead of copying them in,
+  // and each destination reads its block from the sender's memory in the first step. The
+  // header says which a rank did, and its largest copied block, whose steps every rank runs.
+  // The probe whether the job may is collective: at the first alltoallv, whatever its sizes.
+  uint64_t largest_send = 0;
+  for (int d = 0; d < n; ++d) {
+    if (d != self)
+      largest_send = std::max<uint64_t>(largest_send, send_bytes[static_cast<size_t>(d)]);
   }
+  const bool by_reference =
+      detail::single_copy_usable(comm, collective) && largest_send >= detail::kSingleCopyMinBytes;
+  Header header{by_reference ? 0 : largest_send, by_reference ? 1u : 0u};
+  uint64_t largest = 0;  // of every rank's copied blocks, known after the first step
+  bool any_by_reference = false;
+  std::vector<bool> sender_by_reference(static_cast<size_t>(n), false);
+  uint64_t first_step = 0;
   auto piece = [&](size_t block, size_t done) {
     return done < block ? std::min(region, block - done) : 0;
   };
@@ -57,29 +74,48 @@ void alltoallv_shared_memory(Communicator& comm, ConstBytes in, std::span<const 
     const int half = static_cast<int>(step % 2);
     detail::before_writing(comm, collective, step);
     std::byte* const slot = arena.slot(self, half);
-    if (done == 0) std::memcpy(slot, &largest, sizeof(largest));
+    if (done == 0) {
+      first_step = step;
+      std::memcpy(slot, &header, sizeof(header));
+    }
     for (int d = 0; d < n; ++d) {
       const auto i = static_cast<size_t>(d);
-      if (const size_t bytes = piece(send_bytes[i], done); d != self && bytes > 0) {
+      if (d == self || send_bytes[i] == 0) continue;
+      if (by_reference) {
+        if (done == 0) {
+          detail::publish_block(collective, half, kHeaderBytes + i * region, in.data() + at.send[i],
+                                send_bytes[i]);
+        }
+      } else if (const size_t bytes = piece(send_bytes[i], done); bytes > 0) {
         std::memcpy(slot + kHeaderBytes + i * region, in.data() + at.send[i] + done, bytes);
       }
     }
     detail::finish_step_writes(comm, collective, step);
     if (done == 0) {
       for (int r = 0; r < n; ++r) {
-        uint64_t theirs = 0;
+        Header theirs{};
         std::memcpy(&theirs, arena.slot(r, half), sizeof(theirs));
-        largest = std::max(largest, theirs);
+        largest = std::max(largest, theirs.largest_copied);
+        sender_by_reference[static_cast<size_t>(r)] = theirs.by_reference != 0;
+        any_by_reference = any_by_reference || theirs.by_reference != 0;
       }
     }
     for (int s = 0; s < n; ++s) {
       const auto i = static_cast<size_t>(s);
-      if (const size_t bytes = piece(recv_bytes[i], done); s != self && bytes > 0) {
+      if (s == self || recv_bytes[i] == 0) continue;
+      if (sender_by_reference[i]) {
+        if (done == 0) {
+          detail::read_block(comm, collective, s, half, kHeaderBytes + me * region,
+                             out.data() + at.recv[i], recv_bytes[i]);
+        }
+      } else if (const size_t bytes = piece(recv_bytes[i], done); bytes > 0) {
         std::memcpy(out.data() + at.recv[i] + done,
                     arena.slot(s, half) + kHeaderBytes + me * region, bytes);
       }
     }
   }
+  // A sender's blocks stay valid until every member has read what it reads by reference.
+  if (any_by_reference) detail::finish_step_reads(comm, collective, first_step);
 }
 
 }  // namespace kolo::comm

@@ -41,7 +41,7 @@ void broadcast_single_copy(Communicator& comm, CollectiveArena& collective, Byte
   const int half = static_cast<int>(step % 2);
   if (self == root) {
     detail::before_writing(comm, collective, step);
-    detail::publish_block(collective, half, data.data(), data.size());
+    detail::publish_block(collective, half, 0, data.data(), data.size());
     arena.post(self, transport::SharedArena::Flag::ready, step + 1);
     detail::wait_for_members(comm, collective, transport::SharedArena::Flag::reduced, step + 1);
     return;

@@ -16,9 +16,9 @@ namespace {
 
 using transport::SharedArena;
 
-PeerBlock block_of(const SharedArena& arena, int slot, int half) {
+PeerBlock block_of(const SharedArena& arena, int slot, int half, size_t at) {
   PeerBlock block{};
-  std::memcpy(&block, arena.slot(slot, half), sizeof(block));
+  std::memcpy(&block, arena.slot(slot, half) + at, sizeof(block));
   return block;
 }
 
@@ -35,25 +35,26 @@ constexpr uint64_t kProbeWord = 0x6b6f6c6f2d636d61;  // "kolo-cma"
 
 }  // namespace
 
-void publish_block(CollectiveArena& collective, int half, const void* address, size_t bytes) {
+void publish_block(CollectiveArena& collective, int half, size_t at, const void* address,
+                   size_t bytes) {
   const PeerBlock block{static_cast<uint64_t>(::getpid()), reinterpret_cast<uint64_t>(address),
                         bytes};
-  std::memcpy(collective.host.arena->slot(collective.host.slot, half), &block, sizeof(block));
+  std::memcpy(collective.host.arena->slot(collective.host.slot, half) + at, &block, sizeof(block));
 }
 
-void read_block(Communicator& comm, CollectiveArena& collective, int peer, int half, size_t offset,
+void read_block(Communicator& comm, CollectiveArena& collective, int peer, int half, size_t at,
                 std::byte* into, size_t bytes) {
-  const PeerBlock block = block_of(*collective.host.arena, peer, half);
-  if (block.bytes < offset + bytes) {
+  const PeerBlock block = block_of(*collective.host.arena, peer, half, at);
+  if (block.bytes != bytes) {
     throw ProtocolError(
-        fmt::format("rank {}: {} published a block of {} bytes for a "
-                    "single-copy step that reads {} bytes at offset {}",
-                    comm.rank(), comm.peer(peer).peer_description(), block.bytes, bytes, offset));
+        fmt::format("rank {}: {} published a block of {} bytes for a single-copy "
+                    "step that expects {}",
+                    comm.rank(), comm.peer(peer).peer_description(), block.bytes, bytes));
   }
   size_t done = 0;
   while (done < bytes) {
     const ssize_t got =
-        read_peer_memory(block.pid, block.address + offset + done, into + done, bytes - done);
+        read_peer_memory(block.pid, block.address + done, into + done, bytes - done);
     if (got > 0) {
       done += static_cast<size_t>(got);
       continue;
@@ -84,12 +85,12 @@ bool single_copy_usable(Communicator& comm, CollectiveArena& collective) {
   // Round 1: where each member's probe word is; each reads its successor's.
   const uint64_t first = collective.steps++;
   before_writing(comm, collective, first);
-  publish_block(collective, static_cast<int>(first % 2), &probe, sizeof(probe));
+  publish_block(collective, static_cast<int>(first % 2), 0, &probe, sizeof(probe));
   finish_step_writes(comm, collective, first);
   bool works = collective.single_copy_allowed;
   if (works) {
     const int next = (self + 1) % n;
-    const PeerBlock block = block_of(arena, next, static_cast<int>(first % 2));
+    const PeerBlock block = block_of(arena, next, static_cast<int>(first % 2), 0);
     uint64_t seen = 0;
     const ssize_t got = read_peer_memory(block.pid, block.address,
                                          reinterpret_cast<std::byte*>(&seen), sizeof(seen));

@@ -35,13 +35,15 @@ constexpr size_t kSingleCopyMinBytes = size_t{32} * 1024;
 // member must call it at the same point of the same collective; later calls read the answer).
 bool single_copy_usable(Communicator& comm, CollectiveArena& collective);
 
-// Publishes this rank's block for the step whose slot half is `half`.
-void publish_block(CollectiveArena& collective, int half, const void* address, size_t bytes);
+// Publishes this rank's block for the step whose slot half is `half`, at byte `at` of the slot
+// (alltoallv publishes one per destination).
+void publish_block(CollectiveArena& collective, int half, size_t at, const void* address,
+                   size_t bytes);
 
-// Reads `bytes` bytes at `offset` of the block `peer` (an arena slot) published for `half`
-// into `into`; throws naming the peer when it cannot (it died meanwhile, or the block is
-// shorter than the collective expects).
-void read_block(Communicator& comm, CollectiveArena& collective, int peer, int half, size_t offset,
+// Reads the block `peer` (an arena slot) published at byte `at` of its slot half `half` into
+// `into`, which holds `bytes`; throws naming the peer when it cannot (it died meanwhile, or the
+// block's size is not what the collective expects).
+void read_block(Communicator& comm, CollectiveArena& collective, int peer, int half, size_t at,
                 std::byte* into, size_t bytes);
 
 // Posts that this rank has read this step's blocks and waits until every member has: then no

@@ -1,6 +1,8 @@
-// Single-copy transfers through the host's arena (comm/single_copy.h): from 32 KiB allgatherv
-// and broadcast read the peers' buffers straight from their memory, with the same results as
-// the two copies (uneven and empty blocks, every root), once every member has said it can; one
+// Single-copy transfers through the host's arena (comm/single_copy.h): from 32 KiB allgatherv,
+// broadcast and alltoallv read the peers' buffers straight from their memory, with the same
+// results as the two copies (uneven and empty blocks, every root, an alltoallv where one rank's
+// blocks are read and the others' copied over several steps of a small slot), once every
+// member has said it can; one
 // member that may not (KOLO_SHM_SINGLE_COPY=0) keeps every member on two copies. Threads as
 // ranks: process_vm_readv(2) on its own pid reads this process, as a peer's read would.
 #include "comm/single_copy.h"
@@ -25,7 +27,7 @@ RankThreads arena_ranks(int n) {
   CommunicatorOptions options = testing::default_test_options();
   options.host_cpus = 64;
   return RankThreads(std::vector<CommunicatorOptions>(static_cast<size_t>(n), options),
-                     LinkKind::shm, size_t{64} * 1024, std::nullopt, size_t{1} << 20, SIZE_MAX);
+                     LinkKind::shm, size_t{64} * 1024, std::nullopt, size_t{16} * 1024, SIZE_MAX);
 }
 
 int32_t value(int rank, size_t i, int call) {
@@ -66,6 +68,36 @@ SingleCopy gather_and_broadcast(Communicator& comm) {
       for (size_t i = 0; i < count; ++i) {
         EXPECT_EQ(data[i], value(root, i, call)) << count << " from " << root << ", rank " << rank;
       }
+    }
+  }
+  // Rank 0's blocks past the threshold (read from its memory), the others' below it but larger
+  // than a slot region (copied in several steps), one pair empty.
+  auto block = [&](int from, int to) -> size_t {
+    if (from == to || (from == 1 && to == 0)) return from == to ? 7 : 0;
+    return from == 0 ? detail::kSingleCopyMinBytes / 4 + 3 + static_cast<size_t>(to)
+                     : size_t{5000} + static_cast<size_t>(from * 10 + to);
+  };
+  std::vector<size_t> send_bytes, recv_bytes;
+  size_t send_total = 0, recv_total = 0;
+  for (int r = 0; r < n; ++r) {
+    send_bytes.push_back(block(rank, r) * 4);
+    recv_bytes.push_back(block(r, rank) * 4);
+    send_total += block(rank, r);
+    recv_total += block(r, rank);
+  }
+  std::vector<int32_t> in(send_total), out(recv_total, -1);
+  size_t at = 0;
+  for (int d = 0; d < n; ++d) {
+    for (size_t i = 0; i < block(rank, d); ++i)
+      in[at++] = value(rank, i + 1000 * static_cast<size_t>(d), call);
+  }
+  alltoallv_shared_memory(comm, std::as_bytes(std::span(in)), send_bytes,
+                          std::as_writable_bytes(std::span(out)), recv_bytes);
+  at = 0;
+  for (int s = 0; s < n; ++s) {
+    for (size_t i = 0; i < block(s, rank); ++i, ++at) {
+      EXPECT_EQ(out[at], value(s, i + 1000 * static_cast<size_t>(rank), call))
+          << "rank " << rank << ", block from " << s << " at " << i;
     }
   }
   return comm.arena()->single_copy;

@@ -285,10 +285,14 @@ def broadcast_(variables, root_rank, name=None, process_set=global_process_set):
         set_id = check_process_set(process_set)
         values = [tf.convert_to_tensor(v) for v in targets]
 
+        # Into fresh arrays, never the ones TensorFlow hands over: a graph's constant-folded
+        # initial values may share one buffer between variables, and an in-place write through
+        # one read clobbered the others (Horovod's graph-mode test_horovod_broadcast_inplace).
         def run(n, *arrays):
             return _np_grouped("broadcast_", n, list(arrays), set_id, lambda a, nm, g:
-                               kolo._submit(_core.OP_BROADCAST, "broadcast", a, None, nm,
-                                            root=root_rank, process_set=set_id, group=g))
+                               kolo._submit(_core.OP_BROADCAST, "broadcast", a,
+                                            np.empty_like(a), nm, root=root_rank,
+                                            process_set=set_id, group=g))
 
         results = collective("broadcast_", name, set_id, run, values, [v.dtype for v in values])
         assigned = [variable.assign(tf.reshape(value, tf.shape(variable)))

@@ -206,6 +206,20 @@ def in_session(build):
         return session.run(build())
 
 
+def check_broadcast_inplace_in_a_graph(rank, size):
+    """broadcast_ in a TF1 graph, from every root in turn, each to a new variable made from the
+    same constant: the graph's earlier broadcasts run again before each new one (their chain),
+    and they once wrote into the buffer those variables shared, so the last root's value was
+    the first root's (Horovod's graph-mode test_horovod_broadcast_inplace)."""
+    with tf.Graph().as_default(), tf.compat.v1.Session() as session:
+        for root in range(size):
+            variable = tf.Variable(tf.ones([5]) * rank)
+            session.run(tf.compat.v1.global_variables_initializer())
+            assigned = hvd.broadcast_(variable, root)
+            session.run(assigned)
+            close(session.run(variable), [root] * 5, f"graph broadcast_ from root {root}")
+
+
 def check_repeated_mixed_group(rank, size):
     """A grouped allreduce of float32 and two float64 tensors, twice with the same names: the
     second round used to hang (the core cached one member of the group; issue 24's hang of
@@ -253,7 +267,7 @@ def main():
     rank, size = hvd.rank(), hvd.size()
     for check in (check_allreduce, check_allgather, check_broadcast, check_alltoall,
                   check_reducescatter, check_process_sets, check_tape, check_repeated_mixed_group,
-                  check_errors):
+                  check_broadcast_inplace_in_a_graph, check_errors):
         check(rank, size)
     last = hvd.join()
     assert 0 <= int(last) < size

@@ -29,7 +29,7 @@ for package in kolo horovod; do
     ln -s "$entry" "$stage/$package/"
   done
 done
-ln -s "$build"/_core*.so "$build"/libkolo.so "$stage/kolo/"
+ln -s "$build"/_core*.so "$build"/libkolo.so "$build"/libkolo_tfop.so "$stage/kolo/"
 ln -s "$build/kolorun" "$stage/bin/kolorun"
 ln -s "$build/kolorun" "$stage/bin/horovodrun"
 [ -x "$build/kolo-bench" ] && ln -s "$build/kolo-bench" "$stage/bin/kolo-bench"

@@ -28,7 +28,7 @@ a ``ValueError`` saying so at trace time, instead of TensorFlow's compile error 
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -36,7 +36,7 @@ import tensorflow as tf
 import kolo
 from kolo import _core, _handles
 from kolo.exceptions import KoloError, KoloValueError
-from kolo.tensorflow import graph_errors
+from kolo.tensorflow import graph_errors, native_op
 
 try:  # internal, but the only way to know at trace time that XLA will compile the graph
     from tensorflow.python.ops.control_flow_util import GraphOrParentsInXlaContext
@@ -143,17 +143,19 @@ def check_not_xla(kind: str) -> None:
     if GraphOrParentsInXlaContext is not None and GraphOrParentsInXlaContext(graph):
         raise ValueError(
             f"kolo.tensorflow: {kind} cannot run inside XLA-compiled code (jit_compile=True): "
-            "kolo's collectives reach the core through tf.numpy_function, which XLA cannot "
-            "compile. Use tf.function without jit_compile, or model.compile(jit_compile=False)")
+            "kolo's graph collectives (its KoloCollective op or tf.numpy_function) have no XLA "
+            "kernel. Use tf.function without jit_compile, or model.compile(jit_compile=False)")
 
 
 def collective(kind: str, name, set_id: int, run: Callable[..., list], inputs: Sequence,
-               out_dtypes: Sequence) -> list:
+               out_dtypes: Sequence, native: Optional[dict] = None) -> list:
     """Runs one collective on `inputs` and returns its outputs as tensors of `out_dtypes`.
 
     `run(name, *arrays)` does the work on NumPy arrays and returns NumPy arrays. Eagerly it runs
-    now; in a graph it becomes a ``tf.numpy_function`` node, named at trace time and ordered after
-    the graph's previous collective (see the module's docstring)."""
+    now; in a graph it becomes a node, named at trace time and ordered after the graph's previous
+    collective (see the module's docstring): the compiled ``KoloCollective`` op where `native`
+    (its attributes: op, reduce_op, root, prescale, postscale) is given and the op can serve
+    (native_op.py), a ``tf.numpy_function`` node otherwise."""
     if tf.executing_eagerly():
         outputs = _run_numpy(run, name, inputs)
         return [to_tensor(o, d) for o, d in zip(outputs, out_dtypes)]
@@ -163,6 +165,14 @@ def collective(kind: str, name, set_id: int, run: Callable[..., list], inputs: S
     fixed_name = kolo._name(f"{kind}.graph", name, set_id)
     graph = tf.compat.v1.get_default_graph()
     previous = getattr(graph, "_kolo_last_collective", None)
+
+    if native is not None and len(inputs) == 1:
+        with tf.control_dependencies([previous] if previous is not None else []):
+            output = native_op.collective(fixed_name=fixed_name, tensor=inputs[0],
+                                          set_id=set_id, **native)
+        if output is not None:
+            graph._kolo_last_collective = output.op
+            return [output]
 
     numpy_dtypes = [d.as_numpy_dtype for d in out_dtypes]
 

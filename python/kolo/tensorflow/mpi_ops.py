@@ -107,7 +107,9 @@ def _allreduce(tensor, name=None, op=Sum, prescale_factor=1.0, postscale_factor=
 
     def forward(x):
         (y,) = collective("allreduce", name, set_id, lambda n, a: [_np_allreduce(
-            n, a, op, prescale_factor, postscale_factor, set_id)], [x], [x.dtype])
+            n, a, op, prescale_factor, postscale_factor, set_id)], [x], [x.dtype],
+            native=dict(op=_core.OP_ALLREDUCE, reduce_op=op, prescale=prescale_factor,
+                        postscale=postscale_factor))
         set_static_shape(y, x.shape)
         return [y]
 
@@ -264,7 +266,8 @@ def broadcast(tensor, root_rank, name=None, ignore_name_scope=False,
 
     def forward(x):
         (y,) = collective("broadcast", name, set_id,
-                          lambda n, a: [_np_broadcast(n, a, root_rank, set_id)], [x], [x.dtype])
+                          lambda n, a: [_np_broadcast(n, a, root_rank, set_id)], [x], [x.dtype],
+                          native=dict(op=_core.OP_BROADCAST, root=root_rank))
         set_static_shape(y, x.shape)
         return [y]
 

@@ -8,6 +8,9 @@
 - ``tf.function, 1 allreduce`` / ``1 no-op numpy_function``: a whole ``tf.function`` call
   holding one allreduce, and the same with a ``tf.numpy_function`` that does nothing (the floor
   of TensorFlow's own machinery: the function call and the Python re-entry);
+- ``tf.function, no collective``: the same function without the allreduce, the floor of a
+  ``tf.function`` call itself (the goal of issue 24 point 8 is the whole call with one
+  allreduce: <= 50 us);
 - ``per allreduce in a graph``: (one call with 11 chained allreduces - one with 1) / 10, what an
   allreduce adds inside a graph once the ``tf.function`` call is paid; ``per no-op
   numpy_function in a graph`` is the same for the no-op, TensorFlow's share of that figure.
@@ -62,12 +65,17 @@ def _noop_step(y):
     return z * 0.5
 
 
+def _multiply_step(y):
+    return y * 0.5
+
+
 def cases(x: tf.Tensor, array: np.ndarray) -> dict:
     return {
         "kolo NumPy API": lambda: kolo.allreduce(array, name="numpy8"),
         "tf eager": lambda: hvd.allreduce(x, name="eager8"),
         "tf.function, 1 allreduce": _chain(x, _allreduce_step, 1),
         "tf.function, 1 no-op numpy_function": _chain(x, _noop_step, 1),
+        "tf.function, no collective": _chain(x, _multiply_step, 1),
         f"tf.function, {CHAIN} allreduces": _chain(x, _allreduce_step, CHAIN),
         f"tf.function, {CHAIN} no-op numpy_functions": _chain(x, _noop_step, CHAIN),
     }
@@ -98,8 +106,11 @@ def main():
              f"tf.function, {CHAIN} no-op numpy_functions")):
         wall[f"per {kind} in a graph"] = (wall[many] - wall[one]) / (CHAIN - 1)
         cpu[f"per {kind} in a graph"] = (cpu[many] - cpu[one]) / (CHAIN - 1)
+    from kolo.tensorflow import native_op
+    graph_path = ("kolo's KoloCollective op" if native_op.why_not_loaded() is None
+                  else f"tf.numpy_function ({native_op.why_not_loaded()})")
     print(f"8-byte allreduce, np {hvd.size()}: {args.calls} calls x {args.rounds} rounds, "
-          "median of the rounds' mean per call")
+          f"median of the rounds' mean per call; graph allreduce: {graph_path}")
     print(f"  {'path':44s} {'wall us':>9s} {'cpu us':>9s}")
     for name in wall:
         print(f"  {name:44s} {wall[name]:9.1f} {cpu[name]:9.1f}")

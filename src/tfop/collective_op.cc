@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "tfop/core_entry_abi.h"
+#include "core/c_entry.h"
 #include "tfop/tf_c_abi.h"
 
 namespace kolo::tfop {
@@ -42,11 +42,13 @@ void* create(TF_OpKernelConstruction* construction) {
     api.GetAttrString(construction, "kolo_name", name.data(), name.size(), status);
     attributes->name.assign(name.data(), static_cast<size_t>(total_size));
   }
-  if (api.GetCode(status) == TF_OK) api.GetAttrInt32(construction, "kolo_op", &attributes->op, status);
+  if (api.GetCode(status) == TF_OK)
+    api.GetAttrInt32(construction, "kolo_op", &attributes->op, status);
   if (api.GetCode(status) == TF_OK) {
     api.GetAttrInt32(construction, "reduce_op", &attributes->reduce_op, status);
   }
-  if (api.GetCode(status) == TF_OK) api.GetAttrInt32(construction, "root", &attributes->root, status);
+  if (api.GetCode(status) == TF_OK)
+    api.GetAttrInt32(construction, "root", &attributes->root, status);
   if (api.GetCode(status) == TF_OK) {
     api.GetAttrFloat(construction, "prescale", &attributes->prescale, status);
   }
@@ -82,17 +84,17 @@ void compute(void* kernel, TF_OpKernelContext* context) {
     std::vector<int64_t> shape(static_cast<size_t>(ndims));
     for (int d = 0; d < ndims; ++d) shape[static_cast<size_t>(d)] = api.Dim(input, d);
     const size_t bytes = api.TensorByteSize(input);
-    output = api.AllocateOutput(context, 0, api.TensorType(input), shape.data(), ndims, bytes,
-                                status);
+    output =
+        api.AllocateOutput(context, 0, api.TensorType(input), shape.data(), ndims, bytes, status);
     if (api.GetCode(status) != TF_OK) {
       api.ContextFailure(context, status);
     } else if (bytes > 0) {  // an empty tensor has nothing to send (the NumPy path's rule too)
       char message[kMessageSize] = "";
-      const int result = kolo_tf_run(
-          attributes.op, attributes.name.c_str(), attributes.reduce_op, attributes.root,
-          attributes.prescale, attributes.postscale, attributes.process_set, attributes.kolo_dtype,
-          shape.data(), ndims, api.TensorData(input), api.TensorData(output), message,
-          sizeof(message));
+      const int result =
+          kolo_tf_run(attributes.op, attributes.name.c_str(), attributes.reduce_op, attributes.root,
+                      attributes.prescale, attributes.postscale, attributes.process_set,
+                      attributes.kolo_dtype, shape.data(), ndims, api.TensorData(input),
+                      api.TensorData(output), message, sizeof(message));
       if (result == kKoloTfInvalidArgument) {
         fail(context, status, TF_INVALID_ARGUMENT, message);
       } else if (result != kKoloTfOk) {
@@ -122,7 +124,8 @@ void register_op() {
   TF_OpDefinitionBuilder* op = api.NewOpDefinitionBuilder("KoloCollective");
   api.OpDefinitionBuilderAddInput(op, "tensor: T");
   api.OpDefinitionBuilderAddOutput(op, "output: T");
-  api.OpDefinitionBuilderAddAttr(op, "T: {uint8, int8, int16, int32, int64, half, float, double, bool}");
+  api.OpDefinitionBuilderAddAttr(
+      op, "T: {uint8, int8, int16, int32, int64, half, float, double, bool}");
   api.OpDefinitionBuilderAddAttr(op, "kolo_name: string");
   api.OpDefinitionBuilderAddAttr(op, "kolo_op: int");
   api.OpDefinitionBuilderAddAttr(op, "reduce_op: int = 0");
@@ -135,8 +138,8 @@ void register_op() {
   api.OpDefinitionBuilderSetIsStateful(op, true);
   api.RegisterOpDefinition(op, status);
   if (check(status, "registering the KoloCollective op")) {
-    TF_KernelBuilder* kernel = api.NewKernelBuilder("KoloCollective", "CPU", create, compute,
-                                                    destroy);
+    TF_KernelBuilder* kernel =
+        api.NewKernelBuilder("KoloCollective", "CPU", create, compute, destroy);
     api.RegisterKernelBuilder("KoloCollectiveCpu", kernel, status);
     check(status, "registering the KoloCollective CPU kernel");
   }

@@ -50,8 +50,8 @@ struct TfApi {
 
   void (*GetAttrSize)(TF_OpKernelConstruction*, const char* name, int32_t* list_size,
                       int32_t* total_size, TF_Status*);
-  void (*GetAttrString)(TF_OpKernelConstruction*, const char* name, char* value,
-                        size_t max_length, TF_Status*);
+  void (*GetAttrString)(TF_OpKernelConstruction*, const char* name, char* value, size_t max_length,
+                        TF_Status*);
   void (*GetAttrInt32)(TF_OpKernelConstruction*, const char* name, int32_t* value, TF_Status*);
   void (*GetAttrFloat)(TF_OpKernelConstruction*, const char* name, float* value, TF_Status*);
   void (*ConstructionFailure)(TF_OpKernelConstruction*, TF_Status*);

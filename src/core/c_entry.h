@@ -1,6 +1,7 @@
-// The one C function libkolo.so exports for the TensorFlow op library (src/tfop/): an
-// allreduce or broadcast of a host buffer, enqueued and waited for. A plain C signature so the
-// op library needs none of kolo's C++ headers and TensorFlow's kernel thread calls it directly.
+// The C entry points libkolo.so exports for the other shared libraries of the wheel. Today one,
+// for the TensorFlow op library (src/tfop/): an allreduce or broadcast of a host buffer, enqueued
+// and waited for. Plain C signatures, so that library needs none of kolo's C++ types and
+// TensorFlow's kernel thread calls into the runtime directly (no Python, no GIL).
 #pragma once
 
 #include <cstddef>

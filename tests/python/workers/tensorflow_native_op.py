@@ -47,13 +47,14 @@ def bound(collective, value, **options):
 def cases(rank, size):
     """(what, fn, expected) for allreduce and broadcast over dtypes, shapes, ops and roots."""
     total = sum(range(1, size + 1))
-    for dtype in (np.float32, np.float64, np.float16, np.int32, np.int64, np.int8, np.int16,
-                  np.uint8):
-        for shape in ((), (3, 2), (0,)):
-            x = np.ones(shape, dtype) * (rank + 1)
-            yield (f"Sum {np.dtype(dtype).name} {shape}",
-                   bound(hvd.allreduce, x, op=hvd.Sum),
-                   np.ones(shape, dtype) * total)
+    # Every dtype of the op's list, and a scalar and an empty tensor (kept few: each case traces
+    # three functions, and CI time is short).
+    shapes = [(np.dtype(d), (3, 2)) for d in (np.float32, np.float64, np.float16, np.int32,
+                                              np.int64, np.int8, np.int16, np.uint8)]
+    for dtype, shape in shapes + [(np.dtype(np.float32), ()), (np.dtype(np.float32), (0,))]:
+        x = np.ones(shape, dtype) * (rank + 1)
+        yield (f"Sum {dtype.name} {shape}", bound(hvd.allreduce, x, op=hvd.Sum),
+               np.ones(shape, dtype) * total)
     x = np.array([1.0, 4.0], np.float32) * (rank + 1)
     for op, expected in ((hvd.Average, [total / size, 4 * total / size]), (hvd.Min, [1.0, 4.0]),
                          (hvd.Max, [size, 4.0 * size])):
@@ -62,16 +63,16 @@ def cases(rank, size):
     yield ("pre/postscale", bound(hvd.allreduce, x, op=hvd.Sum, prescale_factor=2.0,
                                   postscale_factor=0.5),
            np.array([total, 4.0 * total], np.float32))
-    for root in range(size):
-        for dtype in (np.float32, np.int64, np.bool_, np.uint8):
-            value = np.array([rank, rank + 1, 0], dtype)
-            yield (f"broadcast {np.dtype(dtype).name} from {root}",
-                   bound(hvd.broadcast, value, root_rank=root),
-                   np.array([root, root + 1, 0], dtype))
+    for root, dtype in [(r, np.float32) for r in range(size)] + [(size - 1, np.bool_),
+                                                                  (size - 1, np.int64)]:
+        value = np.array([rank, rank + 1, 0], dtype)
+        yield (f"broadcast {np.dtype(dtype).name} from {root}",
+               bound(hvd.broadcast, value, root_rank=root), np.array([root, root + 1, 0], dtype))
 
 
 def check_results(rank, size):
-    for what, fn, expected in cases(rank, size):
+    # The fallback is the numpy_function path already tested at length: a sample suffices.
+    for what, fn, expected in list(cases(rank, size))[::4 if UNLOADABLE else 1]:
         types = op_types(fn)
         if UNLOADABLE:
             assert "KoloCollective" not in types and types & NUMPY_NODE_TYPES, (what, types)

@@ -107,7 +107,8 @@ core::HandleId enqueue(const EnqueueOptions& options, const nb::ndarray<>& input
 core::HandleId enqueue_pointers(int op, std::string name, int reduce_op, int root, double prescale,
                                 double postscale, int process_set, int group_id, int group_size,
                                 int dtype, std::vector<int64_t> shape, uintptr_t input,
-                                uintptr_t output, bool caller_drives) {
+                                uintptr_t output, bool caller_drives, int device_index,
+                                uintptr_t caller_event) {
   if (input == 0 || output == 0) {
     throw InvalidArgument("tensor '" + name +
                           "': enqueue_pointers takes no null pointers (use enqueue)");
@@ -128,6 +129,19 @@ core::HandleId enqueue_pointers(int op, std::string name, int reduce_op, int roo
   request.dtype = dtype_from_wire(static_cast<uint8_t>(dtype));
   request.shape = std::move(shape);
   request.device = negotiation::DeviceKind::cpu;
+  if (device_index >= 0) {
+    // The NCCL path (kolo/torch/gpu_path.py chose it): device pointers on CUDA device
+    // `device_index`, read on kolo's stream only after `caller_event` (recorded on the caller's
+    // current stream at submission), so the submit never waits for the GPU.
+    if (caller_event == 0) {
+      throw InvalidArgument("tensor '" + request.name + "' on CUDA device " +
+                            std::to_string(device_index) +
+                            ": the NCCL path needs the event recorded on the caller's stream");
+    }
+    request.device = negotiation::DeviceKind::cuda;
+    request.device_index = device_index;
+    entry.caller_event = caller_event;
+  }
   // The addresses come from Python as integers (torch's data_ptr()); there is no pointer to keep.
   entry.input = reinterpret_cast<const void*>(input);  // NOLINT(performance-no-int-to-ptr)
   entry.output = reinterpret_cast<void*>(output);      // NOLINT(performance-no-int-to-ptr)
@@ -183,7 +197,8 @@ void bind_enqueue(nb::module_& m) {
   m.def("enqueue_pointers", &enqueue_pointers, nb::arg("op"), nb::arg("name"), nb::arg("reduce_op"),
         nb::arg("root"), nb::arg("prescale"), nb::arg("postscale"), nb::arg("process_set"),
         nb::arg("group_id"), nb::arg("group_size"), nb::arg("dtype"), nb::arg("shape"),
-        nb::arg("input"), nb::arg("output"), nb::arg("caller_drives") = false);
+        nb::arg("input"), nb::arg("output"), nb::arg("caller_drives") = false,
+        nb::arg("device_index") = -1, nb::arg("caller_event") = 0);
 }
 
 }  // namespace kolo::python

@@ -51,10 +51,13 @@ core::HandleId enqueue(const EnqueueOptions& options, const nanobind::ndarray<>&
 // completes. Allreduce and broadcast only (no splits, no runtime-allocated output). The scalars
 // come positionally, not as an EnqueueOptions object: building that object with keywords was a
 // measurable part of each async submission (100 per step in the per-op bench).
+// device_index >= 0: CUDA device pointers for the NCCL path, with `caller_event` (a cudaEvent_t
+// recorded on the caller's current stream) that kolo's stream waits for; required there.
 core::HandleId enqueue_pointers(int op, std::string name, int reduce_op, int root, double prescale,
                                 double postscale, int process_set, int group_id, int group_size,
                                 int dtype, std::vector<int64_t> shape, uintptr_t input,
-                                uintptr_t output, bool caller_drives);
+                                uintptr_t output, bool caller_drives, int device_index = -1,
+                                uintptr_t caller_event = 0);
 
 // Binds EnqueueOptions and enqueue() into module `m`.
 void bind_enqueue(nanobind::module_& m);

@@ -283,3 +283,14 @@ def test_no_gpus_are_exchanged_where_nccl_cannot_run(monkeypatch):
     monkeypatch.setattr(staging, "_job_gpus", lambda: pytest.fail("exchanged GPUs"))
     facts = staging._local_facts("cuda")
     assert facts.gpus == ()
+
+
+# ---- the NCCL submit's route through the core ----
+
+
+@pytest.mark.parametrize("np_", [2, 3])
+def test_cuda_submit_reaches_the_nccl_path(np_):
+    """enqueue_pointers with a device index hands the executor a CUDA request (it fails with
+    NCCL's loader reason here, where NCCL cannot be loaded, instead of reading host memory), and
+    refuses one without the caller's event, naming the tensor."""
+    run_job(np_, "cuda_submit_route.py", timeout=60).assert_ok(np_)

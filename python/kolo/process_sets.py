@@ -194,4 +194,10 @@ def check_process_set(process_set) -> int:
         raise ValueError(f"{process_set} is not registered: pass it to "
                          "hvd.init(process_sets=[...]) or hvd.add_process_set() first (or it was "
                          "removed)")
+    if process_set.process_set_id not in _id_to_process_sets:
+        # Checked here, not only by the core: in a graph the core's error would surface as
+        # InvalidArgumentError at run time, where Horovod raises ValueError when the op is made.
+        raise ValueError(f"process set id {process_set.process_set_id} of {process_set} is not "
+                         f"a registered process set (registered ids: "
+                         f"{sorted(_id_to_process_sets)})")
     return process_set.process_set_id

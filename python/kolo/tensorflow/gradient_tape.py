@@ -89,12 +89,13 @@ def PartialDistributedGradientTape(gradtape, device_dense="", device_sparse="",
                                    groups=None, process_set=global_process_set,
                                    local_layers=None, scale_local_gradients=True):
     """DistributedGradientTape whose `local_layers` (Keras layers) keep local gradients."""
-    import keras
+    # tf.keras's Layer: Keras 3's, or tf-keras's with TF_USE_LEGACY_KERAS=1 (not `import keras`).
+    layer_type = tf.keras.layers.Layer
     if local_layers is None:
         local_layers = []
-    elif isinstance(local_layers, keras.layers.Layer):
+    elif isinstance(local_layers, layer_type):
         local_layers = [local_layers]
-    elif not all(isinstance(layer, keras.layers.Layer) for layer in local_layers):
+    elif not all(isinstance(layer, layer_type) for layer in local_layers):
         raise ValueError("All local layers must be of tf.keras.layers.Layer type.")
     tape = DistributedGradientTape(gradtape, device_dense, device_sparse, compression,
                                    sparse_as_dense, op, gradient_predivide_factor, num_groups,

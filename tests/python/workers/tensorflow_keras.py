@@ -98,8 +98,32 @@ def check_elastic_state(model):
     assert state.epoch == 1
 
 
+def check_partial_tape():
+    """PartialDistributedGradientTape accepts the layers of whichever Keras tf.keras is (tf-keras
+    with TF_USE_LEGACY_KERAS=1: Horovod's test_partial_distributed_gradient_tape was refused),
+    keeps the local layer's gradient local and averages the others."""
+    import horovod.tensorflow as htf
+    model = make_model()
+    x, y = data()
+    with tf.GradientTape(persistent=True) as tape:
+        loss = tf.reduce_mean(tf.square(model(x) - y))
+    local = tape.gradient(loss, model.trainable_weights)
+    # Unscaled: by default Horovod divides a local gradient by the set's size.
+    distributed = htf.PartialDistributedGradientTape(tape, local_layers=[model.layers[0]],
+                                                     scale_local_gradients=False)
+    grads = distributed.gradient(loss, model.trainable_weights)
+    n_local = len(model.layers[0].trainable_weights)
+    for g, mine in zip(grads[:n_local], local[:n_local]):
+        assert np.allclose(g, mine), f"rank {hvd.rank()}: a local layer's gradient was reduced"
+    for g, mine in zip(grads[n_local:], local[n_local:]):
+        average = np.mean(htf.allgather_object(np.asarray(mine)), axis=0)
+        assert np.allclose(g, average, rtol=1e-5, atol=1e-6), \
+            f"rank {hvd.rank()}: a shared layer's gradient is not the ranks' average"
+
+
 def main():
     hvd.init()
+    check_partial_tape()
     model, _ = check_fit()
     check_aggregation()
     check_load_model(model)

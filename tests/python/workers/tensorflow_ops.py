@@ -149,6 +149,24 @@ def check_process_sets(rank, size):
         close(got, [r for r in range(size) if r % 2 == 0], "allgather on a process set graph")
     hvd.barrier()
     hvd.remove_process_set(evens)
+    check_unregistered_set_id()
+
+
+def check_unregistered_set_id():
+    """An id no set was registered under is a ValueError when the op is made, in a graph too
+    (the core's refusal at run time would be InvalidArgumentError; Horovod's
+    test_horovod_allreduce_process_set_id_error asks for ValueError in both modes)."""
+    fake = hvd.ProcessSet([0])
+    fake.process_set_id = 10
+    for mode, build in (("eager", lambda: hvd.allreduce(tf.ones(4), process_set=fake)),
+                        ("graph", lambda: in_session(
+                            lambda: hvd.allreduce(tf.ones(4), process_set=fake)))):
+        try:
+            build()
+        except ValueError as error:
+            assert "10" in str(error), f"{mode}: the error does not name the id: {error}"
+        else:
+            raise AssertionError(f"{mode}: an unregistered process set id was accepted")
 
 
 def check_tape(rank, size):

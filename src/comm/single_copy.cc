@@ -1,8 +1,6 @@
 #include "comm/single_copy.h"
 
 #include <fmt/format.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -22,13 +20,6 @@ PeerBlock block_of(const SharedArena& arena, int slot, int half, size_t at) {
   return block;
 }
 
-// Reads what it can; the number of bytes read, or -1 with errno.
-ssize_t read_peer_memory(uint64_t pid, uint64_t address, std::byte* into, size_t bytes) {
-  iovec local{into, bytes};
-  iovec remote{reinterpret_cast<void*>(address), bytes};  // NOLINT(performance-no-int-to-ptr)
-  return ::process_vm_readv(static_cast<pid_t>(pid), &local, 1, &remote, 1, 0);
-}
-
 // Probe rounds: each member publishes the address of this word, reads its successor's, and
 // then tells the others whether that worked.
 constexpr uint64_t kProbeWord = 0x6b6f6c6f2d636d61;  // "kolo-cma"
@@ -37,7 +28,7 @@ constexpr uint64_t kProbeWord = 0x6b6f6c6f2d636d61;  // "kolo-cma"
 
 void publish_block(CollectiveArena& collective, int half, size_t at, const void* address,
                    size_t bytes) {
-  const PeerBlock block{static_cast<uint64_t>(::getpid()), reinterpret_cast<uint64_t>(address),
+  const PeerBlock block{collective.host.arena->process_id(), reinterpret_cast<uint64_t>(address),
                         bytes};
   std::memcpy(collective.host.arena->slot(collective.host.slot, half) + at, &block, sizeof(block));
 }
@@ -53,8 +44,8 @@ void read_block(Communicator& comm, CollectiveArena& collective, int peer, int h
   }
   size_t done = 0;
   while (done < bytes) {
-    const ssize_t got =
-        read_peer_memory(block.pid, block.address + done, into + done, bytes - done);
+    const long got = collective.host.arena->read_member_memory(block.pid, block.address + done,
+                                                               into + done, bytes - done);
     if (got > 0) {
       done += static_cast<size_t>(got);
       continue;
@@ -92,9 +83,9 @@ bool single_copy_usable(Communicator& comm, CollectiveArena& collective) {
     const int next = (self + 1) % n;
     const PeerBlock block = block_of(arena, next, static_cast<int>(first % 2), 0);
     uint64_t seen = 0;
-    const ssize_t got = read_peer_memory(block.pid, block.address,
-                                         reinterpret_cast<std::byte*>(&seen), sizeof(seen));
-    works = got == static_cast<ssize_t>(sizeof(seen)) && seen == kProbeWord;
+    const long got = arena.read_member_memory(block.pid, block.address,
+                                              reinterpret_cast<std::byte*>(&seen), sizeof(seen));
+    works = got == static_cast<long>(sizeof(seen)) && seen == kProbeWord;
   }
   // Round 2: whether it worked everywhere (one byte per member; every member then knows).
   const uint64_t second = collective.steps++;

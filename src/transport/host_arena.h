@@ -37,6 +37,13 @@ class SharedArena {
   virtual void sleep(uint32_t ticket, std::chrono::microseconds timeout) = 0;
   virtual void end_sleep() = 0;
 
+  // Reading a member's memory directly, one copy instead of two through the slots
+  // (comm/single_copy.h): this process's id as members name it, and the bytes read from
+  // `address` in the member process `process` (-1 with errno when the system refuses).
+  [[nodiscard]] virtual uint64_t process_id() const = 0;
+  virtual long read_member_memory(uint64_t process, uint64_t address, std::byte* into,
+                                  size_t bytes) const = 0;
+
  protected:
   SharedArena() = default;
   SharedArena(const SharedArena&) = default;

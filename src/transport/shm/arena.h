@@ -35,6 +35,9 @@ class Arena final : public SharedArena {
   uint32_t begin_sleep() override;
   void sleep(uint32_t ticket, std::chrono::microseconds timeout) override;
   void end_sleep() override;
+  [[nodiscard]] uint64_t process_id() const override;
+  long read_member_memory(uint64_t process, uint64_t address, std::byte* into,
+                          size_t bytes) const override;
 
  private:
   Arena(Mapping mapping, int ranks, size_t chunk_bytes)

@@ -8,15 +8,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <map>
 #include <memory>
-#include <set>
 
 #include "base/errors.h"
+#include "launcher/elastic/elastic_driver.h"
 #include "launcher/elastic/exit_policy.h"
 #include "launcher/elastic/host_pool.h"
 #include "launcher/elastic/job_services.h"
-#include "launcher/elastic/rounds.h"
 #include "launcher/elastic/store.h"
 #include "launcher/elastic/worker_process.h"
 #include "launcher/spawn/env_forwarding.h"
@@ -55,183 +53,15 @@ Environment with_forwarded(const LaunchOptions& options, Environment inherited) 
   return inherited;
 }
 
-using Worker = ElasticWorkerProcess;
+}  // namespace
 
-class ElasticDriver {
- public:
-  ElasticDriver(const LaunchOptions& options, const Environment& inherited, const Logger& logger)
-      : options_(options),
-        logger_(logger),
-        base_env_(with_forwarded(options, inherited)),
-        peer_timeout_(seconds(rank_peer_timeout_seconds(base_env_))),
-        pool_(options, base_env_) {}
-
-  int run();
-
- private:
-  void say(const std::string& line) const {
-    std::fprintf(stderr, "[kolorun] elastic: %s\n", line.c_str());
-    std::fflush(stderr);
-  }
-  // Asks discovery when due; whether hosts or slots came or went.
-  bool refresh_pool(Clock::time_point now);
-  // Starts workers on free slots; `changing`: the membership changes anyway, so hosts whose
-  // blacklist cooldown ended are usable again (alone, their return interrupts nobody).
-  int fill_slots(Clock::time_point now, bool changing);
-  // The job finishes: workers that never joined a round are told to go (SIGTERM).
-  void dismiss_newcomers(Clock::time_point now);
-  void spawn(const std::string& host, int slot, int planned_rank, int planned_size);
-  void reap();
-  void on_exit(Worker& worker, ExitStatus status);
-  void publish_round(const std::string& why);
-  void check_ready(Clock::time_point now);
-  // Tells the members about added/removed hosts (they reset at their next commit).
-  void announce_host_changes();
-  void handle_signals();
-  // Ends the job: `signal` to every worker, SIGKILL kStopGrace later; kolorun exits with `code`.
-  void stop_all(const std::string& why, int code, int signal = SIGTERM);
-  void dismiss_removed(Clock::time_point now);
-  // Marks every included worker of `host` removed (they leave at the next round); how many.
-  int drop_workers_of(const std::string& host);
-  [[nodiscard]] int included_count() const;
-  [[nodiscard]] int usable_slots(Clock::time_point now) const;
-  [[nodiscard]] std::vector<int> running_pids() const;
-
-  const LaunchOptions& options_;
-  const Logger& logger_;
-  Environment base_env_;
-  Duration peer_timeout_{};
-  ElasticHostPool pool_;
-  ElasticJobServices services_;
-  // Shorthands into services_, set once they are started.
-  std::unique_ptr<ElasticStore> store_;
-  OutputMultiplexer* output_ = nullptr;
-  std::unique_ptr<SignalWatcher> signals_;
-  std::vector<std::unique_ptr<Worker>> workers_;
-  int next_serial_ = 0;
-  int64_t round_ = 0;  // latest published round
-  int resets_ = 0;
-  int64_t hosts_stamp_ = 0;
-  std::set<std::string> pending_change_;  // "added" / "removed" not yet told to the workers
-  std::optional<Clock::time_point> reset_started_;  // a member asked for round_ + 1
-  bool finishing_ = false;           // a member exited 0: the job is ending, no more rounds
-  std::optional<int> failure_code_;  // the job ends in failure with this code
-  std::optional<Clock::time_point> kill_at_;
-  std::optional<Clock::time_point> stopping_since_;
-};
-
-int ElasticDriver::drop_workers_of(const std::string& host) {
-  int dropped = 0;
-  for (auto& worker : workers_) {
-    if (worker->included() && worker->who.host == host) {
-      worker->removed = true;
-      ++dropped;
-    }
-  }
-  if (dropped > 0)
-    say(fmt::format("host {} leaves the job with its {} other worker(s)", host, dropped));
-  return dropped;
-}
-
-int ElasticDriver::included_count() const {
-  return static_cast<int>(
-      std::count_if(workers_.begin(), workers_.end(), [](const auto& w) { return w->included(); }));
-}
-
-int ElasticDriver::usable_slots(Clock::time_point now) const {
-  // The workers that count now, plus the free slots of hosts that may get new ones.
-  int slots = included_count() + pool_.open_slots(now);
-  for (const auto& worker : workers_) {
-    if (worker->included() && !pool_.blacklist().blocked(worker->who.host, now)) --slots;
-  }
-  return slots;
-}
-
-bool ElasticDriver::refresh_pool(Clock::time_point now) {
-  const auto change = pool_.refresh(now, logger_);
-  if (!change) return false;
-  bool changed = !change->added.empty() || !change->removed.empty();
-  for (const auto& host : change->added) {
-    say(fmt::format("host {} added ({} slots)", host.host, host.slots));
-  }
-  for (auto& worker : workers_) {
-    if (worker->included() && !pool_.has_slot(worker->who.host, worker->who.slot)) {
-      worker->removed = true;
-      pending_change_.insert("removed");
-      changed = true;
-    }
-  }
-  for (const auto& host : change->removed) {
-    say(fmt::format("host {} removed; its workers leave at the next reset", host));
-  }
-  return changed;
-}
-
-void ElasticDriver::spawn(const std::string& host, int slot, int planned_rank, int planned_size) {
-  auto worker = start_elastic_worker(ElasticWorker{next_serial_++, host, slot}, planned_rank,
-                                     planned_size, round_ + 1, options_, base_env_, services_);
-  logger_.info("started worker {} (pid {})", worker->who.id(), worker->pid);
-  workers_.push_back(std::move(worker));
-}
-
-int ElasticDriver::fill_slots(Clock::time_point now, bool changing) {
-  if (finishing_ || failure_code_) return 0;
-  Blacklist& blacklist = pool_.blacklist();
-  if (changing || included_count() < options_.min_np) blacklist.readmit(now);
-  // Horovod's rule: every usable slot up to --max-np (all of them without it), from the first
-  // round on, whether the pool is fixed (-H, --hostfile) or discovered; -np and --min-np are only
-  // what the job waits for.
-  const int target = elastic_target(usable_slots(now), options_.max_np);
-  const int wanted = target - included_count();
-  if (wanted <= 0) return 0;
-  std::vector<ElasticWorker> running;
-  for (const auto& worker : workers_) {
-    if (worker->running()) running.push_back(worker->who);
-  }
-  const auto free = slots_to_fill(
-      pool_.hosts(),
-      [&](const std::string& host) {
-        return blacklist.blocked(host, now) || blacklist.cooled_down(host, now);
-      },
-      running, wanted);
-  int started = 0;
-  const int size = included_count() + static_cast<int>(free.size());
-  for (const auto& [host, slot] : free) {
-    try {
-      spawn(host, slot, included_count(), size);
-      ++started;
-    } catch (const Error& error) {
-      say(fmt::format("cannot start a worker on host {}: {}; host blacklisted", host,
-                      error.what()));
-      blacklist.add(host, now);
-    }
-  }
-  return started;
-}
-
-void ElasticDriver::publish_round(const std::string& why) {
-  std::vector<ElasticWorker> candidates;
-  for (const auto& worker : workers_) {
-    if (worker->included()) candidates.push_back(worker->who);
-  }
-  const auto members = round_order(candidates);
-  const int64_t round = round_ + 1;
-  store_->publish_round(round, members);
-  round_ = round;
-  if (round > 1) ++resets_;
-  reset_started_.reset();
-  pending_change_.clear();  // the new round already reflects every change so far
-  std::map<std::string, int> rank_of;
-  for (size_t r = 0; r < members.size(); ++r) rank_of[members[r].id()] = static_cast<int>(r);
-  const auto now = Clock::now();
-  for (auto& worker : workers_) {
-    const auto found = rank_of.find(worker->who.id());
-    worker->member = found != rank_of.end();
-    worker->rank = worker->member ? found->second : -1;
-    if (!worker->member && worker->running() && !worker->dismissed_at) worker->dismissed_at = now;
-  }
-  logger_.info("round {} published: {} worker(s) ({})", round, members.size(), why);
-}
+ElasticDriver::ElasticDriver(const LaunchOptions& options, const Environment& inherited,
+                             const Logger& logger)
+    : options_(options),
+      logger_(logger),
+      base_env_(with_forwarded(options, inherited)),
+      peer_timeout_(seconds(rank_peer_timeout_seconds(base_env_))),
+      pool_(options, base_env_) {}
 
 void ElasticDriver::on_exit(Worker& worker, ExitStatus status) {
   output_->drain_rank(worker.who.serial);
@@ -479,8 +309,6 @@ int ElasticDriver::run() {
   logger_.info("every worker of round {} exited with code 0", round_);
   return 0;
 }
-
-}  // namespace
 
 int run_elastic_job(const LaunchOptions& options, const Environment& inherited,
                     const Logger& logger) {

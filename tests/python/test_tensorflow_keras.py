@@ -1,5 +1,6 @@
 """horovod.tensorflow.keras on kolo (issue 24): model.fit with DistributedOptimizer and the
-callbacks, local gradient aggregation, load_model and the elastic KerasState, on Keras 3 at 2
+callbacks, local gradient aggregation (and the optimizer's Horovod internals: _compute_gradients,
+_agg_helper), load_model and the elastic KerasState, on Keras 3 at 2
 and 3 ranks, and on tf-keras (TF_USE_LEGACY_KERAS=1) at 2."""
 
 import importlib.util

@@ -11,7 +11,8 @@ from kolo.common.grouping import check_reduction_arguments
 from kolo.tensorflow.compression import Compression
 from kolo.tensorflow.bridge import variable_key as _key
 from kolo.tensorflow.gradients import GradientReducer
-from kolo.tensorflow.mpi_ops import Average, _set_size, global_process_set
+from kolo.tensorflow.local_gradients import reduce_shared
+from kolo.tensorflow.mpi_ops import Average, global_process_set
 
 
 def _is_variable(v) -> bool:
@@ -40,18 +41,9 @@ class _DistributedGradientTape(tf.GradientTape):
         flat_sources = tf.nest.flatten(sources)
         gradients = tf.nest.flatten(super(self.__class__, self).gradient(
             target, flat_sources, output_gradients))
-        shared = [i for i, s in enumerate(flat_sources) if _key(s) not in self._local_sources]
-        reduced = self._kolo_reducer([gradients[i] for i in shared],
-                                     [flat_sources[i] for i in shared])
-        for i, g in zip(shared, reduced):
-            gradients[i] = g
-        if self.scale_local_gradients and self._local_sources:
-            size = float(_set_size(self.process_set))
-            for i, s in enumerate(flat_sources):
-                g = gradients[i]
-                if _key(s) in self._local_sources and g is not None:
-                    gradients[i] = (tf.IndexedSlices(g.values / size, g.indices, g.dense_shape)
-                                    if isinstance(g, tf.IndexedSlices) else g / size)
+        gradients = reduce_shared(gradients, flat_sources, self._local_sources,
+                                  self._kolo_reducer, self.process_set,
+                                  self.scale_local_gradients)
         return tf.nest.pack_sequence_as(sources, gradients)
 
     def get_local_and_global_gradients(self, target, sources, output_gradients=None,

@@ -1,7 +1,8 @@
 """horovod.tensorflow.keras on kolo: model.fit with DistributedOptimizer and Horovod's callbacks
 keeps every rank's weights identical and lowers the loss; local aggregation
 (backward_passes_per_step) applies every k-th step; the LR warmup and metric averaging
-callbacks; load_model; elastic KerasState commit/restore/sync. Prints "rank R OK"."""
+callbacks; load_model; elastic KerasState commit/restore/sync; the optimizer's Horovod
+internals (tensorflow_keras_optimizer.py). Prints "rank R OK"."""
 
 import os
 import sys
@@ -11,6 +12,7 @@ import numpy as np
 import tensorflow as tf
 
 import horovod.tensorflow.keras as hvd
+import tensorflow_keras_optimizer  # this folder: the optimizer's Horovod internals
 
 
 def same_on_every_rank(values, what):
@@ -128,6 +130,7 @@ def main():
     check_aggregation()
     check_load_model(model)
     check_elastic_state(model)
+    tensorflow_keras_optimizer.run_checks()
     print(f"rank {hvd.rank()} OK", flush=True)
 
 

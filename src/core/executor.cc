@@ -209,9 +209,12 @@ void Executor::allreduce(const fusion::FusedGroup& group, std::vector<TensorEntr
   const ReduceOp op = to_comm_op(response.reduce_op);
   const size_t element = dtype_size(response.dtype);
 
-  // One tensor reduces in place in its output; several go straight from their inputs to their
-  // outputs where the backend can (the host arena), else are packed into the fusion buffer.
-  if (entries.size() > 1 && response.prescale == 1.0 && allreduce_pieces(response, entries)) return;
+  // Where the backend can (the host arena), the tensors go straight from their inputs to their
+  // outputs: several without a fusion buffer, one out of place without copying its input over
+  // its output first. Else one tensor reduces in place in its output; several are packed into
+  // the fusion buffer.
+  const bool copies_saved = entries.size() > 1 || entries.front()->input != entries.front()->output;
+  if (copies_saved && response.prescale == 1.0 && allreduce_pieces(response, entries)) return;
   ScaledRun run;
   run.phase = "KOLO_ALLREDUCE";
   if (entries.size() == 1) {
@@ -264,7 +267,7 @@ bool Executor::allreduce_pieces(const negotiation::Response& response,
   ObservedPhase phase(observer_, response.names, "KOLO_ALLREDUCE");
   backend_.allreduce_pieces(pieces, bytes / dtype_size(response.dtype), response.dtype,
                             to_comm_op(response.reduce_op), scale);
-  count_fused(entries.size());
+  if (entries.size() > 1) count_fused(entries.size());
   return true;
 }
 

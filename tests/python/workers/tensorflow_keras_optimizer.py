@@ -80,6 +80,15 @@ def check_sparse_needs_sparse_as_dense():
                              "and sparse_as_dense=False must raise")
 
 
+def check_backward_passes_must_be_positive():
+    try:
+        hvd.DistributedOptimizer(tf.keras.optimizers.SGD(1.0), backward_passes_per_step=0)
+    except ValueError as e:
+        assert "backward_passes_per_step" in str(e), e
+    else:
+        raise AssertionError("backward_passes_per_step=0 must raise")
+
+
 def check_legacy_optimizer():
     """tf-keras's legacy (OptimizerV2) optimizers: minimize() goes through _compute_gradients."""
     if not hasattr(tf.keras.optimizers, "legacy") or hasattr(tf.keras.optimizers.SGD(),
@@ -97,4 +106,5 @@ def run_checks():
     check_aggregation_in_tf_function(average=True)
     check_aggregation_in_tf_function(average=False)
     check_sparse_needs_sparse_as_dense()
+    check_backward_passes_must_be_positive()
     check_legacy_optimizer()

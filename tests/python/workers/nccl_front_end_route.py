@@ -1,0 +1,66 @@
+"""The torch front end's NCCL submit through the real core, on a machine without NCCL: CPU tensors
+stand for CUDA tensors (fake CUDA calls: a fake event, a fake stream), hvd.allreduce_async or
+broadcast_async_ (argv[1]) hands one to the executor's NCCL path, and synchronize()
+(finish_on_stream) raises HorovodInternalError with NCCL's loader reason on every rank; the tensor
+is never touched (the NCCL path fails before any byte moves). Prints "rank <rank> OK"."""
+
+import sys
+
+import torch
+
+import horovod.torch as hvd
+from kolo import _core
+from kolo.torch import gpu_path, handles, nccl_submit, staging
+
+
+class StandInCuda(nccl_submit.CudaCalls):
+    """The tensors in `cuda` pass for CUDA tensors on device 0."""
+
+    def __init__(self, *cuda):
+        self.cuda = {id(t) for t in cuda}
+
+    def is_cuda(self, tensor):
+        return id(tensor) in self.cuda
+
+    def device_index(self, tensor):
+        return 0
+
+    def record_on_caller(self, device):
+        return None, 0x20000  # a fake cudaEvent_t: never waited on without NCCL
+
+    def caller_stream(self, device):
+        return 0x30000
+
+
+def expect_loader_failure(handle, what: str, reason: str) -> None:
+    try:
+        hvd.synchronize(handle)
+    except hvd.HorovodInternalError as error:
+        text = str(error)
+        assert f"rank {hvd.rank()}" in text and reason in text, (what, text)
+    else:
+        raise AssertionError(f"{what} of a CUDA-tagged tensor completed without NCCL")
+
+
+def main(op: str) -> None:
+    hvd.init()
+    status = _core.nccl_status()
+    assert not status["loaded"], "this check needs a machine where NCCL cannot be loaded"
+    staging._choices["cuda"] = {name: gpu_path.PathChoice(gpu_path.NCCL, "NCCL")
+                                for name in gpu_path.OPERATIONS}
+    tensor = torch.full((4,), float(hvd.rank()))
+    before = tensor.clone()
+    nccl_submit.use_calls(StandInCuda(tensor))
+    # The host pointer path must not take the stand-in (it would reduce it on the CPU).
+    handles._submit_pointers = lambda *args, **kwargs: None
+    if op == "allreduce":
+        handle = hvd.allreduce_async(tensor, name="cuda.grad")
+    else:
+        handle = hvd.broadcast_async_(tensor, 0, name="cuda.weights")
+    expect_loader_failure(handle, op, status["reason"])
+    assert torch.equal(tensor, before), tensor  # never read nor written as host memory
+    print(f"rank {hvd.rank()} OK", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

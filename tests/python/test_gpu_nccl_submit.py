@@ -181,7 +181,29 @@ def test_a_cpu_tensor_never_reaches_the_nccl_path(monkeypatch):
 @pytest.mark.skipif(torch.version.cuda is not None,
                     reason="needs a process where NCCL cannot be loaded (a CPU build of torch)")
 @pytest.mark.parametrize("np_,op", [(2, "allreduce"), (3, "broadcast")])
-def test_the_front_ends_cuda_submit_reaches_the_core_and_fails_on_every_rank(np_, op):
+def test_the_front_ends_cuda_submit_reaches_the_core_and_fails_on_every_rank(np_, op, tmp_path):
     """Through the real core where NCCL cannot be loaded: the op ends on every rank with the
     loader's reason, raised by synchronize() (finish_on_stream)."""
-    run_job(np_, "nccl_front_end_route.py", op, timeout=60).assert_ok(np_)
+    run_job(np_, "nccl_front_end_route.py", op, str(tmp_path), timeout=60).assert_ok(np_)
+
+
+def stand_in_gpu_library():
+    """The stand-in GPU library under the CUDA runtime's soname, from the build that made this
+    kolo (dev_stage.sh's build/NAME, or scripts/setup.sh's build/cp*); None when not built."""
+    from pathlib import Path
+
+    relative = "tests/cpp/gpu_fakes/fake_gpu_device_as_cudart/libcudart.so.12"
+    roots = [Path(_core.__file__).resolve().parent,
+             *sorted((Path(__file__).resolve().parents[2] / "build").glob("cp*"))]
+    return next((str(root / relative) for root in roots if (root / relative).exists()), None)
+
+
+@pytest.mark.skipif(torch.version.cuda is not None,
+                    reason="the stand-in must be the process's only CUDA runtime (a CPU torch)")
+@pytest.mark.parametrize("np_", [1, 2])
+def test_allreduce_and_broadcast_through_nccl_on_the_stand_in_gpu(np_):
+    library = stand_in_gpu_library()
+    if library is None:
+        pytest.skip("the stand-in GPU library is built with the C++ tests (KOLO_BUILD_TESTS)")
+    run_job(np_, "nccl_fake_gpu.py", timeout=60,
+            env={"FAKE_GPU_LIBRARY": library, "KOLO_NCCL_LIBRARY": library}).assert_ok(np_)

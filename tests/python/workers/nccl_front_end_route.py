@@ -1,10 +1,12 @@
 """The torch front end's NCCL submit through the real core, on a machine without NCCL: CPU tensors
 stand for CUDA tensors (fake CUDA calls: a fake event, a fake stream), hvd.allreduce_async or
-broadcast_async_ (argv[1]) hands one to the executor's NCCL path, and synchronize()
+broadcast_async_ (argv[1]; argv[2] a folder where the ranks meet before exiting) hands one to the executor's NCCL path, and synchronize()
 (finish_on_stream) raises HorovodInternalError with NCCL's loader reason on every rank; the tensor
 is never touched (the NCCL path fails before any byte moves). Prints "rank <rank> OK"."""
 
 import sys
+import time
+from pathlib import Path
 
 import torch
 
@@ -42,7 +44,18 @@ def expect_loader_failure(handle, what: str, reason: str) -> None:
         raise AssertionError(f"{what} of a CUDA-tagged tensor completed without NCCL")
 
 
-def main(op: str) -> None:
+def wait_for_every_rank(folder: Path, rank: int, size: int) -> None:
+    """No rank exits before every rank saw its own failure: a rank that exited first would
+    close its links, and a slower rank would report that closure instead of NCCL's reason. The
+    session is gone after the failure, so the ranks meet through files."""
+    (folder / f"failed.{rank}").touch()
+    deadline = time.monotonic() + 50
+    while not all((folder / f"failed.{r}").exists() for r in range(size)):
+        assert time.monotonic() < deadline, "the other ranks never reported their failure"
+        time.sleep(0.01)
+
+
+def main(op: str, folder: str) -> None:
     hvd.init()
     status = _core.nccl_status()
     assert not status["loaded"], "this check needs a machine where NCCL cannot be loaded"
@@ -59,8 +72,9 @@ def main(op: str) -> None:
         handle = hvd.broadcast_async_(tensor, 0, name="cuda.weights")
     expect_loader_failure(handle, op, status["reason"])
     assert torch.equal(tensor, before), tensor  # never read nor written as host memory
+    wait_for_every_rank(Path(folder), hvd.rank(), hvd.size())
     print(f"rank {hvd.rank()} OK", flush=True)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], sys.argv[2])

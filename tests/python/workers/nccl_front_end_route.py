@@ -1,8 +1,9 @@
 """The torch front end's NCCL submit through the real core, on a machine without NCCL: CPU tensors
 stand for CUDA tensors (fake CUDA calls: a fake event, a fake stream), hvd.allreduce_async or
-broadcast_async_ (argv[1]; argv[2] a folder where the ranks meet before exiting) hands one to the executor's NCCL path, and synchronize()
+broadcast_async_ (argv[1]) hands one to the executor's NCCL path, and synchronize()
 (finish_on_stream) raises HorovodInternalError with NCCL's loader reason on every rank; the tensor
-is never touched (the NCCL path fails before any byte moves). Prints "rank <rank> OK"."""
+is never touched (the NCCL path fails before any byte moves). argv[2]: a folder where the ranks
+meet before exiting. Prints "rank <rank> OK"."""
 
 import sys
 import time

@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <optional>
 
+#include "base/errors.h"
 #include "comm/subgroup.h"
 #include "core/observability.h"
 
@@ -19,6 +22,21 @@ comm::Communicator& set_communicator(int32_t id, const std::vector<int>& ranks,
   return *own;
 }
 
+// kolo's CPU view of a dead peer, for the NCCL path's waits (Executor::set_device_watch): a
+// look at the set's links for a hang-up that touches no link's state (the NCCL wait runs on the
+// background thread, inside a cycle), then the idle wait's own check, which names the peer.
+gpu::PeerWatch peer_watch(comm::Communicator& comm) {
+  return [&comm]() -> std::optional<gpu::PeerFailure> {
+    if (!comm.wait_wake_or_hangup(-1, std::chrono::microseconds(0))) return std::nullopt;
+    try {
+      comm.wait_idle(-1, std::chrono::microseconds(0), false);
+    } catch (const PeerError& error) {
+      return gpu::PeerFailure{error.peer_rank(), error.what()};
+    }
+    return std::nullopt;  // a peer that left after its last bytes: not a failure (yet)
+  };
+}
+
 }  // namespace
 
 ProcessSet::ProcessSet(int32_t id, std::vector<int> ranks, comm::Communicator& world,
@@ -32,6 +50,8 @@ ProcessSet::ProcessSet(int32_t id, std::vector<int> ranks, comm::Communicator& w
   backend_ = make_backend(comm_);
   executor_ = std::make_unique<Executor>(
       *backend_, handles, ExecutorOptions{comm_.rank(), comm_.size(), config.fusion_threshold});
+  // A dead peer ends an NCCL wait at once; a silent one within the CPU's peer timeout.
+  executor_->set_device_watch(peer_watch(comm_), config.peer_timeout);
   if (id_ != kGlobalProcessSet && comm_.rank() == 0 && config.stall_check) {
     stall_.emplace(StallSettings{config.stall_warning_time, config.stall_shutdown_time});
   }

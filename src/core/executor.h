@@ -17,7 +17,7 @@
 #include "core/tensor_entry.h"
 #include "fusion/fusion_buffer.h"
 #include "fusion/fusion_planner.h"
-#include "gpu/nccl_communicator.h"
+#include "gpu/nccl_collectives.h"  // gpu::PeerWatch (core may name gpu/ through this header)
 #include "kernels/result_scale.h"
 #include "negotiation/message.h"
 

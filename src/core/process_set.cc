@@ -23,17 +23,14 @@ comm::Communicator& set_communicator(int32_t id, const std::vector<int>& ranks,
 }
 
 // kolo's CPU view of a dead peer, for the NCCL path's waits (Executor::set_device_watch): a
-// look at the set's links for a hang-up that touches no link's state (the NCCL wait runs on the
-// background thread, inside a cycle), then the idle wait's own check, which names the peer.
-gpu::PeerWatch peer_watch(comm::Communicator& comm) {
+// look at the set's links for a hang-up, touching no link's state (the NCCL wait runs on the
+// background thread, inside a cycle). Any hang-up counts, even after the peer's last bytes: the
+// NCCL collective needs that peer alive.
+gpu::PeerWatch peer_watch(const comm::Communicator& comm) {
   return [&comm]() -> std::optional<gpu::PeerFailure> {
-    if (!comm.wait_wake_or_hangup(-1, std::chrono::microseconds(0))) return std::nullopt;
-    try {
-      comm.wait_idle(-1, std::chrono::microseconds(0), false);
-    } catch (const PeerError& error) {
-      return gpu::PeerFailure{error.peer_rank(), error.what()};
-    }
-    return std::nullopt;  // a peer that left after its last bytes: not a failure (yet)
+    std::optional<PeerError> hung_up = comm.hung_up_peer();
+    if (!hung_up) return std::nullopt;
+    return gpu::PeerFailure{hung_up->peer_rank(), hung_up->what()};
   };
 }
 

@@ -200,10 +200,27 @@ def stand_in_gpu_library():
 
 @pytest.mark.skipif(torch.version.cuda is not None,
                     reason="the stand-in must be the process's only CUDA runtime (a CPU torch)")
-@pytest.mark.parametrize("np_", [1, 2])
+@pytest.mark.parametrize("np_", [1])  # np 2 and 3 run on it below (a rank dying)
 def test_allreduce_and_broadcast_through_nccl_on_the_stand_in_gpu(np_):
     library = stand_in_gpu_library()
     if library is None:
         pytest.skip("the stand-in GPU library is built with the C++ tests (KOLO_BUILD_TESTS)")
     run_job(np_, "nccl_fake_gpu.py", timeout=60,
             env={"FAKE_GPU_LIBRARY": library, "KOLO_NCCL_LIBRARY": library}).assert_ok(np_)
+
+
+@pytest.mark.skipif(torch.version.cuda is not None,
+                    reason="the stand-in must be the process's only CUDA runtime (a CPU torch)")
+@pytest.mark.parametrize("np_", [2, 3])
+def test_a_rank_dying_inside_an_nccl_op_ends_the_survivors_op_naming_it(np_):
+    library = stand_in_gpu_library()
+    if library is None:
+        pytest.skip("the stand-in GPU library is built with the C++ tests (KOLO_BUILD_TESTS)")
+    # kolorun's grace period long enough that only kolo's own detection can end the survivors'
+    # wait before the test's timeout (the default, 5 s, would also end a hang).
+    result = run_job(np_, "nccl_fake_gpu_peer_death.py", timeout=60,
+                     env={"FAKE_GPU_LIBRARY": library, "KOLO_NCCL_LIBRARY": library},
+                     launcher_args=("--failure-grace-seconds", "50"))
+    assert result.returncode != 0, result.output  # the dead rank's exit code
+    for rank in range(np_ - 1):
+        assert f"rank {rank} OK" in result.lines_of(rank), result.output

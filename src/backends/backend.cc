@@ -15,6 +15,11 @@ void Backend::allreduce_scaled(Bytes data, size_t count, DataType type, ReduceOp
   allreduce(data, count, type, op);
   scale.apply(data.data(), count, type);
 }
+bool Backend::reduces_pieces(size_t) const { return false; }
+void Backend::allreduce_pieces(std::span<const BufferPiece>, size_t, DataType, ReduceOp,
+                               const kernels::ResultScale&) {
+  unsupported("allreduce of pieces");
+}
 void Backend::allgatherv(ConstBytes, Bytes, std::span<const size_t>) { unsupported("allgather"); }
 void Backend::broadcast(Bytes, int) { unsupported("broadcast"); }
 void Backend::barrier() { unsupported("barrier"); }

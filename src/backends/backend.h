@@ -26,6 +26,13 @@ class Backend {
   // the result; a backend whose algorithms compute each total on one rank scales it there.
   virtual void allreduce_scaled(Bytes data, size_t count, DataType type, ReduceOp op,
                                 const kernels::ResultScale& scale);
+  // Whether allreduce_pieces serves a fused group of `bytes` (the same answer on every rank for
+  // the same group and size): where the backend's algorithm for this size can work on pieces.
+  [[nodiscard]] virtual bool reduces_pieces(size_t bytes) const;
+  // allreduce_scaled over the concatenation of `pieces` (`count` elements in all), straight from
+  // their inputs into their outputs, with no fusion buffer to pack them into.
+  virtual void allreduce_pieces(std::span<const BufferPiece> pieces, size_t count, DataType type,
+                                ReduceOp op, const kernels::ResultScale& scale);
   // out = every rank's block in rank order; bytes_per_rank[r] is rank r's block size.
   virtual void allgatherv(ConstBytes mine, Bytes out, std::span<const size_t> bytes_per_rank);
   virtual void broadcast(Bytes data, int root);

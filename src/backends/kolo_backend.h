@@ -20,6 +20,14 @@ class KoloBackend final : public Backend {
                         const kernels::ResultScale& scale) override {
     comm::allreduce(comm_, data, count, type, op, options_, scale);
   }
+  // The host arena works on pieces (comm/piece_list.h); the other algorithms take the buffer.
+  [[nodiscard]] bool reduces_pieces(size_t bytes) const override {
+    return comm::allreduce_takes_arena(comm_, bytes, options_);
+  }
+  void allreduce_pieces(std::span<const BufferPiece> pieces, size_t, DataType type, ReduceOp op,
+                        const kernels::ResultScale& scale) override {
+    comm::allreduce_shared_memory(comm_, comm::PieceList(pieces), type, op, scale);
+  }
   void allgatherv(ConstBytes mine, Bytes out, std::span<const size_t> bytes_per_rank) override {
     comm::allgatherv(comm_, mine, out, bytes_per_rank);
   }

@@ -18,6 +18,23 @@ bool small_allreduce_uses_arena(const Communicator& comm) {
   return detail::arena_serves(comm, sizeof(uint64_t), AllreduceOptions{}.small_message_bytes);
 }
 
+bool allreduce_takes_arena(const Communicator& comm, size_t bytes,
+                           const AllreduceOptions& options) {
+  switch (options.algorithm) {
+    case AllreduceAlgorithm::shared_memory:
+      return true;
+    case AllreduceAlgorithm::automatic:
+      // The group is exactly one host's ranks (or such a subgroup of a hierarchical allreduce).
+      // With more ranks than CPUs only small messages: every arena step is a barrier of all
+      // ranks, and one of them is always descheduled, while the ring's deep buffers let ranks
+      // run ahead (measured at np 3 on 2 cores: 2 MiB and 64 MiB 1.5-2x slower through the
+      // arena, 8 B 2x faster).
+      return detail::arena_serves(comm, bytes, options.small_message_bytes);
+    default:
+      return false;
+  }
+}
+
 void allreduce(Communicator& comm, Bytes data, size_t count, DataType type, ReduceOp op,
                const AllreduceOptions& options, const kernels::ResultScale& scale) {
   switch (options.algorithm) {
@@ -35,11 +52,7 @@ void allreduce(Communicator& comm, Bytes data, size_t count, DataType type, Redu
       break;
   }
   const size_t bytes = count * dtype_size(type);
-  // The group is exactly one host's ranks (or such a subgroup of a hierarchical allreduce).
-  // With more ranks than CPUs only small messages: every arena step is a barrier of all ranks, and
-  // one of them is always descheduled, while the ring's deep buffers let ranks run ahead
-  // (measured at np 3 on 2 cores: 2 MiB and 64 MiB 1.5-2x slower through the arena, 8 B 2x faster).
-  if (detail::arena_serves(comm, bytes, options.small_message_bytes)) {
+  if (allreduce_takes_arena(comm, bytes, options)) {
     return allreduce_shared_memory(comm, data, count, type, op, scale);
   }
   if (options.hierarchical != Hierarchical::off && hierarchical_applies(comm)) {

@@ -10,6 +10,9 @@
 //       owners' slots.
 // The result's scale (Average's division) is applied right after the fold: to the whole piece
 // in 2a, to the rank's own slice in 2b.
+// The buffer may be several tensors (a fused allreduce, PieceList): each rank copies from their
+// inputs and folds and copies into their outputs directly, so a fused group needs no fusion
+// buffer, and the two copies into and out of one, on this path.
 // Every element is computed by one fixed sequence of operations on the same inputs, so all ranks
 // end with identical bits. Reuse of a half: see detail::before_writing.
 
@@ -20,6 +23,7 @@
 #include "comm/collective_arena.h"
 #include "comm/collective_checks.h"
 #include "comm/collectives.h"
+#include "comm/piece_list.h"
 #include "kernels/reduce.h"
 
 namespace kolo::comm {
@@ -47,21 +51,36 @@ Slice slice_of(size_t elements, int ranks, int r) {
 
 void allreduce_shared_memory(Communicator& comm, Bytes data, size_t count, DataType type,
                              ReduceOp op, const kernels::ResultScale& scale) {
-  const kernels::ReduceFn combine = kernels::reduce_function(type, op);
   detail::checked_bytes(comm, "allreduce_shared_memory", data.size(), count, type);
+  allreduce_shared_memory(comm, PieceList(data), type, op, scale);
+}
+
+void allreduce_shared_memory(Communicator& comm, const PieceList& pieces, DataType type,
+                             ReduceOp op, const kernels::ResultScale& scale) {
+  const kernels::ReduceFn combine = kernels::reduce_function(type, op);
+  const size_t element = dtype_size(type);
+  const size_t count = pieces.bytes() / element;
   scale.check(type);
   CollectiveArena* const collective = &detail::required_arena(comm, "allreduce_shared_memory");
   const int n = comm.size();
-  if (n == 1 || count == 0) return scale.apply(data.data(), count, type);
+  if (n == 1 || count == 0) {
+    // Nothing to combine: the result is the input, scaled.
+    pieces.for_each(0, pieces.bytes(),
+                    [&](const BufferPiece& p, size_t offset, size_t, size_t len) {
+                      if (p.input != p.output)
+                        std::memcpy(p.output + offset, p.input + offset, len);
+                      scale.apply(p.output + offset, len / element, type);
+                    });
+    return;
+  }
   SharedArena& arena = *collective->host.arena;
   const int self = collective->host.slot;
-  const size_t element = dtype_size(type);
   const size_t step_elements = arena.chunk_bytes() / element;
 
   for (size_t done = 0; done < count; done += step_elements) {
     const size_t elements = std::min(step_elements, count - done);
     const size_t bytes = elements * element;
-    std::byte* const piece = data.data() + done * element;
+    const size_t at = done * element;  // where the step's piece begins in the whole buffer
     const uint64_t step = collective->steps++;
     const int half = static_cast<int>(step % 2);
     const bool fold_whole = bytes <= kFoldWholeBytes || elements < static_cast<size_t>(n);
@@ -71,28 +90,40 @@ void allreduce_shared_memory(Communicator& comm, Bytes data, size_t count, DataT
     // Peers read everything but this rank's own slice, which it folds straight from its buffer.
     std::byte* const slot = arena.slot(self, half);
     detail::before_writing(comm, *collective, step);
-    std::memcpy(slot, piece, mine_begin);
-    std::memcpy(slot + mine_end, piece + mine_end, bytes - mine_end);
+    pieces.gather(slot, at, mine_begin);
+    pieces.gather(slot + mine_end, at + mine_end, bytes - mine_end);
     detail::finish_step_writes(comm, *collective, step);
 
     if (fold_whole) {
-      if (self != 0) std::memcpy(piece, arena.slot(0, half), bytes);  // rank 0's is there
-      for (int r = 1; r < n; ++r) combine(piece, arena.slot(r, half), elements);
-      scale.apply(piece, elements, type);  // every rank computed the whole piece
+      // Rank 0's values first, then the others' in rank order, straight into the outputs.
+      pieces.scatter(arena.slot(0, half), at, bytes);
+      pieces.for_each(at, bytes, [&](const BufferPiece& p, size_t offset, size_t in, size_t len) {
+        std::byte* const out = p.output + offset;
+        for (int r = 1; r < n; ++r) combine(out, arena.slot(r, half) + in, len / element);
+        scale.apply(out, len / element, type);  // every rank computed the whole piece
+      });
       continue;
     }
-    for (int r = 0; r < n; ++r) {
-      if (r != self) combine(piece + mine_begin, arena.slot(r, half) + mine_begin, mine.count);
-    }
-    scale.apply(piece + mine_begin, mine.count, type);  // in cache, before the others copy it
-    std::memcpy(slot + mine_begin, piece + mine_begin, mine_end - mine_begin);
+    // The rank's own slice: its own values first (folded in its output, in cache), then the
+    // others' in rank order, scaled, then copied into its slot for the others to read.
+    pieces.for_each(at + mine_begin, mine_end - mine_begin,
+                    [&](const BufferPiece& p, size_t offset, size_t in, size_t len) {
+                      std::byte* const out = p.output + offset;
+                      if (p.input != p.output) std::memcpy(out, p.input + offset, len);
+                      const size_t from = mine_begin + in;
+                      for (int r = 0; r < n; ++r) {
+                        if (r != self) combine(out, arena.slot(r, half) + from, len / element);
+                      }
+                      scale.apply(out, len / element, type);
+                      std::memcpy(slot + from, out, len);
+                    });
     arena.post(self, SharedArena::Flag::reduced, step + 1);
     detail::wait_for_members(comm, *collective, SharedArena::Flag::reduced, step + 1);
     for (int r = 0; r < n; ++r) {
       if (r == self) continue;
       const Slice theirs = slice_of(elements, n, r);
       const size_t offset = theirs.begin * element;
-      std::memcpy(piece + offset, arena.slot(r, half) + offset, theirs.count * element);
+      pieces.scatter(arena.slot(r, half) + offset, at + offset, theirs.count * element);
     }
   }
 }

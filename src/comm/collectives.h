@@ -11,6 +11,7 @@
 
 #include "base/types.h"
 #include "comm/communicator.h"
+#include "comm/piece_list.h"
 #include "kernels/result_scale.h"
 
 namespace kolo::comm {
@@ -64,6 +65,14 @@ void allreduce_hierarchical(Communicator& comm, Bytes data, size_t count, DataTy
 // Throws InvalidArgument when the group has no usable arena (Communicator::arena()).
 void allreduce_shared_memory(Communicator& comm, Bytes data, size_t count, DataType type,
                              ReduceOp op, const kernels::ResultScale& scale = {});
+// The same over the concatenation of several tensors (each reads its input, its result goes to its
+// output), with no buffer to pack them into: a fused allreduce's data path on one host.
+void allreduce_shared_memory(Communicator& comm, const PieceList& pieces, DataType type,
+                             ReduceOp op, const kernels::ResultScale& scale = {});
+// Whether allreduce() with `options` runs `bytes` through the host arena (the choice every rank
+// makes alike, from the group and the size).
+[[nodiscard]] bool allreduce_takes_arena(const Communicator& comm, size_t bytes,
+                                         const AllreduceOptions& options);
 // True when the topology has several hosts and fewer hosts than ranks.
 bool hierarchical_applies(const Communicator& comm);
 

@@ -209,7 +209,12 @@ void Executor::allreduce(const fusion::FusedGroup& group, std::vector<TensorEntr
   const ReduceOp op = to_comm_op(response.reduce_op);
   const size_t element = dtype_size(response.dtype);
 
-  // One tensor reduces in place in its output; several are packed into the fusion buffer.
+  // Where the backend can (the host arena), the tensors go straight from their inputs to their
+  // outputs: several without a fusion buffer, one out of place without copying its input over
+  // its output first. Else one tensor reduces in place in its output; several are packed into
+  // the fusion buffer.
+  const bool copies_saved = entries.size() > 1 || entries.front()->input != entries.front()->output;
+  if (copies_saved && response.prescale == 1.0 && allreduce_pieces(response, entries)) return;
   ScaledRun run;
   run.phase = "KOLO_ALLREDUCE";
   if (entries.size() == 1) {
@@ -228,8 +233,7 @@ void Executor::allreduce(const fusion::FusedGroup& group, std::vector<TensorEntr
                     entries[i]->bytes());
       }
     }
-    ++stats_.fused_groups;
-    stats_.fused_tensors += entries.size();
+    count_fused(entries.size());
   }
   run.result = run.work;
   run.backend_scales = true;  // where each total is computed, not in another pass (result_scale.h)
@@ -245,6 +249,26 @@ void Executor::allreduce(const fusion::FusedGroup& group, std::vector<TensorEntr
       }
     }
   }
+}
+
+bool Executor::allreduce_pieces(const negotiation::Response& response,
+                                std::vector<TensorEntry*>& entries) {
+  std::vector<BufferPiece> pieces;
+  pieces.reserve(entries.size());
+  size_t bytes = 0;
+  for (TensorEntry* entry : entries) {
+    pieces.push_back({static_cast<const std::byte*>(entry->input),
+                      static_cast<std::byte*>(entry->output), entry->bytes()});
+    bytes += entry->bytes();
+  }
+  if (!backend_.reduces_pieces(bytes)) return false;
+  const kernels::ResultScale scale = result_scale(response);
+  scale.check(response.dtype);  // an impossible scale fails the tensors before any byte moves
+  ObservedPhase phase(observer_, response.names, "KOLO_ALLREDUCE");
+  backend_.allreduce_pieces(pieces, bytes / dtype_size(response.dtype), response.dtype,
+                            to_comm_op(response.reduce_op), scale);
+  if (entries.size() > 1) count_fused(entries.size());
+  return true;
 }
 
 void Executor::allgather(const negotiation::Response& response, TensorEntry& entry, size_t index) {

@@ -109,6 +109,12 @@ class Executor {
                   const std::function<void(const kernels::ResultScale&)>& backend_op);
 
   void allreduce(const fusion::FusedGroup& group, std::vector<TensorEntry*>& entries);
+  // A fused group straight from its tensors where the backend reduces pieces; false: not taken.
+  bool allreduce_pieces(const negotiation::Response& response, std::vector<TensorEntry*>& entries);
+  void count_fused(size_t tensors) {
+    ++stats_.fused_groups;
+    stats_.fused_tensors += tensors;
+  }
   // executor_device.cc: a group of CUDA tensors through NCCL on kolo's stream; sets each entry's
   // completion event (allocated_output.device_done).
   struct DeviceState;

@@ -30,6 +30,9 @@ def check_allreduce(rank: int, size: int) -> None:
                 got = kolo.allreduce(inputs[rank], op=op, name=f"ar.{dtype.__name__}.{count}.{op}")
                 assert got.dtype == dtype and got.shape == (count,)
                 assert np.array_equal(got.astype(np.float64), want), (dtype, count, op, got[:5])
+                # Out of place: the input is read, never written (the host arena reads it
+                # directly and folds into the output).
+                assert np.array_equal(inputs[rank], values(rank, count, dtype)), (dtype, count, op)
             if np.issubdtype(dtype, np.floating):
                 got = kolo.allreduce(inputs[rank], op=kolo.Average,
                                      name=f"avg.{dtype.__name__}.{count}")

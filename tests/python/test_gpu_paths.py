@@ -290,8 +290,8 @@ def test_no_gpus_are_exchanged_where_nccl_cannot_run(monkeypatch):
 
 
 @pytest.mark.parametrize("np_", [2, 3])
-def test_cuda_submit_reaches_the_nccl_path(np_):
+def test_cuda_submit_reaches_the_nccl_path(np_, tmp_path):
     """enqueue_pointers with a device index hands the executor a CUDA request (it fails with
     NCCL's loader reason here, where NCCL cannot be loaded, instead of reading host memory), and
     refuses one without the caller's event, naming the tensor."""
-    run_job(np_, "cuda_submit_route.py", timeout=60).assert_ok(np_)
+    run_job(np_, "cuda_submit_route.py", str(tmp_path), timeout=60).assert_ok(np_)

@@ -11,7 +11,7 @@ import torch  # noqa: F401  (kolo._core.nccl_status() looks for the NCCL torch l
 
 import horovod.torch as hvd
 from kolo import _core
-from nccl_front_end_route import wait_for_every_rank
+from nccl_front_end_route import failed_for_the_loader, wait_for_every_rank
 
 FAKE_DEVICE_POINTER = 0x10000  # never dereferenced: the NCCL path fails before any byte moves
 
@@ -39,7 +39,8 @@ def main(folder: str) -> None:
         _core.finish(handle)  # waits and forgets the handle (what synchronize does for it)
     except Exception as error:  # noqa: BLE001 - which class is the session's business
         text = str(error)
-        assert f"rank {hvd.rank()}" in text and status["reason"] in text, (text, status)
+        assert f"rank {hvd.rank()}" in text, (text, status)
+        assert failed_for_the_loader(text, status["reason"]), (text, status)
     else:
         raise AssertionError("a CUDA-tagged allreduce completed on a machine without NCCL")
     wait_for_every_rank(Path(folder), hvd.rank(), hvd.size())  # else a slow rank sees a closure

@@ -35,12 +35,19 @@ class StandInCuda(nccl_submit.CudaCalls):
         return 0x30000
 
 
+def failed_for_the_loader(text: str, reason: str) -> bool:
+    """This rank's own loader failure, or a peer's: a rank whose own failure came first closes
+    its links at once (the session's end), and a rank still between negotiation and execution
+    then reports that closure, naming the rank. kolorun's log shows every rank's first error."""
+    return reason in text or "closed the connection" in text
+
+
 def expect_loader_failure(handle, what: str, reason: str) -> None:
     try:
         hvd.synchronize(handle)
     except hvd.HorovodInternalError as error:
         text = str(error)
-        assert f"rank {hvd.rank()}" in text and reason in text, (what, text)
+        assert f"rank {hvd.rank()}" in text and failed_for_the_loader(text, reason), (what, text)
     else:
         raise AssertionError(f"{what} of a CUDA-tagged tensor completed without NCCL")
 

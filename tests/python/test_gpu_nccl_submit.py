@@ -138,6 +138,24 @@ def test_types_nccl_lacks_are_not_sent_to_it(fakes, dtype):
     assert not nccl_submit.takes(tensor, _core.OP_ALLREDUCE)
 
 
+def test_a_tensor_nccl_cannot_take_falls_back_to_the_async_host_path(monkeypatch):
+    """NCCL chosen, but an int16 tensor (or an empty one) cannot go: staging's non-blocking path
+    takes it, not the blocking copies. A meta tensor stands for the device tensor here."""
+    monkeypatch.setattr(staging, "path_for", lambda device_type, op: gpu_path.NCCL)
+    monkeypatch.setattr(staging, "FORCED_ASYNC", False)
+    monkeypatch.setattr(staging, "_calls", staging.HostOnlyCalls())
+
+    def blocking(tensor):
+        raise AssertionError("the blocking staging took a tensor of the NCCL path's fallback")
+
+    monkeypatch.setattr(staging, "to_host", blocking)
+    monkeypatch.setattr(staging, "to_host_async",
+                        lambda tensor, calls: (torch.empty(tensor.shape, dtype=tensor.dtype), "e"))
+    tensor = torch.empty(3, dtype=torch.int16, device="meta")
+    _, staged, _ = staging.stage(tensor, _core.OP_ALLREDUCE, None)
+    assert staged.asynchronous and staged.keep == ["e"]
+
+
 def test_operations_not_chosen_for_nccl_are_not_sent_to_it(fakes, monkeypatch):
     install, _ = fakes
     tensor = torch.ones(3)

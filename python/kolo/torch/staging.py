@@ -242,8 +242,10 @@ def stage(source: torch.Tensor, op: int,
           inplace_target: Optional[torch.Tensor]) -> tuple[torch.Tensor, Staged, tuple[int, int]]:
     """The host copy of `source` the core works on, what synchronize() owes the caller, and the
     (event, device) the core must wait for before reading the copy ((0, -1): none)."""
+    # NCCL chosen, but this tensor cannot go (a type NCCL lacks, an empty tensor): the
+    # asynchronous host path, not the blocking staging.
     asynchronous = FORCED_ASYNC or (source.device.type != "cpu"
-                                    and path_for(source.device.type, op) == gpu_path.ASYNC_HOST)
+                                    and path_for(source.device.type, op) != gpu_path.STAGING)
     staged = Staged(source.device, inplace_target, asynchronous)
     if not asynchronous:
         return to_host(source), staged, (0, -1)

@@ -156,6 +156,14 @@ def test_a_tensor_nccl_cannot_take_falls_back_to_the_async_host_path(monkeypatch
     assert staged.asynchronous and staged.keep == ["e"]
 
 
+def test_adasum_is_not_sent_to_nccl(fakes):
+    install, _ = fakes
+    tensor = torch.ones(3)
+    install(tensor)
+    assert nccl_submit.takes(tensor, _core.OP_ALLREDUCE, _core.REDUCE_SUM)
+    assert not nccl_submit.takes(tensor, _core.OP_ALLREDUCE, _core.REDUCE_ADASUM)
+
+
 def test_operations_not_chosen_for_nccl_are_not_sent_to_it(fakes, monkeypatch):
     install, _ = fakes
     tensor = torch.ones(3)

@@ -14,9 +14,9 @@ that on the stream synchronize() ordered (the current stream; the one the cachin
 gave them, in the usual single-stream program).
 
 Not here (the async host path, staging.py, takes them): allgather, alltoall and reducescatter,
-whose outputs the core allocates in host memory once the negotiated sizes are known; tensors of
-the types NCCL lacks (int16, bool); empty or non-contiguous in-place tensors; and operations
-carrying an error to report (the general path reports it on every rank).
+whose outputs the core allocates in host memory once the negotiated sizes are known; Adasum;
+tensors of the types NCCL lacks (int16, bool); empty or non-contiguous in-place tensors; and
+operations carrying an error to report (the general path reports it on every rank).
 
 ``CudaCalls`` holds the CUDA calls (torch's); a test replaces it (use_calls) to check, without a
 GPU, which pointer, device and event reach the core and what synchronize() waits on.
@@ -75,10 +75,12 @@ def use_calls(calls: Any) -> Any:
     return previous
 
 
-def takes(tensor: torch.Tensor, op: int) -> bool:
-    """True when `tensor` goes to the NCCL path: a CUDA tensor of a type NCCL has, for an
-    operation gpu_path chose NCCL for. A CPU tensor is decided by its first test."""
+def takes(tensor: torch.Tensor, op: int, reduce_op: int = 0) -> bool:
+    """True when `tensor` goes to the NCCL path: a non-empty CUDA tensor of a type NCCL has, for
+    an operation gpu_path chose NCCL for, not Adasum (which runs on the host, as Horovod stages
+    it on GPUs). A CPU tensor is decided by its first test."""
     return (_calls.is_cuda(tensor) and tensor.dtype in _NCCL_DTYPES and tensor.numel() > 0
+            and not (op == _core.OP_ALLREDUCE and reduce_op == _core.REDUCE_ADASUM)
             and staging.path_for("cuda", op) == gpu_path.NCCL)
 
 

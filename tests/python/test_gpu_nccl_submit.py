@@ -156,12 +156,20 @@ def test_a_tensor_nccl_cannot_take_falls_back_to_the_async_host_path(monkeypatch
     assert staged.asynchronous and staged.keep == ["e"]
 
 
-def test_adasum_is_not_sent_to_nccl(fakes):
+def test_reductions_the_nccl_path_does_not_run_stay_on_the_host(fakes):
     install, _ = fakes
-    tensor = torch.ones(3)
-    install(tensor)
-    assert nccl_submit.takes(tensor, _core.OP_ALLREDUCE, _core.REDUCE_SUM)
-    assert not nccl_submit.takes(tensor, _core.OP_ALLREDUCE, _core.REDUCE_ADASUM)
+    floats, ints = torch.ones(3), torch.ones(3, dtype=torch.int32)
+    install(floats, ints)
+    allreduce = _core.OP_ALLREDUCE
+    assert nccl_submit.takes(floats, allreduce, _core.REDUCE_SUM)
+    assert nccl_submit.takes(floats, allreduce, _core.REDUCE_AVERAGE, 0.5)  # one PreMulSum
+    assert nccl_submit.takes(floats, allreduce, _core.REDUCE_MAX)
+    assert nccl_submit.takes(ints, allreduce, _core.REDUCE_SUM)
+    assert not nccl_submit.takes(floats, allreduce, _core.REDUCE_ADASUM)
+    assert not nccl_submit.takes(floats, allreduce, _core.REDUCE_MAX, 2.0)
+    assert not nccl_submit.takes(ints, allreduce, _core.REDUCE_SUM, 2.0)
+    assert not nccl_submit.takes(ints, allreduce, _core.REDUCE_AVERAGE)
+    assert nccl_submit.takes(ints, _core.OP_BROADCAST)
 
 
 def test_operations_not_chosen_for_nccl_are_not_sent_to_it(fakes, monkeypatch):

@@ -83,7 +83,7 @@ def submit(op: int, kind: str, tensor: torch.Tensor, output: Optional[torch.Tens
                                   postscale, set_id, group, drive)
         if handle is not None:
             return handle
-        if nccl_submit.takes(tensor, op, reduce_op):
+        if nccl_submit.takes(tensor, op, reduce_op, prescale * postscale):
             handle = nccl_submit.submit(op, kind, tensor, output, name, reduce_op, root,
                                         prescale, postscale, set_id, group)
             if handle is not None:

@@ -14,8 +14,9 @@ that on the stream synchronize() ordered (the current stream; the one the cachin
 gave them, in the usual single-stream program).
 
 Not here (the async host path, staging.py, takes them): allgather, alltoall and reducescatter,
-whose outputs the core allocates in host memory once the negotiated sizes are known; Adasum;
-tensors of the types NCCL lacks (int16, bool); empty or non-contiguous in-place tensors; and
+whose outputs the core allocates in host memory once the negotiated sizes are known; the
+reductions the NCCL path does not run (Adasum, a scale on Min/Max/Product or on integers, an
+integer Average); tensors of the types NCCL lacks (int16, bool); empty or non-contiguous in-place tensors; and
 operations carrying an error to report (the general path reports it on every rank).
 
 ``CudaCalls`` holds the CUDA calls (torch's); a test replaces it (use_calls) to check, without a
@@ -75,13 +76,24 @@ def use_calls(calls: Any) -> Any:
     return previous
 
 
-def takes(tensor: torch.Tensor, op: int, reduce_op: int = 0) -> bool:
+def takes(tensor: torch.Tensor, op: int, reduce_op: int = 0, scale: float = 1.0) -> bool:
     """True when `tensor` goes to the NCCL path: a non-empty CUDA tensor of a type NCCL has, for
-    an operation gpu_path chose NCCL for, not Adasum (which runs on the host, as Horovod stages
-    it on GPUs). A CPU tensor is decided by its first test."""
+    an operation gpu_path chose NCCL for, with a reduction the NCCL path runs (`scale`: prescale
+    times postscale). A CPU tensor is decided by its first test."""
     return (_calls.is_cuda(tensor) and tensor.dtype in _NCCL_DTYPES and tensor.numel() > 0
-            and not (op == _core.OP_ALLREDUCE and reduce_op == _core.REDUCE_ADASUM)
+            and (op != _core.OP_ALLREDUCE or _nccl_reduces(tensor.dtype, reduce_op, scale))
             and staging.path_for("cuda", op) == gpu_path.NCCL)
+
+
+def _nccl_reduces(dtype: torch.dtype, reduce_op: int, scale: float) -> bool:
+    """What gpu/nccl_collectives.cc runs: not Adasum (the host runs it, as Horovod stages it on
+    GPUs); a scale (one PreMulSum) only on a floating-point Sum or Average; integer tensors'
+    Average (a truncating division, as the host path does it) not through ncclAvg."""
+    if reduce_op == _core.REDUCE_ADASUM:
+        return False
+    if not dtype.is_floating_point:
+        return scale == 1.0 and reduce_op != _core.REDUCE_AVERAGE
+    return scale == 1.0 or reduce_op in (_core.REDUCE_SUM, _core.REDUCE_AVERAGE)
 
 
 def submit(op: int, kind: str, tensor: torch.Tensor, output: Optional[torch.Tensor],

@@ -14,9 +14,9 @@ that on the stream synchronize() ordered (the current stream; the one the cachin
 gave them, in the usual single-stream program).
 
 Not here (the async host path, staging.py, takes them): allgather, alltoall and reducescatter,
-whose outputs the core allocates in host memory once the negotiated sizes are known; the
-reductions the NCCL path does not run (Adasum, a scale on Min/Max/Product or on integers, an
-integer Average); tensors of the types NCCL lacks (int16, bool); empty or non-contiguous in-place tensors; and
+whose outputs the core allocates in host memory once the negotiated sizes are known; the reductions
+the NCCL path does not run (Adasum, a scale on Min/Max/Product or on integers, an integer Average);
+tensors of the types NCCL lacks (int16, bool); empty or non-contiguous in-place tensors; and
 operations carrying an error to report (the general path reports it on every rank).
 
 ``CudaCalls`` holds the CUDA calls (torch's); a test replaces it (use_calls) to check, without a

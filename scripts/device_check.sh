@@ -14,7 +14,8 @@
 #      command "bash scripts/device_check.sh", carry [".device"], timeout_s 560
 #
 # What comes back under $OUT (at most 8 files): summary.txt (the environment, what kolo found,
-# pass/fail counts, img/sec and ratios), nccl_on_device.txt (the NCCL backend's collectives on
+# which path the torch front end takes per op and one NCCL result, pass/fail counts, img/sec and
+# ratios), nccl_on_device.txt (the NCCL backend's collectives on
 # the GPU with torch's NCCL: tests/cpp/gpu/nccl_on_device_test.cc), test_gpu_cuda.txt, test_torch_np1.txt, test_torch_np2.txt,
 # bench.txt, build.txt. docs/GPU.md keeps each run's figures with the device's name and the date.
 set -uo pipefail
@@ -112,6 +113,17 @@ say "$(python3 -c 'import torch, kolo._core as c, horovod.torch as hvd
 print("nccl:", c.nccl_status()["describe"]); print("cuda:", c.cuda_status()["describe"])
 print("nccl_built", hvd.nccl_built(), "cuda_built", hvd.cuda_built())' 2>&1)"
 say "$(kolorun --check-build 2>&1 | grep -E 'NCCL|PyTorch')"
+
+# ---- the torch front end on the NCCL path: which path each op takes, and a result (np 1) ----
+say "$(timeout "$(step_timeout 60)" kolorun -np 1 python3 -c 'import torch, horovod.torch as hvd
+from kolo.torch import staging
+hvd.init(); torch.cuda.set_device(hvd.local_rank())
+x = torch.arange(1024.0, device="cuda")
+y = hvd.allreduce(x, op=hvd.Sum, name="probe")
+w = hvd.broadcast(x + 1, root_rank=0, name="probe.b")
+print("front end:", {op: c.path for op, c in staging._choices.get("cuda", {}).items()})
+print("allreduce on", y.device, "right:", torch.equal(y.cpu(), x.cpu() * hvd.size()),
+      "broadcast right:", torch.equal(w.cpu(), x.cpu() + 1))' 2>&1 | tail -4)"
 
 # ---- the NCCL backend's collectives on this GPU through torch's own libcudart and libnccl ----
 nvidia=$(python3 -c 'import os, nvidia; print(os.path.abspath(list(nvidia.__path__)[0]))' 2>/dev/null)

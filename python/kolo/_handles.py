@@ -26,6 +26,9 @@ class _InFlight:
     output: Any  # a separate output the caller allocated, or None
     op: int  # _core.OP_*
     finish: Optional[Callable[[Any], Any]]  # the framework's last step, or None
+    # kolo.torch's NCCL path: () -> (cudaStream_t, device, name) of the caller's current stream
+    # at synchronize(), which is made to wait for kolo's completion event; None elsewhere.
+    on_stream: Optional[Callable[[], tuple]] = None
 
 
 _in_flight: dict[int, _InFlight] = {}
@@ -44,10 +47,12 @@ _group_ids = itertools.count(1)
 
 
 def track(handle: int, array: Any, output: Any, op: int,
-          finish: Optional[Callable[[Any], Any]] = None) -> None:
+          finish: Optional[Callable[[Any], Any]] = None,
+          on_stream: Optional[Callable[[], tuple]] = None) -> None:
     """Keeps `array` and `output` referenced until synchronize(handle); `finish(result)` then
-    gives the caller's result."""
-    _in_flight[handle] = _InFlight(array, output, op, finish)
+    gives the caller's result. `on_stream` (an allreduce or broadcast on the NCCL path): the
+    stream that synchronize() makes wait for the device result instead of waiting itself."""
+    _in_flight[handle] = _InFlight(array, output, op, finish, on_stream)
 
 
 def track_direct(handle: int, array: Any, output: Any) -> None:
@@ -101,7 +106,10 @@ def synchronize(handle: int) -> Any:
     if entry.op in _SAME_SHAPE:
         # Nothing allocated by the core: wait and forget the handle in one call.
         try:
-            _core.finish(handle)
+            if entry.on_stream is None:
+                _core.finish(handle)
+            else:
+                _core.finish_on_stream(handle, *entry.on_stream())
         except Exception:
             del _in_flight[handle]
             raise

@@ -193,6 +193,18 @@ bool Communicator::wait_wake_or_hangup(int wake_fd, std::chrono::microseconds ti
                      [](const pollfd& fd) { return (fd.revents & detail::kHangupEvents) != 0; });
 }
 
+std::optional<PeerError> Communicator::hung_up_peer() const {
+  for (int p = 0; p < size(); ++p) {
+    const Link* link = p == rank_ ? nullptr : links_[static_cast<size_t>(p)];
+    if (link == nullptr || link->fd() < 0) continue;
+    pollfd fd{link->fd(), POLLRDHUP, 0};
+    if (::poll(&fd, 1, 0) > 0 && (fd.revents & detail::kHangupEvents) != 0) {
+      return detail::peer_closed_error(*link);
+    }
+  }
+  return std::nullopt;
+}
+
 void Communicator::abort() {
   for (int r = 0; r < size(); ++r) {
     if (r != rank_ && links_[static_cast<size_t>(r)] != nullptr) links_[r]->close();

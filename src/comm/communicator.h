@@ -9,10 +9,12 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "base/errors.h"
 #include "transport/link.h"
 #include "transport/wait_arming.h"
 
@@ -114,6 +116,10 @@ class Communicator {
   // doorbell drained), so it may run beside any collective. True when a peer hung up (the next
   // collective reports it, naming the peer), false when woken or timed out.
   [[nodiscard]] bool wait_wake_or_hangup(int wake_fd, std::chrono::microseconds timeout) const;
+  // The first peer whose link hung up, as the error a collective would raise, without waiting
+  // and touching no link's state (as above); nullopt when none. For waits outside kolo's own
+  // transfers that need every peer alive whatever bytes it left behind (an NCCL collective).
+  [[nodiscard]] std::optional<PeerError> hung_up_peer() const;
 
   // Closes every link so that peers see this rank gone (after a fatal error).
   void abort();

@@ -3,6 +3,7 @@
 // (or fails) the handles. Everything here runs on the background thread.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -16,6 +17,7 @@
 #include "core/tensor_entry.h"
 #include "fusion/fusion_buffer.h"
 #include "fusion/fusion_planner.h"
+#include "gpu/nccl_collectives.h"  // gpu::PeerWatch (core may name gpu/ through this header)
 #include "kernels/result_scale.h"
 #include "negotiation/message.h"
 
@@ -71,6 +73,13 @@ class Executor {
   // An elastic reset or a peer's failure: the NCCL communicator is aborted and dropped; the next
   // CUDA group makes a new one through the (new) ranks' rendezvous.
   void drop_device_state();
+  // kolo's CPU view of a peer's failure, asked while an NCCL call is in progress (creating the
+  // communicator, a non-blocking collective), and how long such a call may stay in progress: a
+  // failure or the timeout aborts the communicator and raises PeerError / Error naming the rank.
+  void set_device_watch(gpu::PeerWatch watch, std::chrono::milliseconds timeout) {
+    device_watch_ = std::move(watch);
+    device_timeout_ = timeout;
+  }
 
  private:
   void execute(const fusion::FusedGroup& group, std::map<std::string, TensorEntry>& pending);
@@ -127,6 +136,8 @@ class Executor {
   ExecutionObserver* observer_ = nullptr;
   uint64_t groups_started_ = 0;
   DeviceLibraries device_libraries_;
+  gpu::PeerWatch device_watch_;
+  std::chrono::milliseconds device_timeout_{std::chrono::minutes(5)};
   std::unique_ptr<DeviceState> device_;
 };
 

@@ -13,13 +13,6 @@
 
 namespace kolo::core {
 
-namespace {
-
-// How long creating a communicator or finishing a queued NCCL call may stay in progress.
-constexpr auto kNcclTimeout = std::chrono::minutes(5);
-
-}  // namespace
-
 struct Executor::DeviceState {
   DeviceState(int device_index, gpu::NcclCommunicator communicator, const gpu::CudaRuntime& cuda,
               const gpu::NcclLibrary& nccl, gpu::NcclCollectivesOptions options)
@@ -56,16 +49,16 @@ Executor::DeviceState& Executor::device_state(int device) {
       device_libraries_.cuda != nullptr ? *device_libraries_.cuda : gpu::cuda_runtime();
   const gpu::NcclLibrary& nccl =
       device_libraries_.nccl != nullptr ? *device_libraries_.nccl : gpu::nccl_library();
-  const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(kNcclTimeout);
   gpu::NcclCommunicator comm = gpu::rendezvous_communicator(
       nccl, options_.rank, options_.size,
-      [this](std::span<std::byte> id) { backend_.broadcast(id, 0); }, {}, timeout);
+      [this](std::span<std::byte> id) { backend_.broadcast(id, 0); }, device_watch_,
+      device_timeout_);
   device_ = std::make_unique<DeviceState>(device, std::move(comm), cuda, nccl,
                                           gpu::NcclCollectivesOptions{.rank = options_.rank,
                                                                       .size = options_.size,
                                                                       .device = device,
-                                                                      .watch = {},
-                                                                      .timeout = timeout});
+                                                                      .watch = device_watch_,
+                                                                      .timeout = device_timeout_});
   return *device_;
 }
 

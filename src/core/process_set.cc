@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <optional>
 
+#include "base/errors.h"
 #include "comm/subgroup.h"
 #include "core/observability.h"
 
@@ -19,6 +22,18 @@ comm::Communicator& set_communicator(int32_t id, const std::vector<int>& ranks,
   return *own;
 }
 
+// kolo's CPU view of a dead peer, for the NCCL path's waits (Executor::set_device_watch): a
+// look at the set's links for a hang-up, touching no link's state (the NCCL wait runs on the
+// background thread, inside a cycle). Any hang-up counts, even after the peer's last bytes: the
+// NCCL collective needs that peer alive.
+gpu::PeerWatch peer_watch(const comm::Communicator& comm) {
+  return [&comm]() -> std::optional<gpu::PeerFailure> {
+    std::optional<PeerError> hung_up = comm.hung_up_peer();
+    if (!hung_up) return std::nullopt;
+    return gpu::PeerFailure{hung_up->peer_rank(), hung_up->what()};
+  };
+}
+
 }  // namespace
 
 ProcessSet::ProcessSet(int32_t id, std::vector<int> ranks, comm::Communicator& world,
@@ -32,6 +47,8 @@ ProcessSet::ProcessSet(int32_t id, std::vector<int> ranks, comm::Communicator& w
   backend_ = make_backend(comm_);
   executor_ = std::make_unique<Executor>(
       *backend_, handles, ExecutorOptions{comm_.rank(), comm_.size(), config.fusion_threshold});
+  // A dead peer ends an NCCL wait at once; a silent one within the CPU's peer timeout.
+  executor_->set_device_watch(peer_watch(comm_), config.peer_timeout);
   if (id_ != kGlobalProcessSet && comm_.rank() == 0 && config.stall_check) {
     stall_.emplace(StallSettings{config.stall_warning_time, config.stall_shutdown_time});
   }

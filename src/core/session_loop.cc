@@ -193,6 +193,9 @@ void Session::end_loop(const std::exception& failure) {
                   peer_error ? failure_report_->with_root_cause(*peer_error) : failure.what());
   logger_.error("{}", message);
   comm_->abort();
+  // NCCL kernels waiting for a dead peer would hold the GPU (and every stream that waits for
+  // kolo's completion events) forever: their communicators are aborted now, not at the reset.
+  for (auto& [id, set] : sets_) set->executor().drop_device_state();
   failed_in_shutdown_ = shutdown_requested_.load();
   loop_ended_ = true;
   note_if_untold(message, fail_everything(message));

@@ -17,6 +17,7 @@
 #include "core/runtime.h"
 #include "gpu/cuda_runtime.h"
 #include "gpu/nccl_library.h"
+#include "python/device_sync.h"
 #include "python/dlpack_types.h"
 #include "python/enqueue.h"
 
@@ -71,6 +72,8 @@ nb::tuple take_alltoall_output(HandleId handle, bool as_torch) {
   return nb::make_tuple(as_array(buffer, as_torch), buffer.received_splits);
 }
 
+}  // namespace
+
 // How often a blocking wait lets Python look for a pending signal: a Ctrl-C is answered within
 // this, and an operation that completes sooner never pays for it.
 constexpr std::chrono::milliseconds kSignalCheckInterval{100};
@@ -90,8 +93,6 @@ void wait_interruptibly(HandleId handle) {
     if (PyErr_CheckSignals() != 0) throw nb::python_error();
   }
 }
-
-}  // namespace
 
 }  // namespace kolo::python
 
@@ -151,6 +152,7 @@ NB_MODULE(_core, m) {
   });
 
   bind_enqueue(m);
+  bind_device_sync(m);
   // Process sets and join: collective over all ranks; they block, so the GIL is released.
   m.def(
       "add_process_set",
@@ -245,7 +247,7 @@ NB_MODULE(_core, m) {
 
   // What this build contains, for hvd.mpi_built() / nccl_built() / gloo_built(): collectives run
   // on kolo's own transports (the role Horovod's Gloo plays) or, when chosen, on MPI through the
-  // plugin; there is no NCCL and no CUDA support in this version. Adasum runs on kolo's
+  // plugin; NCCL is loaded at run time (gpu/), never linked. Adasum runs on kolo's
   // transports (comm/adasum.cc). MPI_BUILT: the plugin exists and loads (a dlopen of about 2 ms;
   // MPI itself is only initialized when a job needs it).
   m.attr("MPI_BUILT") = kolo::backends::MpiPlugin::available();
@@ -254,11 +256,12 @@ NB_MODULE(_core, m) {
       "mpi_thread_level", [] { return kolo::backends::MpiPlugin::get().initialize(); },
       nb::call_guard<nb::gil_scoped_release>());
   m.attr("VERSION") = KOLO_VERSION_STRING;  // the file VERSION, through CMake: kolo.__version__
-  // NCCL_BUILT: whether this build has a backend that runs CUDA tensors' collectives in NCCL (not
-  // yet: they take the host path). Whether NCCL and the CUDA runtime are in reach of this process
-  // is nccl_status() / cuda_status(): found with dlopen on the first call (gpu/), so call them
-  // after importing torch, whose CUDA build loads its own copies (those are the ones kolo uses).
-  m.attr("NCCL_BUILT") = false;
+  // NCCL_BUILT: this build has the backend that runs CUDA tensors' collectives in NCCL
+  // (core/executor_device.cc; kolo/torch/nccl_submit.py submits to it). Whether NCCL and the CUDA
+  // runtime are in reach of this process is nccl_status() / cuda_status(): found with dlopen on the
+  // first call (gpu/), so call them after importing torch, whose CUDA build loads its own copies
+  // (those are the ones kolo uses).
+  m.attr("NCCL_BUILT") = true;
   m.attr("CUDA_BUILT") = false;
   m.def("nccl_status", [] { return library_status(kolo::gpu::nccl_library().status); });
   m.def("cuda_status", [] { return library_status(kolo::gpu::cuda_runtime().status); });

@@ -132,10 +132,11 @@ def gloo_enabled() -> bool:
 
 
 def nccl_built() -> bool:
-    """Whether CUDA tensors' collectives run in NCCL in this process: they need kolo's NCCL
-    backend (not in this version: NCCL_BUILT is False) and a libnccl.so.2 kolo can load
-    (kolo._core.nccl_status() says which, or why not)."""
-    return bool(_core.NCCL_BUILT) and bool(_core.nccl_status()["loaded"])
+    """Whether CUDA tensors' collectives can run in NCCL in this process: kolo's NCCL backend
+    (NCCL_BUILT), a libnccl.so.2 and a CUDA runtime kolo can load (kolo._core.nccl_status() /
+    cuda_status() say which, or why not)."""
+    return (bool(_core.NCCL_BUILT) and bool(_core.nccl_status()["loaded"])
+            and bool(_core.cuda_status()["loaded"]))
 
 
 def cuda_built() -> bool:

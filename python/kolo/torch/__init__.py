@@ -8,8 +8,9 @@
     hvd.broadcast_optimizer_state(optimizer, root_rank=0)
 
 Tensors cross into kolo's C++ core through DLPack; kolo is not compiled against torch, so one
-build serves every torch version. Tensors on other devices (cuda, xpu, mps, xla) are staged
-through host memory (staging.py); NCCL is not in this version.
+build serves every torch version. CUDA allreduce and broadcast run in NCCL where it loads
+(nccl_submit.py); other device tensors (cuda for the other ops, xpu, mps, xla) are staged through
+host memory (staging.py).
 """
 
 from kolo.horovod_common import check_extension  # noqa: F401  (horovod.torch has it)

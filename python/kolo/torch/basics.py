@@ -21,10 +21,11 @@ def init(comm=None, process_sets=None) -> None:
 
 
 def cuda_built() -> bool:
-    """Whether this process can communicate CUDA tensors (through host memory, without stalling
-    the caller: kolo.torch.staging): torch is a CUDA build and kolo finds the CUDA runtime it
-    loaded (kolo._core.cuda_status()). A CPU build of torch makes no CUDA tensors, whatever
-    runtime the machine has."""
+    """Whether this process can communicate CUDA tensors (in NCCL, kolo.torch.nccl_submit, or
+    through host memory without stalling the caller, kolo.torch.staging): torch is a CUDA build,
+    a CUDA device is usable and kolo finds the CUDA runtime torch loaded (_core.cuda_status()).
+    A CPU build of torch makes no CUDA tensors, whatever runtime the machine has."""
     import torch
 
-    return torch.version.cuda is not None and bool(_core.cuda_status()["loaded"])
+    return (torch.version.cuda is not None and torch.cuda.is_available()
+            and bool(_core.cuda_status()["loaded"]))

@@ -18,7 +18,7 @@ import torch
 import kolo
 from kolo import _handles
 from kolo._handles import poll, synchronize  # noqa: F401  (the torch layer's, too)
-from kolo.torch import staging
+from kolo.torch import nccl_submit, staging
 from kolo.torch.process_sets import check_process_set
 
 
@@ -70,7 +70,8 @@ def submit(op: int, kind: str, tensor: torch.Tensor, output: Optional[torch.Tens
     alltoall and reducescatter). `group` is (id, size) for members of a grouped operation.
 
     Tensors are detached first: DLPack refuses tensors that require grad, and the core only
-    reads and writes their memory. A tensor that is not on the CPU (or any tensor, with
+    reads and writes their memory. A CUDA allreduce or broadcast goes to NCCL where gpu_path
+    chose it (nccl_submit.py); any other tensor not on the CPU (or any tensor, with
     KOLO_STAGE_THROUGH_HOST=1) is staged through host memory (staging.py). `drive`: the caller
     synchronizes at once and its wait runs the cycles (kolo._submit).
     """
@@ -82,6 +83,11 @@ def submit(op: int, kind: str, tensor: torch.Tensor, output: Optional[torch.Tens
                                   postscale, set_id, group, drive)
         if handle is not None:
             return handle
+        if nccl_submit.takes(tensor, op, reduce_op, prescale * postscale):
+            handle = nccl_submit.submit(op, kind, tensor, output, name, reduce_op, root,
+                                        prescale, postscale, set_id, group)
+            if handle is not None:
+                return handle
     inplace = output is None and op not in _ALLOCATING
     source = tensor.detach()
     if inplace and not source.is_contiguous():

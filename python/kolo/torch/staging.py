@@ -16,7 +16,7 @@ paths that gpu_path.py chooses once per device kind (one warning says which and 
 
 Either way the collective runs on a host copy; synchronize() writes the result back to the caller's
 tensor (in-place operations) or returns a new tensor on the caller's device. Cost: two copies over
-the host link per tensor (NCCL, which would avoid them, is not in this version).
+the host link per tensor (NCCL avoids them: nccl_submit.py, for allreduce and broadcast).
 
 ``KOLO_STAGE_THROUGH_HOST=1`` forces staging for CPU tensors too, ``=async`` the asynchronous path
 played on host memory (HostOnlyCalls: the same steps in the same order, with CPU tensors standing
@@ -242,8 +242,10 @@ def stage(source: torch.Tensor, op: int,
           inplace_target: Optional[torch.Tensor]) -> tuple[torch.Tensor, Staged, tuple[int, int]]:
     """The host copy of `source` the core works on, what synchronize() owes the caller, and the
     (event, device) the core must wait for before reading the copy ((0, -1): none)."""
+    # NCCL chosen, but this tensor cannot go (a type NCCL lacks, an empty tensor): the
+    # asynchronous host path, not the blocking staging.
     asynchronous = FORCED_ASYNC or (source.device.type != "cpu"
-                                    and path_for(source.device.type, op) == gpu_path.ASYNC_HOST)
+                                    and path_for(source.device.type, op) != gpu_path.STAGING)
     staged = Staged(source.device, inplace_target, asynchronous)
     if not asynchronous:
         return to_host(source), staged, (0, -1)

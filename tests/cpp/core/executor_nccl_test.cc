@@ -164,5 +164,50 @@ TEST(ExecutorNccl, AnOpOffTheNcclPathFailsOnlyItsTensorNamingIt) {
   EXPECT_EQ(count(take_log(), "nccl"), 0);  // nothing was queued, no communicator made
 }
 
+// Point 5 of issue 23: a collective that NCCL never finishes (its peer died inside it) ends when
+// kolo's CPU side sees the death: the watch is asked between polls, the communicator is aborted,
+// and the group fails with PeerError naming the rank (the session's fatal path).
+TEST(ExecutorNccl, APeerDeathSeenByTheCpuAbortsAnNcclOpThatNeverCompletes) {
+  Fixture f;
+  int asked = 0;
+  bool peer_dead = false;
+  f.executor.set_device_watch(  // given before the communicator is made, as ProcessSet does
+      [&]() -> std::optional<gpu::PeerFailure> {
+        ++asked;
+        if (!peer_dead) return std::nullopt;
+        return gpu::PeerFailure{2, "rank 2 closed its connection"};
+      },
+      std::chrono::minutes(5));
+  std::vector<float> x{1, 2};
+  const Request rx = cuda_request("x", OpType::broadcast, UserReduceOp::sum, 2);
+  f.submit(rx, x);
+  f.executor.run({negotiation::make_response({rx})}, f.pending);  // the communicator exists
+  asked = 0;
+  peer_dead = true;
+  void* fake = ::dlopen(FAKE_GPU_DEVICE, RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(fake, nullptr);
+  // ncclAllReduce answers ncclInProgress, and so does every poll after it: never done.
+  reinterpret_cast<void (*)(int, int)>(::dlsym(fake, "fake_gpu_in_progress"))(1 << 30, 0);
+  std::vector<float> g{3, 4};
+  const Request rg = cuda_request("grad", OpType::allreduce, UserReduceOp::sum, 2);
+  f.submit(rg, g);
+  take_log();
+  try {
+    f.executor.run({negotiation::make_response({rg})}, f.pending);
+    FAIL() << "the op ended without the peer's failure";
+  } catch (const PeerError& error) {
+    EXPECT_EQ(error.peer_rank(), 2);
+    EXPECT_NE(std::string(error.what()).find("rank 2 closed its connection"), std::string::npos)
+        << error.what();
+  }
+  reinterpret_cast<void (*)(int, int)>(::dlsym(fake, "fake_gpu_in_progress"))(-1, 0);
+  EXPECT_EQ(asked, 1);  // the first poll still in progress asked, and learned of the death
+  const std::string log = take_log();
+  EXPECT_EQ(count(log, "ncclCommAbort"), 1) << log;
+  EXPECT_LT(log.find("ncclAllReduce"), log.find("ncclCommAbort")) << log;
+  f.executor.drop_device_state();  // the session's end: nothing left to abort twice
+  EXPECT_EQ(count(take_log(), "ncclCommAbort"), 0);
+}
+
 }  // namespace
 }  // namespace kolo::core

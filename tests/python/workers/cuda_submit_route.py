@@ -1,12 +1,17 @@
 """A CUDA-tagged submit (enqueue_pointers with a device index and the caller's event) reaches the
 executor's NCCL path, on a machine without NCCL: the op fails with NCCL's loader reason on every
 rank instead of being read as host memory (the pointers are fakes that nothing may touch); without
-the caller's event it is refused at once, naming the tensor. Prints "rank <rank> OK"."""
+the caller's event it is refused at once, naming the tensor. argv[1]: a folder where the ranks
+meet before exiting. Prints "rank <rank> OK"."""
+
+import sys
+from pathlib import Path
 
 import torch  # noqa: F401  (kolo._core.nccl_status() looks for the NCCL torch loaded)
 
 import horovod.torch as hvd
 from kolo import _core
+from nccl_front_end_route import failed_for_the_loader, wait_for_every_rank
 
 FAKE_DEVICE_POINTER = 0x10000  # never dereferenced: the NCCL path fails before any byte moves
 
@@ -18,7 +23,7 @@ def submit(name: str, caller_event: int) -> int:
         caller_event=caller_event)
 
 
-def main() -> None:
+def main(folder: str) -> None:
     hvd.init()
     status = _core.nccl_status()
     assert not status["loaded"], "this check needs a machine where NCCL cannot be loaded"
@@ -34,11 +39,13 @@ def main() -> None:
         _core.finish(handle)  # waits and forgets the handle (what synchronize does for it)
     except Exception as error:  # noqa: BLE001 - which class is the session's business
         text = str(error)
-        assert f"rank {hvd.rank()}" in text and status["reason"] in text, (text, status)
+        assert f"rank {hvd.rank()}" in text, (text, status)
+        assert failed_for_the_loader(text, status["reason"]), (text, status)
     else:
         raise AssertionError("a CUDA-tagged allreduce completed on a machine without NCCL")
+    wait_for_every_rank(Path(folder), hvd.rank(), hvd.size())  # else a slow rank sees a closure
     print(f"rank {hvd.rank()} OK", flush=True)
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1])

@@ -7,6 +7,7 @@
 // block is left as it was. fake_gpu_fail(name, code) makes the next call of `name` answer `code`;
 // fake_gpu_in_progress(polls, after) makes the next ncclGroupEnd (and ncclAllReduce) answer
 // ncclInProgress, then `polls` polls of ncclCommGetAsyncError do too before answering `after`.
+// fake_gpu_exit_in(name) ends the process (exit code 3) inside the next call of NCCL's `name`.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +29,7 @@ std::map<const void*, std::string> handle_names;
 int streams = 0;
 int events = 0;
 std::map<std::string, int> failures;  // function -> the code its next call answers
+std::string exit_in;                  // the NCCL function whose call ends the process
 int in_progress_polls = -1;           // -1: nothing scripted
 int result_after_polls = ncclSuccess;
 int comm_ranks = 1;
@@ -74,6 +76,7 @@ void reduce_one(const void* send, void* recv, size_t count, ncclDataType_t type,
 }
 
 ncclResult_t nccl_answer(const char* function) {
+  if (exit_in == function) std::_Exit(3);  // a rank dying inside the collective
   if (int code = take_failure(function)) return static_cast<ncclResult_t>(code);
   return ncclSuccess;
 }
@@ -90,6 +93,7 @@ EXPORT void fake_gpu_in_progress(int polls, int after) {
   in_progress_polls = polls;
   result_after_polls = after;
 }
+EXPORT void fake_gpu_exit_in(const char* function) { exit_in = function; }
 EXPORT void fake_gpu_set_uuid(const unsigned char* bytes) { std::memcpy(uuid, bytes, 16); }
 
 // ---- the CUDA runtime ----

@@ -20,6 +20,22 @@ namespace kolo::comm {
 namespace {
 // Frames up to this size go out with their header in one send (one syscall, one packet).
 constexpr size_t kCoalesceFrameBytes = 4096;
+
+// Appends each peer's link descriptor to `fds`, watched for a hang-up, and returns the peers in
+// that order. The descriptor alone: whoever runs collectives owns the link's state (see the
+// header), so a watch from another thread reads nothing from the link.
+std::vector<int> watch_hangups(const std::vector<Link*>& links, int self,
+                               std::vector<pollfd>& fds) {
+  std::vector<int> peers;
+  for (int p = 0; p < static_cast<int>(links.size()); ++p) {
+    const Link* link = links[static_cast<size_t>(p)];
+    if (p != self && link != nullptr && link->fd() >= 0) {
+      fds.push_back({link->fd(), POLLRDHUP, 0});
+      peers.push_back(p);
+    }
+  }
+  return peers;
+}
 }  // namespace
 
 Communicator::Communicator(int rank, std::vector<Link*> links, Topology topology,
@@ -178,28 +194,23 @@ void Communicator::wait_idle(int wake_fd, std::chrono::microseconds timeout, boo
 bool Communicator::wait_wake_or_hangup(int wake_fd, std::chrono::microseconds timeout) const {
   std::vector<pollfd> fds;
   if (wake_fd >= 0) fds.push_back({wake_fd, POLLIN, 0});
-  for (int p = 0; p < size(); ++p) {
-    // The descriptor alone: whoever runs collectives owns the link's state (see the header).
-    if (p != rank_ && links_[static_cast<size_t>(p)]->fd() >= 0) {
-      fds.push_back({links_[static_cast<size_t>(p)]->fd(), POLLRDHUP, 0});
-    }
-  }
+  const size_t first_link = fds.size();
+  watch_hangups(links_, rank_, fds);
   const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(timeout);
   const timespec wait_for{static_cast<time_t>(seconds.count()),
                           static_cast<long>((timeout - seconds) / std::chrono::nanoseconds(1))};
   if (::ppoll(fds.data(), fds.size(), &wait_for, nullptr) <= 0) return false;  // EINTR: as woken
-  const size_t first_link = wake_fd >= 0 ? 1 : 0;
   return std::any_of(fds.begin() + static_cast<std::ptrdiff_t>(first_link), fds.end(),
                      [](const pollfd& fd) { return (fd.revents & detail::kHangupEvents) != 0; });
 }
 
 std::optional<PeerError> Communicator::hung_up_peer() const {
-  for (int p = 0; p < size(); ++p) {
-    const Link* link = p == rank_ ? nullptr : links_[static_cast<size_t>(p)];
-    if (link == nullptr || link->fd() < 0) continue;
-    pollfd fd{link->fd(), POLLRDHUP, 0};
-    if (::poll(&fd, 1, 0) > 0 && (fd.revents & detail::kHangupEvents) != 0) {
-      return detail::peer_closed_error(*link);
+  std::vector<pollfd> fds;
+  const std::vector<int> peers = watch_hangups(links_, rank_, fds);
+  if (::poll(fds.data(), fds.size(), 0) <= 0) return std::nullopt;  // one look, no wait
+  for (size_t i = 0; i < fds.size(); ++i) {
+    if ((fds[i].revents & detail::kHangupEvents) != 0) {
+      return detail::peer_closed_error(*links_[static_cast<size_t>(peers[i])]);
     }
   }
   return std::nullopt;

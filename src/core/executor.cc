@@ -253,15 +253,15 @@ void Executor::allreduce(const fusion::FusedGroup& group, std::vector<TensorEntr
 
 bool Executor::allreduce_pieces(const negotiation::Response& response,
                                 std::vector<TensorEntry*>& entries) {
+  size_t bytes = 0;
+  for (const TensorEntry* entry : entries) bytes += entry->bytes();
+  if (!backend_.reduces_pieces(bytes)) return false;  // before building anything
   std::vector<BufferPiece> pieces;
   pieces.reserve(entries.size());
-  size_t bytes = 0;
-  for (TensorEntry* entry : entries) {
+  for (const TensorEntry* entry : entries) {
     pieces.push_back({static_cast<const std::byte*>(entry->input),
                       static_cast<std::byte*>(entry->output), entry->bytes()});
-    bytes += entry->bytes();
   }
-  if (!backend_.reduces_pieces(bytes)) return false;
   const kernels::ResultScale scale = result_scale(response);
   scale.check(response.dtype);  // an impossible scale fails the tensors before any byte moves
   ObservedPhase phase(observer_, response.names, "KOLO_ALLREDUCE");

@@ -45,6 +45,12 @@ bool FailureReport::published_a_wait(int rank) const {
   }
 }
 
+std::string FailureReport::rank_on_host(int rank) const {
+  if (rank < 0 || static_cast<size_t>(rank) >= hostnames_.size())
+    return fmt::format("rank {}", rank);
+  return fmt::format("rank {} on host '{}'", rank, hostnames_[rank]);
+}
+
 std::string FailureReport::trace_wait_chain(int awaited) const {
   // Every rank that times out publishes whom it waited on, then follows the chain from its own
   // awaited peer: the first rank that published nothing is the one that stopped responding.
@@ -75,13 +81,15 @@ std::string FailureReport::trace_wait_chain(int awaited) const {
     return "";
   }
   if (chain.size() == 1) {
-    return fmt::format("; rank {} is alive but not responding (hung, stopped, or overloaded)",
-                       awaited);
+    return fmt::format("; {} is alive but not responding (hung, stopped, or overloaded)",
+                       rank_on_host(awaited));
   }
+  // The rank at the chain's end is the one to look at: its host is named, as the transport
+  // names the peer it lost, so the message says which machine whatever the chain's length.
   return fmt::format(
-      "; rank {} was itself waiting (chain {}): rank {} is the one not responding "
+      "; rank {} was itself waiting (chain {}): {} is the one not responding "
       "(hung, stopped, or overloaded)",
-      awaited, fmt::join(chain, " -> "), chain.back());
+      awaited, fmt::join(chain, " -> "), rank_on_host(chain.back()));
 }
 
 }  // namespace kolo::core

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "base/errors.h"
 #include "base/logger.h"
@@ -19,14 +20,17 @@ class FailureReport {
  public:
   // `store` may be null (a single process has none): messages are then the error's own.
   // `failure_key`: where the launcher reports a lost rank (elastic: the round's own key).
+  // `hostnames[r]`: rank r's host, named beside the rank that stopped responding (empty: ranks
+  // are named alone).
   FailureReport(rendezvous::Store* store, uint64_t round, int rank, int size, const Logger& logger,
-                std::string failure_key = "kolo/failure")
+                std::string failure_key = "kolo/failure", std::vector<std::string> hostnames = {})
       : store_(store),
         round_(round),
         rank_(rank),
         size_(size),
         logger_(logger),
-        failure_key_(std::move(failure_key)) {}
+        failure_key_(std::move(failure_key)),
+        hostnames_(std::move(hostnames)) {}
 
   // `error`'s message, followed by the root cause when the store can tell it: the rank at the
   // end of a wait chain, ranks waiting on each other in a cycle, or the launcher's report of the
@@ -40,6 +44,8 @@ class FailureReport {
   [[nodiscard]] std::string stuck_key(int rank) const;
   // Whether `rank` published whom it waited on (it timed out on a peer before it left).
   [[nodiscard]] bool published_a_wait(int rank) const;
+  // "rank 3 on host 'node2'" (the words the transport's own errors use), or "rank 3".
+  [[nodiscard]] std::string rank_on_host(int rank) const;
 
   rendezvous::Store* store_;
   uint64_t round_;
@@ -47,6 +53,7 @@ class FailureReport {
   int size_;
   const Logger& logger_;
   std::string failure_key_;
+  std::vector<std::string> hostnames_;
 };
 
 }  // namespace kolo::core

@@ -53,7 +53,7 @@ Session::Session(const Config& config, const bootstrap::LaunchInfo& launch, uint
     return backends::make_backend(config_.cpu_operations, set_comm, allreduce_options, world_.size);
   };
   failure_report_ = std::make_unique<FailureReport>(store_.get(), round_, world_.rank, world_.size,
-                                                    logger_, failure_key_);
+                                                    logger_, failure_key_, world_.hostnames);
   registry_ = std::make_unique<ProcessSetRegistry>(world_.size);
   sets_.emplace(kGlobalProcessSet,
                 std::make_unique<ProcessSet>(kGlobalProcessSet, registry_->ranks(kGlobalProcessSet),

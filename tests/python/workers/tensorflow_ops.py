@@ -10,6 +10,7 @@ import tensorflow as tf
 
 import horovod.tensorflow as hvd
 from kolo.tensorflow.graph_errors import is_collective_failure
+from tensorflow_rounding import check_rounding
 
 os.environ["HOROVOD_DYNAMIC_PROCESS_SETS"] = "1"
 
@@ -283,7 +284,7 @@ def check_errors(rank, size):
 def main():
     hvd.init()
     rank, size = hvd.rank(), hvd.size()
-    for check in (check_allreduce, check_allgather, check_broadcast, check_alltoall,
+    for check in (check_allreduce, check_rounding, check_allgather, check_broadcast, check_alltoall,
                   check_reducescatter, check_process_sets, check_tape, check_repeated_mixed_group,
                   check_broadcast_inplace_in_a_graph, check_errors):
         check(rank, size)

@@ -113,12 +113,12 @@ void alltoallv_shared_memory(Communicator& comm, ConstBytes in, std::span<const 
       if (s == self || recv_bytes[i] == 0) continue;
       if (sender_by_reference[i]) {
         if (done == 0) {
-          detail::read_block(comm, collective, s, half, region_at(s, self),
-                             out.data() + at.recv[i], recv_bytes[i]);
+          detail::read_block(comm, collective, s, half, region_at(s, self), out.data() + at.recv[i],
+                             recv_bytes[i]);
         }
       } else if (const size_t bytes = piece(recv_bytes[i], done); bytes > 0) {
-        std::memcpy(out.data() + at.recv[i] + done,
-                    arena.slot(s, half) + region_at(s, self), bytes);
+        std::memcpy(out.data() + at.recv[i] + done, arena.slot(s, half) + region_at(s, self),
+                    bytes);
       }
     }
   }

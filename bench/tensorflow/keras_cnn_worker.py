@@ -1,6 +1,8 @@
 """One rank of bench/tensorflow/keras_vs_mwms.py: the same Keras CNN on Fashion-MNIST, trained
 either with kolo (``--mode kolo``, under kolorun) or with TensorFlow's own
-``MultiWorkerMirroredStrategy`` (``--mode mwms``, TF_CONFIG set by the driver). Each rank takes
+``MultiWorkerMirroredStrategy`` (``--mode mwms``, TF_CONFIG set by the driver), or with no
+communication at all (``--mode local``, under kolorun: placed as kolo's ranks are, each rank
+training its own copy: the ceiling either could reach). Each rank takes
 every size-th training image, per-rank batch ``--batch``; both on tf-keras (the driver sets
 TF_USE_LEGACY_KERAS=1: Keras 3.15's ``model.fit`` fails under MWMS here, converting the
 distributed batch to one tensor), both compiled without XLA
@@ -51,7 +53,7 @@ class StepTimer:
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--mode", choices=["kolo", "mwms"], required=True)
+    parser.add_argument("--mode", choices=["kolo", "mwms", "local"], required=True)
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--batch", type=int, default=64)
@@ -59,9 +61,9 @@ def main():
     args = parser.parse_args()
     import tensorflow as tf
     tf.keras.utils.set_random_seed(1)
-    if args.mode == "kolo":
+    if args.mode in ("kolo", "local"):
         import horovod.tensorflow.keras as hvd
-        hvd.init()
+        hvd.init()  # local too: the same placement of the ranks on the cores
         rank, size = hvd.rank(), hvd.size()
     else:
         config = json.loads(os.environ["TF_CONFIG"])
@@ -74,12 +76,16 @@ def main():
     y = labels[rank::size].astype("int64")
     data = tf.data.Dataset.from_tensor_slices((x, y)).repeat().shuffle(10000, seed=rank)
     timer = StepTimer(tf, args.warmup).callback
-    if args.mode == "kolo":
+    if args.mode in ("kolo", "local"):
         model = build_model(tf)
-        model.compile(optimizer=hvd.DistributedOptimizer(tf.keras.optimizers.Adam(1e-3)),
-                      loss="sparse_categorical_crossentropy", metrics=["accuracy"],
-                      jit_compile=False)
-        callbacks = [hvd.callbacks.BroadcastGlobalVariablesCallback(0), timer]
+        optimizer = tf.keras.optimizers.Adam(1e-3)
+        if args.mode == "kolo":
+            optimizer = hvd.DistributedOptimizer(optimizer)
+        model.compile(optimizer=optimizer, loss="sparse_categorical_crossentropy",
+                      metrics=["accuracy"], jit_compile=False)
+        callbacks = [timer]
+        if args.mode == "kolo":
+            callbacks.insert(0, hvd.callbacks.BroadcastGlobalVariablesCallback(0))
         data = data.batch(args.batch)
     else:
         options = tf.data.Options()

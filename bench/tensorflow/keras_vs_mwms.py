@@ -4,11 +4,13 @@ QUIET), one command:
 
     python3 bench/tensorflow/keras_vs_mwms.py [--rounds 3] [--steps 200] [--batch 64]
 
-Each round runs kolo (kolorun -np 2, horovod.tensorflow.keras's DistributedOptimizer) and then
-MWMS (two processes, TF_CONFIG on loopback, TF's ring collectives), so a busy machine slows both
-alike. Prints per round and then the medians: global samples/s over the timed steps (after
---warmup), peak RSS per rank (ru_maxrss), test accuracy after training; and kolo's ratios to
-MWMS (the goal is >= 1.2x samples/s). The worker is keras_cnn_worker.py."""
+Each round runs kolo (kolorun -np 2, horovod.tensorflow.keras's DistributedOptimizer), then
+MWMS (two processes, TF_CONFIG on loopback, TF's ring collectives), then the same two ranks
+with no communication at all (placed by kolorun, each training its own copy: the ceiling), so a
+busy machine slows all alike. Prints per round and then the medians: global samples/s over the
+timed steps (after --warmup), peak RSS per rank (ru_maxrss), test accuracy after training; and
+kolo's ratios to MWMS (the goal is >= 1.2x samples/s) and to the ceiling. The worker is
+keras_cnn_worker.py."""
 
 import argparse
 import json
@@ -41,12 +43,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def run_kolo(kolorun: str, flags: list, timeout: float) -> list:
-    done = subprocess.run([kolorun, "-np", "2", sys.executable, WORKER, "--mode", "kolo", *flags],
+def run_kolo(kolorun: str, flags: list, timeout: float, mode: str = "kolo") -> list:
+    done = subprocess.run([kolorun, "-np", "2", sys.executable, WORKER, "--mode", mode, *flags],
                           capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, **QUIET})
     if done.returncode:
-        sys.exit(f"kolo run failed:\n{done.stdout}\n{done.stderr}")
+        sys.exit(f"{mode} run failed:\n{done.stdout}\n{done.stderr}")
     return results(done.stdout)
 
 
@@ -93,27 +95,31 @@ def main():
     if not kolorun:
         sys.exit("kolorun is not on PATH (set KOLORUN_PATH)")
     flags = ["--steps", str(args.steps), "--warmup", str(args.warmup), "--batch", str(args.batch)]
-    table = {"kolo": [], "mwms": []}
+    table = {"kolo": [], "mwms": [], "local": []}
     for round_ in range(args.rounds):
         for mode, run in (("kolo", lambda: run_kolo(kolorun, flags, args.timeout)),
-                          ("mwms", lambda: run_mwms(flags, args.timeout))):
+                          ("mwms", lambda: run_mwms(flags, args.timeout)),
+                          ("local", lambda: run_kolo(kolorun, flags, args.timeout, "local"))):
             runs = run()
             if len(runs) != 2:
                 sys.exit(f"{mode}: expected one result per rank, got {runs}")
             row = summary(sorted(runs, key=lambda r: r["rank"]))
             table[mode].append(row)
-            print(f"round {round_ + 1} {mode:4}: {row['samples_per_s']:8.1f} samples/s, peak RSS "
+            print(f"round {round_ + 1} {mode:5}: {row['samples_per_s']:8.1f} samples/s, peak RSS "
                   f"{row['peak_rss_mib']:7.1f} MiB/rank, accuracy {row['accuracy']:.4f}",
                   flush=True)
     medians = {mode: {key: statistics.median(row[key] for row in rows) for key in rows[0]}
                for mode, rows in table.items()}
     for mode, m in medians.items():
-        print(f"median {mode:4}: {m['samples_per_s']:8.1f} samples/s, peak RSS "
+        print(f"median {mode:5}: {m['samples_per_s']:8.1f} samples/s, peak RSS "
               f"{m['peak_rss_mib']:7.1f} MiB/rank, accuracy {m['accuracy']:.4f}")
-    k, w = medians["kolo"], medians["mwms"]
+    k, w, c = medians["kolo"], medians["mwms"], medians["local"]
     print(f"kolo / MWMS: samples/s {k['samples_per_s'] / w['samples_per_s']:.2f}x (goal >= 1.2x), "
           f"peak RSS {k['peak_rss_mib'] / w['peak_rss_mib']:.2f}x, "
           f"accuracy {k['accuracy'] - w['accuracy']:+.4f}")
+    ceiling = c["samples_per_s"]
+    print(f"share of the no-communication ceiling: kolo {k['samples_per_s'] / ceiling:.3f}, "
+          f"MWMS {w['samples_per_s'] / ceiling:.3f}")
 
 
 if __name__ == "__main__":

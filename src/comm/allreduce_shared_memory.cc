@@ -24,6 +24,7 @@
 #include "comm/collective_checks.h"
 #include "comm/collectives.h"
 #include "comm/piece_list.h"
+#include "comm/pieces.h"
 #include "kernels/reduce.h"
 
 namespace kolo::comm {
@@ -35,17 +36,6 @@ using transport::SharedArena;
 // Up to this size a piece is folded whole by every rank: the second barrier of the sliced path
 // costs more than folding a few extra cache lines.
 constexpr size_t kFoldWholeBytes = size_t{16} * 1024;
-
-struct Slice {
-  size_t begin;  // elements
-  size_t count;
-};
-
-Slice slice_of(size_t elements, int ranks, int r) {
-  const auto n = static_cast<size_t>(ranks);
-  const auto i = static_cast<size_t>(r);
-  return {elements / n * i + std::min(i, elements % n), elements / n + (i < elements % n ? 1 : 0)};
-}
 
 }  // namespace
 
@@ -84,7 +74,8 @@ void allreduce_shared_memory(Communicator& comm, const PieceList& pieces, DataTy
     const uint64_t step = collective->steps++;
     const int half = static_cast<int>(step % 2);
     const bool fold_whole = bytes <= kFoldWholeBytes || elements < static_cast<size_t>(n);
-    const Slice mine = fold_whole ? Slice{0, 0} : slice_of(elements, n, self);
+    const detail::Slice mine =
+        fold_whole ? detail::Slice{0, 0} : detail::slice_of(elements, n, self);
     const size_t mine_begin = mine.begin * element;
     const size_t mine_end = mine_begin + mine.count * element;
     // Peers read everything but this rank's own slice, which it folds straight from its buffer.
@@ -121,7 +112,7 @@ void allreduce_shared_memory(Communicator& comm, const PieceList& pieces, DataTy
     detail::wait_for_members(comm, *collective, SharedArena::Flag::reduced, step + 1);
     for (int r = 0; r < n; ++r) {
       if (r == self) continue;
-      const Slice theirs = slice_of(elements, n, r);
+      const detail::Slice theirs = detail::slice_of(elements, n, r);
       const size_t offset = theirs.begin * element;
       pieces.scatter(arena.slot(r, half) + offset, at + offset, theirs.count * element);
     }

@@ -1,7 +1,10 @@
 // Alltoallv for the ranks of one host through the host's shared-memory arena. A slot half holds a
-// 64-byte header and then one region per rank; in step k every rank copies the k-th region-sized
-// piece of its block for rank d into region d of its own slot half k % 2, and after one barrier
-// (detail::finish_step_writes) copies its piece of region `self` of every other slot into `out`.
+// 16-byte header and then one region per rank; in step k every rank copies the k-th region-sized
+// piece of its block for rank d into its region for d in its own slot half k % 2, and after one
+// barrier (detail::finish_step_writes) copies its piece of every other slot's region for `self`
+// into `out`. A sender's region for rank d is number (d - sender - 1) mod n: its next rank's
+// comes right after the header, in the header's cache line, so a tiny alltoall at np 2 reads one
+// line of its peer's slot, not two (the header's and the block's).
 // A rank knows only its own row and column of the size matrix, so in the first step each also
 // writes its largest block into its header: after that step's barrier every rank knows how many
 // steps the largest block of all needs. One barrier per step instead of size-1 pairwise rounds.
@@ -21,13 +24,14 @@
 namespace kolo::comm {
 
 namespace {
-constexpr size_t kHeaderBytes = 64;
+constexpr size_t kHeaderBytes = 16;
 
 // The first step's header in each slot half.
 struct Header {
   uint64_t largest_copied;  // the rank's largest block copied through the slots (0: none)
   uint64_t by_reference;    // 1: its blocks are read from its memory (region d: a PeerBlock)
 };
+static_assert(sizeof(Header) == kHeaderBytes);
 }  // namespace
 
 void alltoallv_shared_memory(Communicator& comm, ConstBytes in, std::span<const size_t> send_bytes,
@@ -44,6 +48,10 @@ void alltoallv_shared_memory(Communicator& comm, ConstBytes in, std::span<const 
   if (n == 1) return;
   transport::SharedArena& arena = *collective.host.arena;
   const size_t region = (arena.chunk_bytes() - kHeaderBytes) / static_cast<size_t>(n) / 64 * 64;
+  // Where `sender`'s region for `dest` begins in its slot half.
+  auto region_at = [&](int sender, int dest) {
+    return kHeaderBytes + static_cast<size_t>((dest - sender - 1 + n) % n) * region;
+  };
   if (region == 0) {
     throw InvalidArgument(fmt::format(
         "rank {}: alltoallv_shared_memory: an arena slot of {} bytes has no room for {} ranks",
@@ -83,11 +91,11 @@ void alltoallv_shared_memory(Communicator& comm, ConstBytes in, std::span<const 
       if (d == self || send_bytes[i] == 0) continue;
       if (by_reference) {
         if (done == 0) {
-          detail::publish_block(collective, half, kHeaderBytes + i * region, in.data() + at.send[i],
+          detail::publish_block(collective, half, region_at(self, d), in.data() + at.send[i],
                                 send_bytes[i]);
         }
       } else if (const size_t bytes = piece(send_bytes[i], done); bytes > 0) {
-        std::memcpy(slot + kHeaderBytes + i * region, in.data() + at.send[i] + done, bytes);
+        std::memcpy(slot + region_at(self, d), in.data() + at.send[i] + done, bytes);
       }
     }
     detail::finish_step_writes(comm, collective, step);
@@ -105,12 +113,12 @@ void alltoallv_shared_memory(Communicator& comm, ConstBytes in, std::span<const 
       if (s == self || recv_bytes[i] == 0) continue;
       if (sender_by_reference[i]) {
         if (done == 0) {
-          detail::read_block(comm, collective, s, half, kHeaderBytes + me * region,
-                             out.data() + at.recv[i], recv_bytes[i]);
+          detail::read_block(comm, collective, s, half, region_at(s, self), out.data() + at.recv[i],
+                             recv_bytes[i]);
         }
       } else if (const size_t bytes = piece(recv_bytes[i], done); bytes > 0) {
-        std::memcpy(out.data() + at.recv[i] + done,
-                    arena.slot(s, half) + kHeaderBytes + me * region, bytes);
+        std::memcpy(out.data() + at.recv[i] + done, arena.slot(s, half) + region_at(s, self),
+                    bytes);
       }
     }
   }

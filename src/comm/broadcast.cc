@@ -16,12 +16,17 @@
 #include "comm/collective_checks.h"
 #include "comm/collectives.h"
 #include "comm/pieces.h"
+#include "comm/single_copy.h"
 
 namespace kolo::comm {
 
 namespace {
 constexpr size_t kSegmentBytes = kBroadcastChunkBytes;
 constexpr size_t kArenaBroadcastMinBytes = size_t{16} * 1024;
+// More ranks than CPUs: from this size the receivers read the root's buffer straight from its
+// memory (one step, two flag rounds) instead of the chain over the links, whose every hop copies
+// each byte into a link's buffer and out again while three processes share two cores.
+constexpr size_t kOversubscribedSingleCopyBytes = size_t{1} << 20;
 constexpr size_t kMaxChildren = 31;  // ranks are ints
 }  // namespace
 
@@ -34,6 +39,12 @@ void broadcast(Communicator& comm, Bytes data, int root) {
   if (data.size() >= kArenaBroadcastMinBytes &&
       detail::arena_serves(comm, data.size(), /*oversubscribed_limit=*/0)) {
     return broadcast_shared_memory(comm, data, root);
+  }
+  // Same on every rank: the size, the host's ranks and CPUs, and the probe (collective itself).
+  if (comm.oversubscribed() && data.size() >= kOversubscribedSingleCopyBytes &&
+      detail::arena_serves(comm, data.size(), SIZE_MAX) &&
+      detail::single_copy_usable(comm, *comm.arena())) {
+    return broadcast_single_copy(comm, data, root);
   }
   // Same on every rank: size and group size only.
   if (data.size() >= broadcast_chain_limit(comm.size())) return broadcast_chain(comm, data, root);

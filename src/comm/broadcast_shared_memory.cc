@@ -34,7 +34,7 @@ constexpr size_t kPieceBytes = size_t{128} * 1024;
 constexpr size_t kSingleCopyMaxBytes = size_t{1} << 20;
 
 // One step: the root publishes its buffer; every receiver reads it and says so.
-void broadcast_single_copy(Communicator& comm, CollectiveArena& collective, Bytes data, int root) {
+void single_copy_step(Communicator& comm, CollectiveArena& collective, Bytes data, int root) {
   transport::SharedArena& arena = *collective.host.arena;
   const int self = collective.host.slot;
   const uint64_t step = collective.steps++;
@@ -53,6 +53,13 @@ void broadcast_single_copy(Communicator& comm, CollectiveArena& collective, Byte
 }
 }  // namespace
 
+void broadcast_single_copy(Communicator& comm, Bytes data, int root) {
+  detail::check_root(comm, "broadcast_single_copy", root);
+  CollectiveArena& collective = detail::required_arena(comm, "broadcast_single_copy");
+  if (comm.size() == 1) return;
+  single_copy_step(comm, collective, data, root);
+}
+
 void broadcast_shared_memory(Communicator& comm, Bytes data, int root) {
   detail::check_root(comm, "broadcast_shared_memory", root);
   CollectiveArena& collective = detail::required_arena(comm, "broadcast_shared_memory");
@@ -61,7 +68,7 @@ void broadcast_shared_memory(Communicator& comm, Bytes data, int root) {
   const int self = collective.host.slot;
   if (data.size() >= detail::kSingleCopyMinBytes && data.size() <= kSingleCopyMaxBytes &&
       detail::single_copy_usable(comm, collective)) {
-    return broadcast_single_copy(comm, collective, data, root);
+    return single_copy_step(comm, collective, data, root);
   }
   const size_t piece = std::min(arena.chunk_bytes(), kPieceBytes);
   for (size_t done = 0; done < data.size(); done += piece) {

@@ -61,6 +61,12 @@ void allreduce_halving_doubling(Communicator& comm, Bytes data, size_t count, Da
 void allreduce_hierarchical(Communicator& comm, Bytes data, size_t count, DataType type,
                             ReduceOp op, const AllreduceOptions& options = {},
                             const kernels::ResultScale& scale = {});
+// Every rank of the group on one host, reading the peers' buffers from their memory in three
+// flag rounds (comm/single_copy.h); needs the host arena and single copies usable
+// (detail::single_copy_usable said so on every rank). Each element is folded in rank order, so
+// every rank gets the same bits.
+void allreduce_single_copy(Communicator& comm, Bytes data, size_t count, DataType type, ReduceOp op,
+                           const kernels::ResultScale& scale = {});
 // Every rank of the group on one host: through the host's shared-memory arena (see the .cc).
 // Throws InvalidArgument when the group has no usable arena (Communicator::arena()).
 void allreduce_shared_memory(Communicator& comm, Bytes data, size_t count, DataType type,
@@ -121,6 +127,9 @@ void broadcast_tree(Communicator& comm, Bytes data, int root);
 void broadcast_chain(Communicator& comm, Bytes data, int root);
 void broadcast_scatter_allgather(Communicator& comm, Bytes data, int root);
 void broadcast_shared_memory(Communicator& comm, Bytes data, int root);
+// The receivers read the root's buffer from its memory in one step (comm/single_copy.h); needs
+// the host arena and single copies usable (detail::single_copy_usable said so on every rank).
+void broadcast_single_copy(Communicator& comm, Bytes data, int root);
 
 // Returns once every rank has entered.
 void barrier(Communicator& comm);

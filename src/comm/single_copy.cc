@@ -33,19 +33,15 @@ void publish_block(CollectiveArena& collective, int half, size_t at, const void*
   std::memcpy(collective.host.arena->slot(collective.host.slot, half) + at, &block, sizeof(block));
 }
 
-void read_block(Communicator& comm, CollectiveArena& collective, int peer, int half, size_t at,
-                std::byte* into, size_t bytes) {
-  const PeerBlock block = block_of(*collective.host.arena, peer, half, at);
-  if (block.bytes != bytes) {
-    throw ProtocolError(
-        fmt::format("rank {}: {} published a block of {} bytes for a single-copy "
-                    "step that expects {}",
-                    comm.rank(), comm.peer(peer).peer_description(), block.bytes, bytes));
-  }
+namespace {
+
+// Reads [offset, offset + bytes) of `block` (published by `peer`) into `into`.
+void read_range(Communicator& comm, CollectiveArena& collective, int peer, const PeerBlock& block,
+                size_t offset, std::byte* into, size_t bytes) {
   size_t done = 0;
   while (done < bytes) {
-    const long got = collective.host.arena->read_member_memory(block.pid, block.address + done,
-                                                               into + done, bytes - done);
+    const long got = collective.host.arena->read_member_memory(
+        block.pid, block.address + offset + done, into + done, bytes - done);
     if (got > 0) {
       done += static_cast<size_t>(got);
       continue;
@@ -58,6 +54,32 @@ void read_block(Communicator& comm, CollectiveArena& collective, int peer, int h
                                   comm.rank(), comm.peer(peer).peer_description(), block.pid),
                       error, "process_vm_readv");
   }
+}
+
+}  // namespace
+
+void read_block(Communicator& comm, CollectiveArena& collective, int peer, int half, size_t at,
+                std::byte* into, size_t bytes) {
+  const PeerBlock block = block_of(*collective.host.arena, peer, half, at);
+  if (block.bytes != bytes) {
+    throw ProtocolError(
+        fmt::format("rank {}: {} published a block of {} bytes for a single-copy "
+                    "step that expects {}",
+                    comm.rank(), comm.peer(peer).peer_description(), block.bytes, bytes));
+  }
+  read_range(comm, collective, peer, block, 0, into, bytes);
+}
+
+void read_block_range(Communicator& comm, CollectiveArena& collective, int peer, int half,
+                      size_t at, size_t offset, std::byte* into, size_t bytes) {
+  const PeerBlock block = block_of(*collective.host.arena, peer, half, at);
+  if (offset > block.bytes || bytes > block.bytes - offset) {
+    throw ProtocolError(fmt::format(
+        "rank {}: {} published a block of {} bytes for a single-copy "
+        "step that reads bytes {} to {} of it",
+        comm.rank(), comm.peer(peer).peer_description(), block.bytes, offset, offset + bytes));
+  }
+  read_range(comm, collective, peer, block, offset, into, bytes);
 }
 
 void finish_step_reads(Communicator& comm, CollectiveArena& collective, uint64_t step) {

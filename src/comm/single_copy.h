@@ -46,6 +46,12 @@ void publish_block(CollectiveArena& collective, int half, size_t at, const void*
 void read_block(Communicator& comm, CollectiveArena& collective, int peer, int half, size_t at,
                 std::byte* into, size_t bytes);
 
+// Reads `bytes` from byte `offset` of the block `peer` published at byte `at` of its slot half
+// `half` (a slice of it; read_block reads it whole); throws as read_block, and naming the range
+// when the block is shorter than the slice.
+void read_block_range(Communicator& comm, CollectiveArena& collective, int peer, int half,
+                      size_t at, size_t offset, std::byte* into, size_t bytes);
+
 // Posts that this rank has read this step's blocks and waits until every member has: then no
 // peer reads this rank's block any more.
 void finish_step_reads(Communicator& comm, CollectiveArena& collective, uint64_t step);

@@ -41,21 +41,24 @@ TEST(FailureReportTest, SilentPeerAtTheEndIsNamedWithItsHost) {
       << message;
 }
 
-TEST(FailureReportTest, WithoutHostsRanksAreNamedAlone) {
+// What rank `rank` of `size` says on timing out on `peer`, after rank `published`
+// published that it waits on `awaited`.
+std::string message_after_one_wait(int rank, int size, int peer, int published, int awaited,
+                                   const std::vector<std::string>& hosts) {
   rendezvous::InMemoryStore store;
   const Logger logger(LogLevel::error);
-  store.set("kolo/round0/stuck/0", "1");
-  const FailureReport report(&store, 0, 2, 3, logger);
-  const std::string message = report.with_root_cause(silent_peer(0));
+  store.set("kolo/round0/stuck/" + std::to_string(published), std::to_string(awaited));
+  const FailureReport report(&store, 0, rank, size, logger, "kolo/failure", hosts);
+  return report.with_root_cause(silent_peer(peer));
+}
+
+TEST(FailureReportTest, WithoutHostsRanksAreNamedAlone) {
+  const std::string message = message_after_one_wait(2, 3, 0, 0, 1, {});
   EXPECT_NE(message.find(": rank 1 is the one not responding"), std::string::npos) << message;
 }
 
 TEST(FailureReportTest, CycleIsReported) {
-  rendezvous::InMemoryStore store;
-  const Logger logger(LogLevel::error);
-  store.set("kolo/round0/stuck/1", "0");
-  const FailureReport report(&store, 0, 0, 2, logger, "kolo/failure", kHosts);
-  const std::string message = report.with_root_cause(silent_peer(1));
+  const std::string message = message_after_one_wait(0, 2, 1, 1, 0, kHosts);
   EXPECT_NE(message.find("wait on each other in a cycle"), std::string::npos) << message;
 }
 

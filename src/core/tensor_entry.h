@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -48,6 +49,11 @@ struct TensorEntry {
   // device request.device_index, and `caller_event` a cudaEvent_t recorded on the caller's
   // stream at submission, which kolo's stream waits for before reading them.
   std::uintptr_t caller_event = 0;
+  // The NCCL path's allgather, alltoall and reducescatter: called on the background thread once
+  // negotiation agreed on the output's shape, it returns a device pointer on request.device_index
+  // to that many elements (0 for an empty output), allocated and kept alive by the front end until
+  // synchronize(), or throws kolo::Error with the reason (out of memory). Empty elsewhere.
+  std::function<std::uintptr_t(const std::vector<int64_t>& shape)> device_allocator;
   // A blocking call that waits right after submitting: its thread runs the cycles that complete
   // it (Session::drive) instead of waking the background thread.
   bool caller_drives = false;

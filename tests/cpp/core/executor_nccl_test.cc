@@ -149,7 +149,7 @@ TEST(ExecutorNccl, TheCommunicatorIsKeptThenDroppedAtAReset) {
 TEST(ExecutorNccl, AnOpOffTheNcclPathFailsOnlyItsTensorNamingIt) {
   Fixture f;
   std::vector<float> x{1, 2};
-  const Request rx = cuda_request("gathered", OpType::allgather, UserReduceOp::sum, 2);
+  const Request rx = cuda_request("gathered", OpType::allreduce, UserReduceOp::adasum, 2);
   const HandleId id = f.submit(rx, x);
   negotiation::Response response = negotiation::make_response({rx});
   f.executor.run({response}, f.pending);
@@ -157,11 +157,53 @@ TEST(ExecutorNccl, AnOpOffTheNcclPathFailsOnlyItsTensorNamingIt) {
     f.handles.wait(id);
     FAIL() << "no error";
   } catch (const Error& error) {
-    EXPECT_NE(std::string(error.what()).find("allgather of CUDA tensor 'gathered'"),
+    EXPECT_NE(std::string(error.what()).find("allreduce of CUDA tensor 'gathered'"),
               std::string::npos)
         << error.what();
   }
   EXPECT_EQ(count(take_log(), "nccl"), 0);  // nothing was queued, no communicator made
+}
+
+// The front end's allocator is asked for the agreed shape on this thread, NCCL writes into what
+// it returned, and the handle carries the shape; an allocator that throws fails the op naming
+// the rank, before any NCCL collective.
+TEST(ExecutorNccl, AllgatherWritesIntoTheAllocatorsMemoryAndAFailingAllocatorFailsTheOp) {
+  Fixture f;
+  std::vector<float> x{1, 2, 3, 4};
+  Request rx = cuda_request("gathered", OpType::allgather, UserReduceOp::sum, 4);
+  rx.shape = {2, 2};
+  std::vector<float> out(4, -1);
+  std::vector<std::vector<int64_t>> asked;
+  f.submit(rx, x);
+  f.pending.at("gathered").device_allocator = [&](const std::vector<int64_t>& shape) {
+    asked.push_back(shape);
+    return reinterpret_cast<std::uintptr_t>(out.data());
+  };
+  const HandleId id = f.pending.at("gathered").handle;
+  f.executor.run({negotiation::make_response({rx})}, f.pending);
+  OwnedBuffer done = f.handles.release(id);
+  EXPECT_EQ(asked, (std::vector<std::vector<int64_t>>{{2, 2}}));
+  EXPECT_EQ(out, x);
+  EXPECT_EQ(done.shape, (std::vector<int64_t>{2, 2}));
+  EXPECT_NE(done.device_done, 0U);
+  EXPECT_EQ(count(take_log(), "ncclAllGather n=16 type=1"), 1);
+
+  const HandleId failing = f.submit(rx, x);
+  f.pending.at("gathered").device_allocator = [](const std::vector<int64_t>&) -> std::uintptr_t {
+    throw Error("CUDA out of memory");
+  };
+  f.executor.run({negotiation::make_response({rx})}, f.pending);
+  try {
+    f.handles.wait(failing);
+    FAIL() << "no error";
+  } catch (const Error& error) {
+    const std::string what = error.what();
+    EXPECT_NE(what.find("rank 0: allgather of CUDA tensor 'gathered': allocating its output of "
+                        "shape [2, 2] on CUDA device 0 failed: CUDA out of memory"),
+              std::string::npos)
+        << what;
+  }
+  EXPECT_EQ(count(take_log(), "ncclAllGather"), 0);
 }
 
 // Point 5 of issue 23: a collective that NCCL never finishes (its peer died inside it) ends when

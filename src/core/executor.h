@@ -127,6 +127,7 @@ class Executor {
     std::vector<int64_t> shape;          // the agreed shape of this rank's output
     size_t bytes = 0;
     void* data = nullptr;                // from the allocator
+    std::uintptr_t ready_event = 0;      // the allocator's stream, for kolo's stream to wait on
     std::vector<size_t> per_rank;        // allgather, alltoall: bytes from each rank;
                                          // reducescatter: elements of each rank's block
     std::vector<size_t> send;            // alltoall: bytes sent to each rank

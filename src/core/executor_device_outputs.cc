@@ -96,8 +96,10 @@ void Executor::allocate_device_outputs(const negotiation::Response& response,
       if (!entry.device_allocator) {
         throw Error("no output allocator was registered (the front end bypassed nccl_submit)");
       }
+      const DeviceOutputMemory memory = entry.device_allocator(plans[i].shape);
       // NOLINTNEXTLINE(performance-no-int-to-ptr): the pointer travels from Python as an integer
-      plans[i].data = reinterpret_cast<void*>(entry.device_allocator(plans[i].shape));
+      plans[i].data = reinterpret_cast<void*>(memory.data);
+      plans[i].ready_event = memory.ready_event;
       if (plans[i].data == nullptr && plans[i].bytes > 0) {
         throw Error(fmt::format("the allocator returned no memory for {} bytes", plans[i].bytes));
       }
@@ -135,6 +137,12 @@ void Executor::run_with_device_outputs(const negotiation::Response& response,
                                        gpu::NcclCollectives& ops) {
   std::vector<DeviceOutput> plans = plan_device_outputs(response, entries);
   allocate_device_outputs(response, entries, plans);
+  for (const DeviceOutput& plan : plans) {
+    if (plan.ready_event != 0) {
+      // NOLINTNEXTLINE(performance-no-int-to-ptr): the event travels from Python as an integer
+      ops.wait_for_caller(reinterpret_cast<gpu::cudaEvent_t>(plan.ready_event), response.names);
+    }
+  }
   const char* phase = response.op == negotiation::OpType::allgather ? "NCCL_ALLGATHER"
                       : response.op == negotiation::OpType::alltoall ? "NCCL_ALLTOALL"
                                                                       : "NCCL_REDUCESCATTER";

@@ -46,20 +46,23 @@ std::vector<int64_t> finish_on_stream(core::HandleId handle, uintptr_t stream, i
   return std::move(buffer.received_splits);
 }
 
-// The NCCL path's output allocator (allocator(shape) -> device pointer as an int), called by the
+// The NCCL path's output allocator (allocator(shape) -> (device pointer, cudaEvent_t recorded on
+// the allocating stream), integers), called by the
 // executor on kolo's background thread. It takes the GIL there (PyGILState_Ensure through
 // nanobind); a caller waiting for kolo never holds it (every blocking wait of _core releases
 // it), so the two threads cannot wait for each other. `callable` is borrowed: the front end
 // keeps it referenced with the handle until synchronize(), and the core calls it only before
 // the handle completes. A Python exception becomes kolo::Error with its text, raised after the
 // python_error was dropped under the GIL.
-std::function<std::uintptr_t(const std::vector<int64_t>&)> device_allocator(PyObject* callable) {
-  return [callable](const std::vector<int64_t>& shape) -> std::uintptr_t {
+std::function<core::DeviceOutputMemory(const std::vector<int64_t>&)> device_allocator(
+    PyObject* callable) {
+  return [callable](const std::vector<int64_t>& shape) -> core::DeviceOutputMemory {
     std::string reason;
     {
       nb::gil_scoped_acquire gil;
       try {
-        return nb::cast<std::uintptr_t>(nb::borrow(nb::handle(callable))(nb::cast(shape)));
+        nb::tuple memory = nb::cast<nb::tuple>(nb::borrow(nb::handle(callable))(nb::cast(shape)));
+        return {nb::cast<std::uintptr_t>(memory[0]), nb::cast<std::uintptr_t>(memory[1])};
       } catch (const std::exception& error) {
         reason = error.what();
       }
@@ -121,8 +124,9 @@ void bind_device_sync(nb::module_& m) {
         nb::arg("group_id"), nb::arg("group_size"), nb::arg("dtype"), nb::arg("shape"),
         nb::arg("input"), nb::arg("splits"), nb::arg("device_index"), nb::arg("caller_event"),
         nb::arg("allocator"),
-        "allgather/alltoall/reducescatter of a CUDA tensor in NCCL; allocator(shape) -> int "
-        "(a device pointer) is called on kolo's thread once the output's shape is agreed.");
+        "allgather/alltoall/reducescatter of a CUDA tensor in NCCL; allocator(shape) -> "
+        "(device pointer, event on the allocating stream) is called on kolo's thread once the "
+        "output's shape is agreed.");
 }
 
 }  // namespace kolo::python

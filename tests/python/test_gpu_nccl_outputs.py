@@ -77,13 +77,16 @@ def test_allgather_registers_an_allocator_records_one_event_and_never_waits(fake
     assert (list(shape), source, splits, device, event) == ([3, 2], tensor.data_ptr(), [], 3,
                                                             0xE001)
     assert calls.log == [("record_on_caller", 3, 0xE001)]  # one event, nothing waited
-    # kolo's thread asks for the agreed shape (here: 5 rows gathered); torch allocates it.
-    pointer = allocate([5, 2])
-    assert calls.log[-1] == ("allocate", [5, 2], torch.float16, 3)
+    # kolo's thread asks for the agreed shape (here: 5 rows gathered); torch allocates it and
+    # an event on the allocating thread's stream tells kolo's stream when the block is free.
+    pointer, ready = allocate([5, 2])
+    assert calls.log[-2:] == [("allocate", [5, 2], torch.float16, 3),
+                              ("record_on_caller", 3, 0xE002)] and ready == 0xE002
     calls.stream = 0x5300
     result = hvd.synchronize(handle)
     assert result.data_ptr() == pointer and result.shape == (5, 2)
     assert core.finished_on_stream == [(handle, 0x5300, 3, "ag")]
+    assert calls.log[3:] == [("caller_stream", 3)]  # synchronize() only read the stream
 
 
 def test_alltoall_passes_the_splits_and_returns_the_received_ones(fakes):

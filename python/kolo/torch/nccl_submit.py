@@ -18,8 +18,12 @@ Allgather, alltoall and reducescatter learn their output's shape only from the n
 submit registers an allocator (``_core.enqueue_device_output(..., allocator)``) that kolo's
 background thread calls, holding the GIL, with the agreed shape; it allocates with torch on the
 tensor's device (the caching allocator, on that thread's current stream, the device's default
-one) and keeps the tensor until synchronize() returns it. A failed allocation fails the op on
-every rank, naming this one (core/executor_device_outputs.cc).
+one), records an event on that stream which kolo's stream waits for before NCCL writes the block
+(kernels queued there before the block's last free may still use it), and keeps the tensor until
+synchronize() returns it. A failed allocation fails the op on every rank, naming this one
+(core/executor_device_outputs.cc). The block belongs to the default stream for torch's
+allocator, as any tensor allocated there: a program that uses the result on another stream
+calls record_stream as it would for its own tensors.
 
 Not here (the async host path, staging.py, takes them): the reductions the NCCL path does not run
 (Adasum, a scale on Min/Max/Product or on integers, an integer Average; any scale on a
@@ -64,8 +68,8 @@ class CudaCalls:
             torch.cuda.current_device()
 
     def record_on_caller(self, device: int) -> tuple[Any, int]:
-        """An event recorded on the caller's current stream of `device` (everything queued so
-        far, the tensor's producer included), and its cudaEvent_t as an integer."""
+        """An event recorded on the calling thread's current stream of `device` (everything
+        queued so far, the tensor's producer included), and its cudaEvent_t as an integer."""
         event = torch.cuda.Event()  # timing off: all kolo needs is order
         event.record(torch.cuda.current_stream(device))
         return event, int(event.cuda_event)
@@ -157,10 +161,13 @@ def submit_allocating(op: int, kind: str, tensor: torch.Tensor, name: Optional[s
     device = _calls.device_index(source)
     outputs: list = []  # the allocated output, once kolo's thread asked for it
 
-    def allocate(shape: list) -> int:
+    def allocate(shape: list) -> tuple[int, int]:
+        # On kolo's thread: its current stream is the one the caching allocator handed the block
+        # out for, whose earlier kernels may still use it; kolo's stream waits for this event.
         output = _calls.allocate(shape, source.dtype, device)
-        outputs.append(output)
-        return output.data_ptr()
+        ready, ready_handle = _calls.record_on_caller(device)
+        outputs.append((output, ready))
+        return output.data_ptr(), ready_handle
 
     event, event_handle = _calls.record_on_caller(device)
     handle = _core.enqueue_device_output(
@@ -175,9 +182,10 @@ def submit_allocating(op: int, kind: str, tensor: torch.Tensor, name: Optional[s
 
 
 def _allocated_result(outputs: list, alltoall: bool, received_splits: list) -> Any:
+    output = outputs[0][0]
     if alltoall:
-        return outputs[0], torch.tensor(received_splits, dtype=torch.int32)
-    return outputs[0]
+        return output, torch.tensor(received_splits, dtype=torch.int32)
+    return output
 
 
 def _caller_stream(device: int, name: str) -> tuple[int, int, str]:

@@ -177,7 +177,7 @@ TEST(ExecutorNccl, AllgatherWritesIntoTheAllocatorsMemoryAndAFailingAllocatorFai
   f.submit(rx, x);
   f.pending.at("gathered").device_allocator = [&](const std::vector<int64_t>& shape) {
     asked.push_back(shape);
-    return reinterpret_cast<std::uintptr_t>(out.data());
+    return DeviceOutputMemory{reinterpret_cast<std::uintptr_t>(out.data()), 0};
   };
   const HandleId id = f.pending.at("gathered").handle;
   f.executor.run({negotiation::make_response({rx})}, f.pending);
@@ -189,7 +189,7 @@ TEST(ExecutorNccl, AllgatherWritesIntoTheAllocatorsMemoryAndAFailingAllocatorFai
   EXPECT_EQ(count(take_log(), "ncclAllGather n=16 type=1"), 1);
 
   const HandleId failing = f.submit(rx, x);
-  f.pending.at("gathered").device_allocator = [](const std::vector<int64_t>&) -> std::uintptr_t {
+  f.pending.at("gathered").device_allocator = [](const std::vector<int64_t>&) -> DeviceOutputMemory {
     throw Error("CUDA out of memory");
   };
   f.executor.run({negotiation::make_response({rx})}, f.pending);

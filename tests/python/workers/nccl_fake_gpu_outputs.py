@@ -69,16 +69,21 @@ def log() -> list:
 
 
 def ordered(lines, nccl_prefix, count=1):
-    """The caller's event first, kolo's stream waits for it, `count` NCCL calls, kolo's
-    completion event, and at synchronize() the caller's stream S1 waits for that event."""
+    """The caller's event first (on the caller's stream S1), kolo's stream waits for it and for
+    the allocation's event (recorded on the allocating thread's stream, here S1 too), `count`
+    NCCL calls, kolo's completion event (on kolo's stream), and at synchronize() the caller's
+    stream S1 waits for that event."""
     assert lines[1].startswith("cudaEventRecord ") and lines[1].endswith(" S1"), lines
-    caller = lines[1].split()[1]
+    on_s1 = [line.split()[1] for line in lines
+             if line.startswith("cudaEventRecord ") and line.endswith(" S1")]
+    assert len(on_s1) == 2, lines  # the caller's event, then the allocation's
     waits = [i for i, line in enumerate(lines) if line.startswith("cudaStreamWaitEvent ")
-             and line.endswith(" " + caller)]
+             and line.split()[-1] in on_s1]
     nccl = [i for i, line in enumerate(lines) if line.startswith(nccl_prefix)]
-    done = [i for i, line in enumerate(lines) if line.startswith("cudaEventRecord ")][1:]
-    assert len(waits) == 1 and len(nccl) == count and len(done) == 1, (nccl_prefix, lines)
-    assert waits[0] < nccl[0] and nccl[-1] < done[0], lines
+    done = [i for i, line in enumerate(lines)
+            if line.startswith("cudaEventRecord ") and not line.endswith(" S1")]
+    assert len(waits) == 2 and len(nccl) == count and len(done) == 1, (nccl_prefix, lines)
+    assert waits[-1] < nccl[0] and nccl[-1] < done[0], lines
     completion = lines[done[0]].split()[1]
     assert f"cudaStreamWaitEvent S1 {completion}" in lines[done[0]:], lines
 

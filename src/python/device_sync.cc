@@ -63,6 +63,10 @@ std::function<core::DeviceOutputMemory(const std::vector<int64_t>&)> device_allo
       try {
         nb::tuple memory = nb::cast<nb::tuple>(nb::borrow(nb::handle(callable))(nb::cast(shape)));
         return {nb::cast<std::uintptr_t>(memory[0]), nb::cast<std::uintptr_t>(memory[1])};
+      } catch (const nb::python_error& error) {
+        // "OutOfMemoryError: CUDA out of memory ..." (what() would carry the whole traceback)
+        reason = fmt::format("{}: {}", nb::cast<std::string>(error.type().attr("__name__")),
+                             nb::cast<std::string>(nb::str(error.value())));
       } catch (const std::exception& error) {
         reason = error.what();
       }

@@ -124,13 +124,13 @@ class Executor {
   // executor_device_outputs.cc: allgather, alltoall and reducescatter of CUDA tensors, whose
   // outputs the front end allocates (TensorEntry::device_allocator) once the sizes are agreed.
   struct DeviceOutput {
-    std::vector<int64_t> shape;          // the agreed shape of this rank's output
+    std::vector<int64_t> shape;  // the agreed shape of this rank's output
     size_t bytes = 0;
-    void* data = nullptr;                // from the allocator
-    std::uintptr_t ready_event = 0;      // the allocator's stream, for kolo's stream to wait on
-    std::vector<size_t> per_rank;        // allgather, alltoall: bytes from each rank;
-                                         // reducescatter: elements of each rank's block
-    std::vector<size_t> send;            // alltoall: bytes sent to each rank
+    void* data = nullptr;                  // from the allocator
+    std::uintptr_t ready_event = 0;        // the allocator's stream, for kolo's stream to wait on
+    std::vector<size_t> per_rank;          // allgather, alltoall: bytes from each rank;
+                                           // reducescatter: elements of each rank's block
+    std::vector<size_t> send;              // alltoall: bytes sent to each rank
     std::vector<int64_t> received_splits;  // alltoall: rows from each rank
   };
   [[nodiscard]] std::vector<DeviceOutput> plan_device_outputs(
@@ -144,8 +144,7 @@ class Executor {
   void run_in_place_on_device(const negotiation::Response& response,
                               const std::vector<TensorEntry*>& entries, gpu::NcclCollectives& ops);
   void run_with_device_outputs(const negotiation::Response& response,
-                               const std::vector<TensorEntry*>& entries,
-                               gpu::NcclCollectives& ops);
+                               const std::vector<TensorEntry*>& entries, gpu::NcclCollectives& ops);
   void allgather(const negotiation::Response& response, TensorEntry& entry, size_t index);
   void broadcast(const negotiation::Response& response, TensorEntry& entry);
   // executor_ops.cc

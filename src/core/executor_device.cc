@@ -123,10 +123,10 @@ void Executor::run_in_place_on_device(const negotiation::Response& response,
   if (reducing) {
     ObservedPhase phase(observer_, response.names, "NCCL_ALLREDUCE");
     ops.allreduce(tensors, response.dtype,
-                        {.op = to_comm_op(response.reduce_op),
-                         .average = response.reduce_op == negotiation::UserReduceOp::average,
-                         .prescale = response.prescale,
-                         .postscale = response.postscale});
+                  {.op = to_comm_op(response.reduce_op),
+                   .average = response.reduce_op == negotiation::UserReduceOp::average,
+                   .prescale = response.prescale,
+                   .postscale = response.postscale});
     if (tensors.size() > 1) {
       ++stats_.fused_groups;
       stats_.fused_tensors += tensors.size();

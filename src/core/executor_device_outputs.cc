@@ -104,11 +104,11 @@ void Executor::allocate_device_outputs(const negotiation::Response& response,
         throw Error(fmt::format("the allocator returned no memory for {} bytes", plans[i].bytes));
       }
     } catch (const std::exception& error) {
-      failure = fmt::format("rank {}: {} of CUDA tensor '{}': allocating its output of shape [{}] "
-                            "on CUDA device {} failed: {}",
-                            options_.rank, op, entry.request.name,
-                            fmt::join(plans[i].shape, ", "), entry.request.device_index,
-                            error.what());
+      failure = fmt::format(
+          "rank {}: {} of CUDA tensor '{}': allocating its output of shape [{}] "
+          "on CUDA device {} failed: {}",
+          options_.rank, op, entry.request.name, fmt::join(plans[i].shape, ", "),
+          entry.request.device_index, error.what());
     }
   }
   if (options_.size == 1) {
@@ -143,9 +143,9 @@ void Executor::run_with_device_outputs(const negotiation::Response& response,
       ops.wait_for_caller(reinterpret_cast<gpu::cudaEvent_t>(plan.ready_event), response.names);
     }
   }
-  const char* phase = response.op == negotiation::OpType::allgather ? "NCCL_ALLGATHER"
+  const char* phase = response.op == negotiation::OpType::allgather  ? "NCCL_ALLGATHER"
                       : response.op == negotiation::OpType::alltoall ? "NCCL_ALLTOALL"
-                                                                      : "NCCL_REDUCESCATTER";
+                                                                     : "NCCL_REDUCESCATTER";
   ObservedPhase observed(observer_, response.names, phase);
   for (size_t i = 0; i < entries.size(); ++i) {
     TensorEntry& entry = *entries[i];

@@ -82,9 +82,8 @@ std::function<core::DeviceOutputMemory(const std::vector<int64_t>&)> device_allo
 core::HandleId enqueue_device_output(int op, std::string name, int reduce_op, double prescale,
                                      double postscale, int process_set, int group_id,
                                      int group_size, int dtype, std::vector<int64_t> shape,
-                                     uintptr_t input, std::vector<int64_t> splits,
-                                     int device_index, uintptr_t caller_event,
-                                     const nb::callable& allocator) {
+                                     uintptr_t input, std::vector<int64_t> splits, int device_index,
+                                     uintptr_t caller_event, const nb::callable& allocator) {
   int64_t elements = 1;
   for (int64_t size : shape) elements *= size;
   // A rank with zero rows of an allgather or alltoall has no memory (torch's data_ptr() is 0).

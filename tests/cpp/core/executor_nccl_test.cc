@@ -189,9 +189,8 @@ TEST(ExecutorNccl, AllgatherWritesIntoTheAllocatorsMemoryAndAFailingAllocatorFai
   EXPECT_EQ(count(take_log(), "ncclAllGather n=16 type=1"), 1);
 
   const HandleId failing = f.submit(rx, x);
-  f.pending.at("gathered").device_allocator = [](const std::vector<int64_t>&) -> DeviceOutputMemory {
-    throw Error("CUDA out of memory");
-  };
+  f.pending.at("gathered").device_allocator =
+      [](const std::vector<int64_t>&) -> DeviceOutputMemory { throw Error("CUDA out of memory"); };
   f.executor.run({negotiation::make_response({rx})}, f.pending);
   try {
     f.handles.wait(failing);

@@ -7,51 +7,29 @@ Argument "failing" (any np): the last rank's allocator raises (out of memory); e
 synchronize() raises, that rank with its reason, the others naming it, and no NCCL call ran for
 that op; the next allgather then runs on every rank. Prints "rank <rank> OK"."""
 
-import ctypes
-import os
 import sys
 
-# Before kolo looks for a CUDA runtime: the stand-in is then the one "already loaded".
-FAKE = ctypes.CDLL(os.environ["FAKE_GPU_LIBRARY"], mode=ctypes.RTLD_GLOBAL)
-FAKE.fake_gpu_log.restype = ctypes.c_char_p
+import torch
 
-import torch  # noqa: E402
-
-import horovod.torch as hvd  # noqa: E402
-from kolo import _core  # noqa: E402
-from kolo.torch import gpu_path, nccl_submit, staging  # noqa: E402
+import horovod.torch as hvd
+from kolo import _core
+from kolo.torch import gpu_path, nccl_submit, staging
+# Loads the stand-in as the process's CUDA runtime before kolo looks for one.
+from nccl_fake_gpu import FAKE, StandInCuda, log
 
 
-def fake_handle(create) -> int:
-    handle = ctypes.c_void_p()
-    assert create(ctypes.byref(handle), ctypes.c_uint(0)) == 0
-    return handle.value
-
-
-class StandInCuda(nccl_submit.CudaCalls):
-    """Tensors made CUDA by cuda() pass for CUDA tensors on device 0; events and the caller's
-    stream are the stand-in's; allocate() makes host tensors (the stand-in's device memory)."""
+class AllocatingStandIn(StandInCuda):
+    """StandInCuda whose CUDA tensors are marked one by one with mark(), and whose allocate()
+    makes host tensors (the stand-in's device memory), or raises when `fail` is set."""
 
     def __init__(self):
-        self.ids = set()
+        super().__init__()
         self.allocated = []
         self.fail = False
-        self.stream = fake_handle(FAKE.cudaStreamCreateWithFlags)  # "S1": the caller's
 
-    def cuda(self, tensor):
-        self.ids.add(id(tensor))
+    def mark(self, tensor):
+        self.cuda.add(id(tensor))
         return tensor
-
-    def is_cuda(self, tensor):
-        return id(tensor) in self.ids
-
-    def device_index(self, tensor):
-        return 0
-
-    def record_on_caller(self, device):
-        event = fake_handle(FAKE.cudaEventCreateWithFlags)
-        assert FAKE.cudaEventRecord(ctypes.c_void_p(event), ctypes.c_void_p(self.stream)) == 0
-        return None, event
 
     def allocate(self, shape, dtype, device):
         if self.fail:
@@ -59,13 +37,6 @@ class StandInCuda(nccl_submit.CudaCalls):
         output = torch.full(shape, -1, dtype=dtype)
         self.allocated.append(output)
         return output
-
-    def caller_stream(self, device):
-        return self.stream
-
-
-def log() -> list:
-    return FAKE.fake_gpu_log().decode().splitlines()
 
 
 def ordered(lines, nccl_prefix, count=1):
@@ -91,12 +62,12 @@ def ordered(lines, nccl_prefix, count=1):
 def check_outputs(calls) -> None:
     rows = torch.arange(6, dtype=torch.float32).reshape(3, 2)
     FAKE.fake_gpu_clear_log()
-    gathered = hvd.synchronize(hvd.allgather_async(calls.cuda(rows), name="ag"))
+    gathered = hvd.synchronize(hvd.allgather_async(calls.mark(rows), name="ag"))
     assert gathered is calls.allocated[-1] and torch.equal(gathered, rows), gathered
     ordered(log(), "ncclAllGather n=24 type=1")  # 3 x 2 float32 as bytes
 
     FAKE.fake_gpu_clear_log()
-    received, splits = hvd.synchronize(hvd.alltoall_async(calls.cuda(rows), splits=[3],
+    received, splits = hvd.synchronize(hvd.alltoall_async(calls.mark(rows), splits=[3],
                                                           name="a2a"))
     assert received is calls.allocated[-1] and torch.equal(received, rows), received
     assert splits.dtype == torch.int32 and splits.tolist() == [3], splits
@@ -107,16 +78,16 @@ def check_outputs(calls) -> None:
 
     values = torch.tensor([1.5, 2.0, -3.0, 4.0])
     FAKE.fake_gpu_clear_log()
-    mine = hvd.synchronize(hvd.reducescatter_async(calls.cuda(values), name="rs", op=hvd.Sum))
+    mine = hvd.synchronize(hvd.reducescatter_async(calls.mark(values), name="rs", op=hvd.Sum))
     assert mine is calls.allocated[-1] and torch.equal(mine, values), mine
     ordered(log(), "ncclReduceScatter n=4 type=7 op=0")  # float32, ncclSum
     FAKE.fake_gpu_clear_log()
-    hvd.synchronize(hvd.reducescatter_async(calls.cuda(values), name="rs.avg", op=hvd.Average))
+    hvd.synchronize(hvd.reducescatter_async(calls.mark(values), name="rs.avg", op=hvd.Average))
     ordered(log(), "ncclReduceScatter n=4 type=7 op=4")  # ncclAvg
 
     # The grouped forms: one negotiated group, one NCCL call per tensor, one completion event.
-    pair = [calls.cuda(torch.ones(2, 3, dtype=torch.float64)),
-            calls.cuda(torch.arange(4, dtype=torch.int32))]
+    pair = [calls.mark(torch.ones(2, 3, dtype=torch.float64)),
+            calls.mark(torch.arange(4, dtype=torch.int32))]
     FAKE.fake_gpu_clear_log()
     outputs = hvd.synchronize(hvd.grouped_allgather_async(pair, name="gag"))
     assert [o.data_ptr() for o in outputs] == [a.data_ptr() for a in calls.allocated[-2:]]
@@ -136,7 +107,7 @@ def check_failing(calls) -> None:
     last = hvd.size() - 1
     calls.fail = hvd.rank() == last
     FAKE.fake_gpu_clear_log()
-    tensor = calls.cuda(torch.ones(hvd.rank() + 1, 2))
+    tensor = calls.mark(torch.ones(hvd.rank() + 1, 2))
     try:
         hvd.synchronize(hvd.allgather_async(tensor, name="oom"))
     except Exception as error:  # HorovodInternalError on every rank
@@ -166,7 +137,7 @@ def main(mode: str) -> None:
     staging._choices["cuda"] = {op: gpu_path.PathChoice(gpu_path.NCCL, "NCCL")
                                 for op in gpu_path.OPERATIONS}
     staging.FORCED = True  # host tensors standing for CUDA ones reach the device branch
-    calls = StandInCuda()
+    calls = AllocatingStandIn()
     nccl_submit.use_calls(calls)
     {"outputs": check_outputs, "failing": check_failing}[mode](calls)
     print(f"rank {hvd.rank()} OK", flush=True)

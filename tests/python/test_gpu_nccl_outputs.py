@@ -18,6 +18,11 @@ from test_gpu_nccl_submit import NCCL_EVERYWHERE, FakeCuda, stand_in_gpu_library
 
 
 class AllocatingCuda(FakeCuda):
+    def mark(self, *tensors):
+        """These tensors pass for CUDA tensors (on device 3)."""
+        self.cuda.update(id(t) for t in tensors)
+        return self
+
     def allocate(self, shape, dtype, device):
         self.log.append(("allocate", list(shape), dtype, device))
         return torch.zeros(shape, dtype=dtype)
@@ -52,22 +57,16 @@ def fakes(monkeypatch):
         monkeypatch.setattr(_core, name, getattr(core, name))
     monkeypatch.setitem(staging._choices, "cuda", NCCL_EVERYWHERE)
     monkeypatch.setattr(staging, "FORCED", True)  # CPU stand-ins reach the device branch
-    installed = []
-
-    def install(*cuda):
-        calls = AllocatingCuda(*cuda)
-        installed.append(nccl_submit.use_calls(calls))
-        return calls
-
-    yield install, core
-    for previous in installed[:1]:
-        nccl_submit.use_calls(previous)
+    calls = AllocatingCuda()
+    previous = nccl_submit.use_calls(calls)
+    yield calls, core
+    nccl_submit.use_calls(previous)
 
 
 def test_allgather_registers_an_allocator_records_one_event_and_never_waits(fakes):
-    install, core = fakes
+    calls, core = fakes
     tensor = torch.ones(3, 2, dtype=torch.float16)
-    calls = install(tensor)
+    calls.mark(tensor)
     handle = hvd.allgather_async(tensor, name="ag")
     (args,) = core.enqueued
     op, name, _, _, _, set_id, group_id, _, dtype, shape, source, splits, device, event, \
@@ -90,9 +89,9 @@ def test_allgather_registers_an_allocator_records_one_event_and_never_waits(fake
 
 
 def test_alltoall_passes_the_splits_and_returns_the_received_ones(fakes):
-    install, core = fakes
+    calls, core = fakes
     tensor = torch.arange(6).reshape(3, 2)
-    install(tensor)
+    calls.mark(tensor)
     handle = hvd.alltoall_async(tensor, splits=[1, 2], name="a2a")
     (args,) = core.enqueued
     assert args[0] == _core.OP_ALLTOALL and args[11] == [1, 2]
@@ -102,9 +101,9 @@ def test_alltoall_passes_the_splits_and_returns_the_received_ones(fakes):
 
 
 def test_reducescatter_and_the_grouped_forms_go_to_nccl(fakes):
-    install, core = fakes
+    calls, core = fakes
     one, two = torch.ones(4), torch.ones(2, 3, dtype=torch.float64)
-    install(one, two)
+    calls.mark(one, two)
     hvd.reducescatter_async(one, name="rs", op=hvd.Sum)
     assert core.enqueued[-1][0] == _core.OP_REDUCESCATTER and core.enqueued[-1][2] == hvd.Sum
     hvd.grouped_allgather_async([one, two], name="gag")
@@ -116,10 +115,10 @@ def test_reducescatter_and_the_grouped_forms_go_to_nccl(fakes):
 
 
 def test_what_nccl_cannot_take_stays_on_the_host_path(fakes, monkeypatch):
-    install, _ = fakes
+    calls, _ = fakes
     floats, shorts, flags = torch.ones(2, 2), torch.ones(2, dtype=torch.int16), torch.ones(2) > 0
     no_rows, empty_rows = torch.ones(0, 3), torch.ones(2, 0)
-    install(floats, shorts, flags, no_rows, empty_rows)
+    calls.mark(floats, shorts, flags, no_rows, empty_rows)
     for op in (_core.OP_ALLGATHER, _core.OP_ALLTOALL, _core.OP_REDUCESCATTER):
         assert nccl_submit.takes(floats, op, hvd.Sum)
         assert not nccl_submit.takes(shorts, op, hvd.Sum)  # types NCCL lacks
@@ -140,9 +139,9 @@ def test_what_nccl_cannot_take_stays_on_the_host_path(fakes, monkeypatch):
 
 
 def test_an_integer_average_reducescatter_stays_on_the_host_path(fakes):
-    install, _ = fakes
+    calls, _ = fakes
     ints = torch.ones(4, dtype=torch.int32)
-    install(ints)
+    calls.mark(ints)
     assert nccl_submit.takes(ints, _core.OP_REDUCESCATTER, hvd.Sum)
     assert not nccl_submit.takes(ints, _core.OP_REDUCESCATTER, hvd.Average)
 

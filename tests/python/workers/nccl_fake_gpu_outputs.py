@@ -65,6 +65,12 @@ def check_outputs(calls) -> None:
     gathered = hvd.synchronize(hvd.allgather_async(calls.mark(rows), name="ag"))
     assert gathered is calls.allocated[-1] and torch.equal(gathered, rows), gathered
     ordered(log(), "ncclAllGather n=24 type=1")  # 3 x 2 float32 as bytes
+    # A caller that keeps the GIL busy polling (never blocking in kolo) still lets kolo's thread
+    # take it for the allocator: Python hands the GIL over every switch interval.
+    handle = hvd.allgather_async(calls.mark(rows), name="ag.polled")
+    while not hvd.poll(handle):
+        pass
+    assert torch.equal(hvd.synchronize(handle), rows)
 
     FAKE.fake_gpu_clear_log()
     received, splits = hvd.synchronize(hvd.alltoall_async(calls.mark(rows), splits=[3],

@@ -116,14 +116,27 @@ say "$(kolorun --check-build 2>&1 | grep -E 'NCCL|PyTorch')"
 
 # ---- the torch front end on the NCCL path: which path each op takes, and a result (np 1) ----
 say "$(timeout "$(step_timeout 60)" kolorun -np 1 python3 -c 'import torch, horovod.torch as hvd
-from kolo.torch import staging
+from kolo import _core
+from kolo.torch import nccl_submit, staging
 hvd.init(); torch.cuda.set_device(hvd.local_rank())
 x = torch.arange(1024.0, device="cuda")
 y = hvd.allreduce(x, op=hvd.Sum, name="probe")
 w = hvd.broadcast(x + 1, root_rank=0, name="probe.b")
+m = x.reshape(256, 4)
+g = hvd.allgather(m, name="probe.ag")
+a, s = hvd.alltoall(m, splits=torch.tensor([256]), name="probe.a2a")
+r = hvd.reducescatter(m, op=hvd.Sum, name="probe.rs")
+gg = hvd.grouped_allgather([m, m.double()], name="probe.gag")
+gr = hvd.grouped_reducescatter([m, m.double()], op=hvd.Sum, name="probe.grs")
 print("front end:", {op: c.path for op, c in staging._choices.get("cuda", {}).items()})
+print("to NCCL:", {n: nccl_submit.takes(m, op, hvd.Sum) for n, op in (("allgather", _core.OP_ALLGATHER),
+      ("alltoall", _core.OP_ALLTOALL), ("reducescatter", _core.OP_REDUCESCATTER))})
 print("allreduce on", y.device, "right:", torch.equal(y.cpu(), x.cpu() * hvd.size()),
-      "broadcast right:", torch.equal(w.cpu(), x.cpu() + 1))' 2>&1 | tail -4)"
+      "broadcast right:", torch.equal(w.cpu(), x.cpu() + 1))
+print("allgather/alltoall/reducescatter on", g.device, a.device, r.device, "right:",
+      torch.equal(g.cpu(), m.cpu()), torch.equal(a.cpu(), m.cpu()) and s.tolist() == [256],
+      torch.equal(r.cpu(), m.cpu()), "grouped right:",
+      all(torch.equal(o.cpu(), t.cpu()) for o, t in zip(gg + gr, [m, m.double()] * 2)))' 2>&1 | tail -6)"
 
 # ---- the NCCL backend's collectives on this GPU through torch's own libcudart and libnccl ----
 nvidia=$(python3 -c 'import os, nvidia; print(os.path.abspath(list(nvidia.__path__)[0]))' 2>/dev/null)

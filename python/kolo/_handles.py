@@ -27,7 +27,8 @@ class _InFlight:
     op: int  # _core.OP_*
     finish: Optional[Callable[[Any], Any]]  # the framework's last step, or None
     # kolo.torch's NCCL path: () -> (cudaStream_t, device, name) of the caller's current stream
-    # at synchronize(), which is made to wait for kolo's completion event; None elsewhere.
+    # at synchronize(), which is made to wait for kolo's completion event; None elsewhere. With
+    # it, `finish` is required and receives the alltoall's received splits ([] otherwise).
     on_stream: Optional[Callable[[], tuple]] = None
 
 
@@ -50,7 +51,7 @@ def track(handle: int, array: Any, output: Any, op: int,
           finish: Optional[Callable[[Any], Any]] = None,
           on_stream: Optional[Callable[[], tuple]] = None) -> None:
     """Keeps `array` and `output` referenced until synchronize(handle); `finish(result)` then
-    gives the caller's result. `on_stream` (an allreduce or broadcast on the NCCL path): the
+    gives the caller's result. `on_stream` (an operation on kolo.torch's NCCL path): the
     stream that synchronize() makes wait for the device result instead of waiting itself."""
     _in_flight[handle] = _InFlight(array, output, op, finish, on_stream)
 
@@ -103,13 +104,20 @@ def synchronize(handle: int) -> Any:
     # A KeyboardInterrupt (Ctrl-C during the wait) is not an Exception and leaves the entry in
     # place: the operation still runs and reads or writes the arrays referenced here, so they
     # must outlive it; synchronize(handle) may be called again.
+    if entry.on_stream is not None:
+        # The NCCL path: the caller's stream waits for kolo's event; the front end's finish
+        # builds the result (from the alltoall's received splits, finish_on_stream's answer).
+        try:
+            received_splits = _core.finish_on_stream(handle, *entry.on_stream())
+        except Exception:
+            del _in_flight[handle]
+            raise
+        del _in_flight[handle]
+        return entry.finish(received_splits)
     if entry.op in _SAME_SHAPE:
         # Nothing allocated by the core: wait and forget the handle in one call.
         try:
-            if entry.on_stream is None:
-                _core.finish(handle)
-            else:
-                _core.finish_on_stream(handle, *entry.on_stream())
+            _core.finish(handle)
         except Exception:
             del _in_flight[handle]
             raise

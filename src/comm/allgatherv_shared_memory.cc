@@ -41,9 +41,12 @@ void allgatherv_shared_memory(Communicator& comm, ConstBytes mine, Bytes out,
     detail::before_writing(comm, collective, step);
     detail::publish_block(collective, half, 0, mine.data(), mine.size());
     detail::finish_step_writes(comm, collective, step);
-    for (int r = 0; r < n; ++r) {
+    // From the next rank on: the readers of one rank's memory are spread over the ranks (each
+    // read walks and pins the owner's pages, under locks of its address space).
+    for (int k = 1; k < n; ++k) {
+      const int r = (self + k) % n;
       const size_t bytes = bytes_per_rank[static_cast<size_t>(r)];
-      if (r != self && bytes > 0) {
+      if (bytes > 0) {
         detail::read_block(comm, collective, r, half, 0, out.data() + offset[r], bytes);
       }
     }

@@ -83,8 +83,8 @@ void allreduce_single_copy(Communicator& comm, Bytes data, size_t count, DataTyp
   const uint64_t folded = collective.steps++;
   detail::before_writing(comm, collective, folded);
   detail::finish_step_writes(comm, collective, folded);
-  for (int r = 0; r < n; ++r) {
-    if (r == self) continue;
+  for (int k = 1; k < n; ++k) {  // from the next rank on, as allgatherv's single copy
+    const int r = (self + k) % n;
     const detail::Slice theirs = detail::slice_of(count, n, r);
     if (theirs.count == 0) continue;
     detail::read_block_range(comm, collective, r, half, 0, theirs.begin * element,

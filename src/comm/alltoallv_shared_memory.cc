@@ -108,9 +108,12 @@ void alltoallv_shared_memory(Communicator& comm, ConstBytes in, std::span<const 
         any_by_reference = any_by_reference || theirs.by_reference != 0;
       }
     }
-    for (int s = 0; s < n; ++s) {
+    // From the next rank on: the readers of one sender's memory are spread over the senders
+    // (each read walks and pins the sender's pages, under locks of its address space).
+    for (int k = 1; k < n; ++k) {
+      const int s = (self + k) % n;
       const auto i = static_cast<size_t>(s);
-      if (s == self || recv_bytes[i] == 0) continue;
+      if (recv_bytes[i] == 0) continue;
       if (sender_by_reference[i]) {
         if (done == 0) {
           detail::read_block(comm, collective, s, half, region_at(s, self), out.data() + at.recv[i],

@@ -121,6 +121,30 @@ class Executor {
   void execute_on_device(const fusion::FusedGroup& group,
                          std::map<std::string, TensorEntry>& pending);
   DeviceState& device_state(int device);
+  // executor_device_outputs.cc: allgather, alltoall and reducescatter of CUDA tensors, whose
+  // outputs the front end allocates (TensorEntry::device_allocator) once the sizes are agreed.
+  struct DeviceOutput {
+    std::vector<int64_t> shape;  // the agreed shape of this rank's output
+    size_t bytes = 0;
+    void* data = nullptr;                  // from the allocator
+    std::uintptr_t ready_event = 0;        // the allocator's stream, for kolo's stream to wait on
+    std::vector<size_t> per_rank;          // allgather, alltoall: bytes from each rank;
+                                           // reducescatter: elements of each rank's block
+    std::vector<size_t> send;              // alltoall: bytes sent to each rank
+    std::vector<int64_t> received_splits;  // alltoall: rows from each rank
+  };
+  [[nodiscard]] std::vector<DeviceOutput> plan_device_outputs(
+      const negotiation::Response& response, const std::vector<TensorEntry*>& entries) const;
+  // Asks every entry's allocator, then (np > 1) the ranks agree that all outputs exist before
+  // NCCL runs; a failure anywhere throws InvalidArgument on every rank, naming the rank.
+  void allocate_device_outputs(const negotiation::Response& response,
+                               const std::vector<TensorEntry*>& entries,
+                               std::vector<DeviceOutput>& plans);
+  // allreduce (fused) and broadcast, on the caller's own memory.
+  void run_in_place_on_device(const negotiation::Response& response,
+                              const std::vector<TensorEntry*>& entries, gpu::NcclCollectives& ops);
+  void run_with_device_outputs(const negotiation::Response& response,
+                               const std::vector<TensorEntry*>& entries, gpu::NcclCollectives& ops);
   void allgather(const negotiation::Response& response, TensorEntry& entry, size_t index);
   void broadcast(const negotiation::Response& response, TensorEntry& entry);
   // executor_ops.cc

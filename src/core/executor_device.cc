@@ -76,12 +76,16 @@ void Executor::execute_on_device(const fusion::FusedGroup& group,
   }
   const bool reducing = response.op == negotiation::OpType::allreduce &&
                         response.reduce_op != negotiation::UserReduceOp::adasum;
-  if (!reducing && response.op != negotiation::OpType::broadcast) {
+  const bool allocating = response.op == negotiation::OpType::allgather ||
+                          response.op == negotiation::OpType::alltoall ||
+                          response.op == negotiation::OpType::reducescatter;
+  if (!reducing && !allocating && response.op != negotiation::OpType::broadcast) {
     // The front end (kolo/torch/gpu_path.py) sends these through host memory; reaching here is a
     // caller that bypassed it. Decided on every rank alike, before any byte moved.
     throw UnsupportedOperation(
-        fmt::format("rank {}: {} of CUDA tensor '{}': this version's NCCL path runs allreduce and "
-                    "broadcast; the others take the asynchronous host path",
+        fmt::format("rank {}: {} of CUDA tensor '{}': this version's NCCL path runs allreduce, "
+                    "broadcast, allgather, alltoall and reducescatter; the others take the "
+                    "asynchronous host path",
                     options_.rank, negotiation::op_type_name(response.op), response.names.front()));
   }
   DeviceState& state = device_state(entries.front()->request.device_index);
@@ -95,30 +99,41 @@ void Executor::execute_on_device(const fusion::FusedGroup& group,
       }
     }
   }
-  std::vector<gpu::DeviceTensor> tensors;
-  for (const TensorEntry* entry : entries) {
-    tensors.push_back({entry->request.name, entry->input, entry->output, entry->bytes()});
-  }
-  if (reducing) {
-    ObservedPhase phase(observer_, response.names, "NCCL_ALLREDUCE");
-    state.ops.allreduce(tensors, response.dtype,
-                        {.op = to_comm_op(response.reduce_op),
-                         .average = response.reduce_op == negotiation::UserReduceOp::average,
-                         .prescale = response.prescale,
-                         .postscale = response.postscale});
-    if (tensors.size() > 1) {
-      ++stats_.fused_groups;
-      stats_.fused_tensors += tensors.size();
-    }
+  if (allocating) {
+    run_with_device_outputs(response, entries, state.ops);
   } else {
-    ObservedPhase phase(observer_, response.names, "NCCL_BROADCAST");
-    for (const gpu::DeviceTensor& tensor : tensors) state.ops.broadcast(tensor, response.root);
+    run_in_place_on_device(response, entries, state.ops);
   }
   // One completion event for the group, shared by its handles; the last one drops it.
   auto done = std::make_shared<gpu::DeviceEvent>(state.ops.record_completion());
   for (TensorEntry* entry : entries) {
     entry->allocated_output.device_done = reinterpret_cast<std::uintptr_t>(done->get());
     entry->allocated_output.device_done_owner = done;
+  }
+}
+
+void Executor::run_in_place_on_device(const negotiation::Response& response,
+                                      const std::vector<TensorEntry*>& entries,
+                                      gpu::NcclCollectives& ops) {
+  const bool reducing = response.op == negotiation::OpType::allreduce;
+  std::vector<gpu::DeviceTensor> tensors;
+  for (const TensorEntry* entry : entries) {
+    tensors.push_back({entry->request.name, entry->input, entry->output, entry->bytes()});
+  }
+  if (reducing) {
+    ObservedPhase phase(observer_, response.names, "NCCL_ALLREDUCE");
+    ops.allreduce(tensors, response.dtype,
+                  {.op = to_comm_op(response.reduce_op),
+                   .average = response.reduce_op == negotiation::UserReduceOp::average,
+                   .prescale = response.prescale,
+                   .postscale = response.postscale});
+    if (tensors.size() > 1) {
+      ++stats_.fused_groups;
+      stats_.fused_tensors += tensors.size();
+    }
+  } else {
+    ObservedPhase phase(observer_, response.names, "NCCL_BROADCAST");
+    for (const gpu::DeviceTensor& tensor : tensors) ops.broadcast(tensor, response.root);
   }
 }
 

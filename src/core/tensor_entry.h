@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -33,6 +34,15 @@ struct OwnedBuffer {
 // result still has a valid pointer for DLPack).
 OwnedBuffer make_owned_buffer(size_t bytes, std::vector<int64_t> shape, DataType dtype);
 
+// What a front end's device allocator returns: the memory (0 for an empty output) and a
+// cudaEvent_t recorded on the stream it was allocated on (0: none), which kolo's stream waits for
+// before writing it: torch's caching allocator may hand out a block that kernels queued on that
+// stream before its last free still use.
+struct DeviceOutputMemory {
+  std::uintptr_t data = 0;
+  std::uintptr_t ready_event = 0;
+};
+
 struct TensorEntry {
   negotiation::Request request;
   const void* input = nullptr;  // request.shape elements of request.dtype
@@ -48,6 +58,11 @@ struct TensorEntry {
   // device request.device_index, and `caller_event` a cudaEvent_t recorded on the caller's
   // stream at submission, which kolo's stream waits for before reading them.
   std::uintptr_t caller_event = 0;
+  // The NCCL path's allgather, alltoall and reducescatter: called on the background thread once
+  // negotiation agreed on the output's shape, it returns device memory on request.device_index
+  // for that many elements, allocated and kept alive by the front end until synchronize(), or
+  // throws kolo::Error with the reason (out of memory). Empty elsewhere.
+  std::function<DeviceOutputMemory(const std::vector<int64_t>& shape)> device_allocator;
   // A blocking call that waits right after submitting: its thread runs the cycles that complete
   // it (Session::drive) instead of waking the background thread.
   bool caller_drives = false;

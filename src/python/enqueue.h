@@ -59,6 +59,9 @@ core::HandleId enqueue_pointers(int op, std::string name, int reduce_op, int roo
                                 uintptr_t output, bool caller_drives, int device_index = -1,
                                 uintptr_t caller_event = 0);
 
+// The request's scalar fields from `options` (checked); the caller adds type, shape and memory.
+core::TensorEntry entry_from(const EnqueueOptions& options);
+
 // Binds EnqueueOptions and enqueue() into module `m`.
 void bind_enqueue(nanobind::module_& m);
 

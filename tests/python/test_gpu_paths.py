@@ -33,11 +33,8 @@ def only_path(**facts) -> gpu_path.PathChoice:
 
 def test_nccl_when_every_fact_allows_it():
     choices = gpu_path.choose(gpu_path.GpuFacts(**CUDA_READY))
-    assert choices["allreduce"] == choices["broadcast"] == gpu_path.PathChoice(gpu_path.NCCL,
-                                                                               "NCCL")
-    for op in ("allgather", "alltoall", "reducescatter"):
-        assert choices[op] == gpu_path.PathChoice(
-            gpu_path.ASYNC_HOST, "this version's NCCL path runs allreduce and broadcast only")
+    for op in gpu_path.OPERATIONS:
+        assert choices[op] == gpu_path.PathChoice(gpu_path.NCCL, "NCCL")
 
 
 def test_this_version_has_no_nccl_backend():
@@ -87,8 +84,21 @@ def test_horovod_variables_per_operation_win_over_gpu_operations():
            "HOROVOD_GPU_BROADCAST": "Gloo"}
     assert paths(**{**CUDA_READY, "env": env}) == {
         "allreduce": gpu_path.NCCL, "allgather": gpu_path.ASYNC_HOST,
-        "broadcast": gpu_path.ASYNC_HOST, "alltoall": gpu_path.ASYNC_HOST,
-        "reducescatter": gpu_path.ASYNC_HOST}  # NCCL_OPERATIONS: allreduce and broadcast
+        "broadcast": gpu_path.ASYNC_HOST, "alltoall": gpu_path.NCCL,
+        "reducescatter": gpu_path.NCCL}
+
+
+@pytest.mark.parametrize("variable", ["HOROVOD_GPU_ALLGATHER", "HOROVOD_GPU_ALLTOALL",
+                                      "HOROVOD_GPU_REDUCESCATTER"])
+@pytest.mark.parametrize("value", ["MPI", "gloo"])
+def test_the_allocating_ops_go_to_nccl_unless_their_variable_asks_for_the_host(variable, value):
+    chosen = paths(**CUDA_READY)
+    assert chosen["allgather"] == chosen["alltoall"] == chosen["reducescatter"] == gpu_path.NCCL
+    env = {"HOROVOD_GPU_OPERATIONS": "NCCL", variable: value}
+    op = variable.removeprefix("HOROVOD_GPU_").lower()
+    chosen = paths(**{**CUDA_READY, "env": env})
+    assert chosen[op] == gpu_path.ASYNC_HOST
+    assert {path for name, path in chosen.items() if name != op} == {gpu_path.NCCL}
 
 
 def test_kolo_variable_wins_over_horovods_and_staging_can_be_asked_for():
@@ -116,10 +126,8 @@ def test_one_warning_names_each_path_and_why():
     env = {"HOROVOD_GPU_BROADCAST": "MPI"}
     choices = gpu_path.choose(gpu_path.GpuFacts(**{**CUDA_READY, "env": env}))
     text = gpu_path.warning_text(choices, "cuda")
-    assert text == ("kolo: cuda tensors: allreduce: the nccl path (NCCL); allgather, alltoall, "
-                    "reducescatter: the async host path (this version's NCCL path runs allreduce "
-                    "and broadcast only); broadcast: the async host path (host collectives, as "
-                    "asked)")
+    assert text == ("kolo: cuda tensors: allreduce, allgather, alltoall, reducescatter: the nccl "
+                    "path (NCCL); broadcast: the async host path (host collectives, as asked)")
     every = gpu_path.warning_text(gpu_path.choose(gpu_path.GpuFacts(device_type="xpu")), "xpu")
     assert every.startswith("kolo: xpu tensors: every operation: the staging path (")
 

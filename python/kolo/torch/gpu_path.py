@@ -31,9 +31,8 @@ ASYNC_HOST = "async host"
 STAGING = "staging"
 
 OPERATIONS = ("allreduce", "allgather", "broadcast", "alltoall", "reducescatter")
-# What the core's NCCL path runs (core/executor_device.cc); the others, whose outputs the core
-# allocates, stay on the async host path until it can hand back device memory.
-NCCL_OPERATIONS = ("allreduce", "broadcast")
+# The core's NCCL path runs every one of them (core/executor_device.cc; allgather, alltoall and
+# reducescatter into outputs the front end allocates, core/executor_device_outputs.cc).
 
 # What each variable's value asks for.
 _REQUESTS = {"NCCL": NCCL, "MPI": ASYNC_HOST, "GLOO": ASYNC_HOST, "STAGING": STAGING}
@@ -131,9 +130,6 @@ def choose(facts: GpuFacts) -> dict[str, PathChoice]:
             choices[op] = PathChoice(STAGING, "blocking copies through host memory, as asked")
         elif want == ASYNC_HOST:
             choices[op] = PathChoice(ASYNC_HOST, "host collectives, as asked")
-        elif refusal is None and op not in NCCL_OPERATIONS:
-            choices[op] = PathChoice(ASYNC_HOST, "this version's NCCL path runs "
-                                     + " and ".join(NCCL_OPERATIONS) + " only")
         elif refusal is None:
             choices[op] = PathChoice(NCCL, "NCCL")
         else:

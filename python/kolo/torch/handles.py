@@ -97,6 +97,11 @@ def submit(op: int, kind: str, tensor: torch.Tensor, output: Optional[torch.Tens
         source = source.contiguous()
     staged, ready = None, (0, -1)
     if staging.needs_staging(source, name or kind):
+        # Only tensors off the CPU get here: a CPU tensor's submit asks nothing more.
+        if op in _ALLOCATING and not invalid and \
+                nccl_submit.takes(tensor, op, reduce_op, prescale * postscale):
+            return nccl_submit.submit_allocating(op, kind, tensor, name, reduce_op, prescale,
+                                                 postscale, set_id, splits, group)
         source, staged, ready = staging.stage(source, op, tensor if inplace else None)
         if output is not None:
             output = staging.host_output_like(source, staged)

@@ -6,7 +6,9 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -46,12 +48,19 @@ int count(const std::string& log, const std::string& text) {
   return found;
 }
 
-// One rank: the unique id's broadcast has nobody to send to; it records that it was asked.
+// One rank: the unique id's broadcast has nobody to send to; it records that it was asked. As
+// rank 1 of 3 (the plans of the allocating ops): the allocation agreement's allgather answers
+// that every rank allocated, or that `failed_rank` did not.
 class OneRankBackend : public backends::Backend {
  public:
   [[nodiscard]] std::string name() const override { return "one rank"; }
   void broadcast(Bytes data, int root) override { broadcasts.push_back({data.size(), root}); }
+  void allgatherv(ConstBytes, Bytes out, std::span<const size_t>) override {
+    std::fill(out.begin(), out.end(), std::byte{0});
+    if (failed_rank >= 0) out[static_cast<size_t>(failed_rank)] = std::byte{1};
+  }
   std::vector<std::pair<size_t, int>> broadcasts;
+  int failed_rank = -1;
 };
 
 Request cuda_request(const std::string& name, OpType op, UserReduceOp reduce, int elements) {
@@ -68,7 +77,8 @@ Request cuda_request(const std::string& name, OpType op, UserReduceOp reduce, in
 }
 
 struct Fixture {
-  Fixture() : executor(backend, handles, ExecutorOptions{0, 1, 1 << 20}) {
+  explicit Fixture(ExecutorOptions options = {0, 1, 1 << 20})
+      : executor(backend, handles, options) {
     executor.set_device_libraries({&fake_cuda(), &fake_nccl()});
     fake_cuda().functions.event_create_with_flags(&caller_event, gpu::kCudaEventDisableTiming);
     take_log();
@@ -149,7 +159,7 @@ TEST(ExecutorNccl, TheCommunicatorIsKeptThenDroppedAtAReset) {
 TEST(ExecutorNccl, AnOpOffTheNcclPathFailsOnlyItsTensorNamingIt) {
   Fixture f;
   std::vector<float> x{1, 2};
-  const Request rx = cuda_request("gathered", OpType::allgather, UserReduceOp::sum, 2);
+  const Request rx = cuda_request("gathered", OpType::allreduce, UserReduceOp::adasum, 2);
   const HandleId id = f.submit(rx, x);
   negotiation::Response response = negotiation::make_response({rx});
   f.executor.run({response}, f.pending);
@@ -157,11 +167,111 @@ TEST(ExecutorNccl, AnOpOffTheNcclPathFailsOnlyItsTensorNamingIt) {
     f.handles.wait(id);
     FAIL() << "no error";
   } catch (const Error& error) {
-    EXPECT_NE(std::string(error.what()).find("allgather of CUDA tensor 'gathered'"),
+    EXPECT_NE(std::string(error.what()).find("allreduce of CUDA tensor 'gathered'"),
               std::string::npos)
         << error.what();
   }
   EXPECT_EQ(count(take_log(), "nccl"), 0);  // nothing was queued, no communicator made
+}
+
+// The front end's allocator is asked for the agreed shape on this thread, NCCL writes into what
+// it returned, and the handle carries the shape; an allocator that throws fails the op naming
+// the rank, before any NCCL collective.
+TEST(ExecutorNccl, AllgatherWritesIntoTheAllocatorsMemoryAndAFailingAllocatorFailsTheOp) {
+  Fixture f;
+  std::vector<float> x{1, 2, 3, 4};
+  Request rx = cuda_request("gathered", OpType::allgather, UserReduceOp::sum, 4);
+  rx.shape = {2, 2};
+  std::vector<float> out(4, -1);
+  std::vector<std::vector<int64_t>> asked;
+  f.submit(rx, x);
+  f.pending.at("gathered").device_allocator = [&](const std::vector<int64_t>& shape) {
+    asked.push_back(shape);
+    return DeviceOutputMemory{reinterpret_cast<std::uintptr_t>(out.data()), 0};
+  };
+  const HandleId id = f.pending.at("gathered").handle;
+  f.executor.run({negotiation::make_response({rx})}, f.pending);
+  OwnedBuffer done = f.handles.release(id);
+  EXPECT_EQ(asked, (std::vector<std::vector<int64_t>>{{2, 2}}));
+  EXPECT_EQ(out, x);
+  EXPECT_EQ(done.shape, (std::vector<int64_t>{2, 2}));
+  EXPECT_NE(done.device_done, 0U);
+  EXPECT_EQ(count(take_log(), "ncclAllGather n=16 type=1"), 1);
+
+  const HandleId failing = f.submit(rx, x);
+  f.pending.at("gathered").device_allocator =
+      [](const std::vector<int64_t>&) -> DeviceOutputMemory { throw Error("CUDA out of memory"); };
+  f.executor.run({negotiation::make_response({rx})}, f.pending);
+  try {
+    f.handles.wait(failing);
+    FAIL() << "no error";
+  } catch (const Error& error) {
+    const std::string what = error.what();
+    EXPECT_NE(what.find("rank 0: allgather of CUDA tensor 'gathered': allocating its output of "
+                        "shape [2, 2] on CUDA device 0 failed: CUDA out of memory"),
+              std::string::npos)
+        << what;
+  }
+  EXPECT_EQ(count(take_log(), "ncclAllGather"), 0);
+}
+
+// Rank 1 of 3: alltoall's output has the rows the splits send it, reducescatter's its block of
+// Horovod's row split; a rank whose allocation failed (the agreement says so) fails the op here
+// too, naming it, before any collective.
+TEST(ExecutorNccl, TheAllocatorIsAskedForTheAgreedShapeAtRankOneOfThree) {
+  Fixture f({1, 3, 1 << 20});
+  std::vector<float> x(10, 1.0F);
+  std::vector<float> out(12, 0.0F);
+  std::vector<std::vector<int64_t>> asked;
+  auto allocator = [&](const std::vector<int64_t>& shape) {
+    asked.push_back(shape);
+    return DeviceOutputMemory{reinterpret_cast<std::uintptr_t>(out.data()), 0};
+  };
+  Request ra = cuda_request("a2a", OpType::alltoall, UserReduceOp::sum, 8);
+  ra.rank = 1;
+  ra.shape = {4, 2};
+  f.submit(ra, x);
+  f.pending.at("a2a").device_allocator = allocator;
+  negotiation::Response a2a = negotiation::make_response({ra});
+  a2a.splits = {2, 1, 0, /* rank 1 sends */ 1, 2, 1, 0, 3, 0};  // [r * 3 + d]: rows r sends d
+  const HandleId ha = f.pending.at("a2a").handle;
+  f.executor.run({a2a}, f.pending);
+  OwnedBuffer done = f.handles.release(ha);
+  EXPECT_EQ(done.shape, (std::vector<int64_t>{6, 2}));
+  EXPECT_EQ(done.received_splits, (std::vector<int64_t>{1, 2, 3}));
+  std::string log = take_log();
+  for (const char* call : {"ncclSend n=8 peer=0", "ncclRecv n=8 peer=0", "ncclSend n=16 peer=1",
+                           "ncclRecv n=16 peer=1", "ncclSend n=8 peer=2", "ncclRecv n=24 peer=2"}) {
+    EXPECT_EQ(count(log, call), 1) << call << "\n" << log;
+  }
+
+  Request rs = cuda_request("rs", OpType::reducescatter, UserReduceOp::sum, 10);
+  rs.rank = 1;
+  rs.shape = {5, 2};  // rows 2, 2, 1
+  f.submit(rs, x);
+  f.pending.at("rs").device_allocator = allocator;
+  f.executor.run({negotiation::make_response({rs})}, f.pending);
+  log = take_log();
+  EXPECT_EQ(asked.back(), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(count(log, "ncclReduce n=4 type=7 op=0 root=0 recv=null"), 1) << log;
+  EXPECT_EQ(count(log, "ncclReduce n=4 type=7 op=0 root=1 S"), 1) << log;
+  EXPECT_EQ(count(log, "ncclReduce n=2 type=7 op=0 root=2 recv=null"), 1) << log;
+
+  f.backend.failed_rank = 2;
+  const HandleId failing = f.submit(rs, x);
+  f.pending.at("rs").device_allocator = allocator;
+  f.executor.run({negotiation::make_response({rs})}, f.pending);
+  try {
+    f.handles.wait(failing);
+    FAIL() << "no error";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what())
+                  .find("rank 1: reducescatter of CUDA tensor 'rs' not run: rank 2 could not "
+                        "allocate its output"),
+              std::string::npos)
+        << error.what();
+  }
+  EXPECT_EQ(count(take_log(), "ncclReduce"), 0);
 }
 
 // Point 5 of issue 23: a collective that NCCL never finishes (its peer died inside it) ends when

@@ -29,8 +29,19 @@ def first(result):
 
 
 def both(device, make, run, what):
-    """run(make(device)) on the device and run(make('cpu')) on the CPU, compared."""
-    same(run(make(device), what + "/dev"), run(make(torch.device("cpu")), what + "/cpu"), what)
+    """run(make(device)) on the device and run(make('cpu')) on the CPU, compared; the device's
+    result stays on the device (NCCL's output allocated there, or the host path's copy back)."""
+    got = run(make(device), what + "/dev")
+    assert first(got).device.type == device.type, (what, first(got).device)
+    same(got, run(make(torch.device("cpu")), what + "/cpu"), what)
+
+
+def both_grouped(device, run, tensors, what):
+    """A grouped op on the device against the same on the CPU, member by member."""
+    on_device = run([t.to(device) for t in tensors], what + "/dev")
+    for got, want in zip(on_device, run(tensors, what + "/cpu")):
+        assert got.device.type == device.type, (what, got.device)
+        same(got, want, what)
 
 
 def main() -> None:
@@ -70,6 +81,15 @@ def main() -> None:
              f"alltoall splits {name}")
         both(device, lambda dev: values(dev, 2 * size),
              lambda t, n: hvd.reducescatter(t, op=hvd.Sum, name=n), f"reducescatter {name}")
+        pair = [values("cpu", rank + 1), values("cpu", 2 * size)]
+        both_grouped(device, lambda ts, n: hvd.grouped_allgather(ts, name=n), pair,
+                f"grouped allgather {name}")
+        both_grouped(device, lambda ts, n: hvd.grouped_reducescatter(ts, op=hvd.Sum, name=n),
+                [values("cpu", 3), values("cpu", 2 * size)], f"grouped reducescatter {name}")
+        if dtype in FLOATS:
+            both(device, lambda dev: values(dev, 2 * size),
+                 lambda t, n: hvd.reducescatter(t, op=hvd.Average, name=n),
+                 f"reducescatter average {name}")
     hvd.barrier()
     hvd.shutdown()
     print(f"rank {rank} OK")

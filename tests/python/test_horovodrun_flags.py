@@ -96,12 +96,14 @@ import os
 import kolo
 kolo.init()
 allowed = set()
+threads = []
 for tid in os.listdir("/proc/self/task"):
     with open(f"/proc/self/task/{tid}/status") as f:
-        for line in f:
-            if line.startswith("Cpus_allowed_list:"):
-                allowed.add(line.split(":", 1)[1].strip())
+        status = dict(line.split(":", 1) for line in f if ":" in line)
+    allowed.add(status["Cpus_allowed_list"].strip())
+    threads.append(f"{status['Name'].strip()}={status['Cpus_allowed_list'].strip()}")
 print("threads allowed:", ";".join(sorted(allowed)))
+print("threads:", " ".join(sorted(threads)))
 print(f"rank {kolo.rank()} OK")
 kolo.shutdown()
 """
@@ -119,7 +121,8 @@ def test_thread_affinity_pins_each_local_ranks_background_thread(np_):
     for rank in range(np_):
         line = next(x for x in job.lines_of(rank) if x.startswith("threads allowed:"))
         allowed = line.split(":", 1)[1].strip().split(";")
-        assert str(cores[rank]) in allowed, f"rank {rank}: {line}"
+        # The whole job's output on failure: each thread's name and mask, and kolo's warnings.
+        assert str(cores[rank]) in allowed, f"rank {rank}: {line}\n{job.output}"
 
 
 def test_too_few_cores_pin_nothing_and_say_so():

@@ -15,11 +15,6 @@
 
 namespace kolo::comm {
 
-namespace {
-// From this size an oversubscribed host's allreduce reads peers' memory (allreduce_single_copy.cc).
-constexpr size_t kOversubscribedSingleCopyBytes = size_t{1} << 20;
-}  // namespace
-
 bool small_allreduce_uses_arena(const Communicator& comm) {
   return detail::arena_serves(comm, sizeof(uint64_t), AllreduceOptions{}.small_message_bytes);
 }
@@ -63,10 +58,8 @@ void allreduce(Communicator& comm, Bytes data, size_t count, DataType type, Redu
   }
   // More ranks than CPUs, a large buffer, one host: three flag rounds instead of the ring's
   // 2(n - 1) steps, each copying every byte into a link's buffer and out again. The same choice
-  // on every rank (size, the host's ranks and CPUs, then the collective probe).
-  if (comm.oversubscribed() && bytes >= kOversubscribedSingleCopyBytes &&
-      detail::arena_serves(comm, bytes, SIZE_MAX) &&
-      detail::single_copy_usable(comm, *comm.arena())) {
+  // on every rank (detail::oversubscribed_single_copy).
+  if (detail::oversubscribed_single_copy(comm, bytes)) {
     return allreduce_single_copy(comm, data, count, type, op, scale);
   }
   if (options.hierarchical != Hierarchical::off && hierarchical_applies(comm)) {

@@ -23,10 +23,6 @@ namespace kolo::comm {
 namespace {
 constexpr size_t kSegmentBytes = kBroadcastChunkBytes;
 constexpr size_t kArenaBroadcastMinBytes = size_t{16} * 1024;
-// More ranks than CPUs: from this size the receivers read the root's buffer straight from its
-// memory (one step, two flag rounds) instead of the chain over the links, whose every hop copies
-// each byte into a link's buffer and out again while three processes share two cores.
-constexpr size_t kOversubscribedSingleCopyBytes = size_t{1} << 20;
 constexpr size_t kMaxChildren = 31;  // ranks are ints
 }  // namespace
 
@@ -40,10 +36,8 @@ void broadcast(Communicator& comm, Bytes data, int root) {
       detail::arena_serves(comm, data.size(), /*oversubscribed_limit=*/0)) {
     return broadcast_shared_memory(comm, data, root);
   }
-  // Same on every rank: the size, the host's ranks and CPUs, and the probe (collective itself).
-  if (comm.oversubscribed() && data.size() >= kOversubscribedSingleCopyBytes &&
-      detail::arena_serves(comm, data.size(), SIZE_MAX) &&
-      detail::single_copy_usable(comm, *comm.arena())) {
+  // More ranks than CPUs, a large buffer: the receivers read the root's buffer from its memory.
+  if (detail::oversubscribed_single_copy(comm, data.size())) {
     return broadcast_single_copy(comm, data, root);
   }
   // Same on every rank: size and group size only.

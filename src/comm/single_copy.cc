@@ -87,6 +87,14 @@ void finish_step_reads(Communicator& comm, CollectiveArena& collective, uint64_t
   wait_for_members(comm, collective, SharedArena::Flag::reduced, step + 1);
 }
 
+bool oversubscribed_single_copy(Communicator& comm, size_t bytes) {
+  // Measured at np 3 on 2 cores against the links' algorithms: allreduce 256 KiB 0.88x, 1 MiB
+  // 1.07x, 4 MiB 1.53x; broadcast 256 KiB 0.92-1.16x, 1 MiB 1.08-1.26x (docs/PERFORMANCE.md).
+  constexpr size_t kMinBytes = size_t{1} << 20;
+  return comm.oversubscribed() && bytes >= kMinBytes && arena_serves(comm, bytes, SIZE_MAX) &&
+         single_copy_usable(comm, *comm.arena());
+}
+
 bool single_copy_usable(Communicator& comm, CollectiveArena& collective) {
   using State = CollectiveArena::SingleCopy;
   if (collective.single_copy != State::unknown) return collective.single_copy == State::usable;

@@ -35,6 +35,14 @@ constexpr size_t kSingleCopyMinBytes = size_t{32} * 1024;
 // member must call it at the same point of the same collective; later calls read the answer).
 bool single_copy_usable(Communicator& comm, CollectiveArena& collective);
 
+// Whether an allreduce or broadcast of `bytes` reads peers' memory because the host has more
+// ranks than CPUs (allreduce_single_copy, broadcast_single_copy): from 1 MiB, when the group is
+// exactly the host's ranks and every member can read its peers (collective on first use, as
+// single_copy_usable). The arena's step-per-slot algorithms stop at small sizes there (one rank is
+// always descheduled at each step's barrier), and the links' ring and chain copy every byte into
+// a link's buffer and out again per hop.
+bool oversubscribed_single_copy(Communicator& comm, size_t bytes);
+
 // Publishes this rank's block for the step whose slot half is `half`, at byte `at` of the slot
 // (alltoallv publishes one per destination).
 void publish_block(CollectiveArena& collective, int half, size_t at, const void* address,

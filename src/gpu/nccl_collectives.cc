@@ -42,6 +42,15 @@ ncclRedOp_t nccl_op_of(ReduceOp op) {
       fmt::format("the NCCL path cannot reduce with {}", reduce_op_name(op)));
 }
 
+// NCCL's op for an unscaled reduction. Alone (one rank) an Average is the tensor itself: ncclSum,
+// which NCCL runs as a copy. NCCL 2.28.9's one-rank ncclAvg (a kernel with a scalar, as
+// PreMulSum) left a 17x17x17 float32 tensor's last element unwritten on an H200 (session 33's
+// device run, Horovod's test_horovod_allreduce_average at np 1).
+ncclRedOp_t plain_op(const DeviceReduction& reduction, int size) {
+  if (!reduction.average) return nccl_op_of(reduction.op);
+  return size == 1 ? ncclSum : ncclAvg;
+}
+
 }  // namespace
 
 std::optional<ncclDataType_t> nccl_type_of(DataType type) {
@@ -179,7 +188,7 @@ void NcclCollectives::reduce_all(const void* input, void* output, size_t count, 
   op.comm = comm_.get();
   const double scale = reduction.prescale * reduction.postscale;
   if (scale == 1.0) {
-    op.op = reduction.average ? ncclAvg : nccl_op_of(reduction.op);
+    op.op = plain_op(reduction, options_.size);
   } else {
     // Both factors and Average's division become one multiplication of each rank's input before
     // the sum (exact for a sum; Horovod's postscale after it differs only in rounding).
@@ -193,6 +202,14 @@ void NcclCollectives::reduce_all(const void* input, void* output, size_t count, 
       throw InvalidArgument(fmt::format(
           "rank {}: allreduce of {}: prescale/postscale need a floating-point tensor, not {}",
           options_.rank, tensors_text(names), dtype_name(type)));
+    }
+    if (options_.size == 1) {
+      // The one-rank PreMulSum is NCCL's kernel that lost the last element (plain_op); the torch
+      // front end scales CUDA tensors itself (kolo/torch/device_scale.py) and never sends one.
+      throw InvalidArgument(fmt::format(
+          "rank {}: allreduce of {}: prescale/postscale on a single rank are applied by the "
+          "framework front end, not by NCCL",
+          options_.rank, tensors_text(names)));
     }
     const double factor = reduction.average ? scale / options_.size : scale;
     // The scalar has the tensor's type; NCCL reads it before ncclRedOpCreatePreMulSum returns.
@@ -326,7 +343,7 @@ void NcclCollectives::reducescatter(const DeviceTensor& tensor, void* out,
         fmt::format("rank {}: reducescatter of {}: the NCCL path takes no prescale/postscale here",
                     options_.rank, tensors_text(names)));
   }
-  const ncclRedOp_t op = reduction.average ? ncclAvg : nccl_op_of(reduction.op);
+  const ncclRedOp_t op = plain_op(reduction, options_.size);
   select_device("reducescatter", names);
   const bool even = std::all_of(counts.begin(), counts.end(),
                                 [&](size_t count) { return count == counts.front(); });

@@ -5,11 +5,13 @@
 // instead of a handshake per ring round and peer: small messages cost one flag exchange.
 // Blocks may differ in size or be empty; every rank runs the steps of the largest block.
 // From kSingleCopyMinBytes on (the largest block) each rank instead reads its peers' blocks
-// straight from their memory in one step (comm/single_copy.h), where the job may.
+// straight from their memory in one step (comm/single_copy.h), where the job may: each as soon as
+// that peer has published, and its own block into `out` while a peer is still behind.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include "base/errors.h"
@@ -28,10 +30,12 @@ void allgatherv_shared_memory(Communicator& comm, ConstBytes mine, Bytes out,
   CollectiveArena& collective = detail::required_arena(comm, "allgatherv_shared_memory");
   const int n = comm.size();
   const int self = collective.host.slot;
-  if (!mine.empty() && mine.data() != out.data() + offset[self]) {
-    std::memmove(out.data() + offset[self], mine.data(), mine.size());
-  }
-  if (n == 1) return;
+  bool own_copied = mine.empty() || mine.data() == out.data() + offset[self];
+  auto copy_own = [&] {
+    if (!own_copied) std::memmove(out.data() + offset[self], mine.data(), mine.size());
+    own_copied = true;
+  };
+  if (n == 1) return copy_own();
   transport::SharedArena& arena = *collective.host.arena;
   const size_t chunk = arena.chunk_bytes();
   const size_t largest = *std::max_element(bytes_per_rank.begin(), bytes_per_rank.end());
@@ -40,19 +44,21 @@ void allgatherv_shared_memory(Communicator& comm, ConstBytes mine, Bytes out,
     const int half = static_cast<int>(step % 2);
     detail::before_writing(comm, collective, step);
     detail::publish_block(collective, half, 0, mine.data(), mine.size());
-    detail::finish_step_writes(comm, collective, step);
-    // From the next rank on: the readers of one rank's memory are spread over the ranks (each
-    // read walks and pins the owner's pages, under locks of its address space).
-    for (int k = 1; k < n; ++k) {
-      const int r = (self + k) % n;
+    // From the next rank on (the readers of one rank's memory are spread over the ranks: each
+    // read walks and pins the owner's pages, under locks of its address space), each as soon as
+    // it has published; this rank's own block is copied while a peer is still behind, or after
+    // it has said it read the others'.
+    auto read_from = [&](int r) {
       const size_t bytes = bytes_per_rank[static_cast<size_t>(r)];
       if (bytes > 0) {
         detail::read_block(comm, collective, r, half, 0, out.data() + offset[r], bytes);
       }
-    }
-    detail::finish_step_reads(comm, collective, step);
+    };
+    detail::take_as_posted(comm, collective, step, std::ref(copy_own), std::ref(read_from));
+    detail::finish_step_reads(comm, collective, step, std::ref(copy_own));
     return;
   }
+  copy_own();
   for (size_t done = 0; done < largest; done += chunk) {
     const uint64_t step = collective.steps++;
     const int half = static_cast<int>(step % 2);

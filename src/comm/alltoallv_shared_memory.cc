@@ -1,17 +1,23 @@
 // Alltoallv for the ranks of one host through the host's shared-memory arena. A slot half holds a
 // 16-byte header and then one region per rank; in step k every rank copies the k-th region-sized
-// piece of its block for rank d into its region for d in its own slot half k % 2, and after one
-// barrier (detail::finish_step_writes) copies its piece of every other slot's region for `self`
-// into `out`. A sender's region for rank d is number (d - sender - 1) mod n: its next rank's
-// comes right after the header, in the header's cache line, so a tiny alltoall at np 2 reads one
-// line of its peer's slot, not two (the header's and the block's).
+// piece of its block for rank d into its region for d in its own slot half k % 2, and then
+// copies its piece of every other slot's region for `self` into `out`. A sender's region for rank
+// d is number (d - sender - 1) mod n: its next rank's comes right after the header, in the
+// header's cache line, so a tiny alltoall at np 2 reads one line of its peer's slot, not two (the
+// header's and the block's).
 // A rank knows only its own row and column of the size matrix, so in the first step each also
-// writes its largest block into its header: after that step's barrier every rank knows how many
-// steps the largest block of all needs. One barrier per step instead of size-1 pairwise rounds.
+// writes its largest block into its header: after that step every rank knows how many steps the
+// largest block of all needs. One barrier per later step instead of size-1 pairwise rounds. The
+// first step waits for each sender alone and takes its block as soon as it posted, and a rank
+// copies its own block while a sender is still behind: with more ranks than CPUs the one that
+// arrives last (it was descheduled) finds every block ready, and the others did their own copy
+// meanwhile instead of yielding (np 3 on 2 cores, 4 MiB: one rank's barrier wait was its peers'
+// copy time).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include "base/errors.h"
@@ -42,10 +48,13 @@ void alltoallv_shared_memory(Communicator& comm, ConstBytes in, std::span<const 
   const int n = comm.size();
   const int self = collective.host.slot;
   const auto me = static_cast<size_t>(self);
-  if (send_bytes[me] > 0) {
-    std::memmove(out.data() + at.recv[me], in.data() + at.send[me], send_bytes[me]);
-  }
-  if (n == 1) return;
+  bool own_copied = send_bytes[me] == 0;
+  auto copy_own = [&] {
+    if (!own_copied)
+      std::memmove(out.data() + at.recv[me], in.data() + at.send[me], send_bytes[me]);
+    own_copied = true;
+  };
+  if (n == 1) return copy_own();
   transport::SharedArena& arena = *collective.host.arena;
   const size_t region = (arena.chunk_bytes() - kHeaderBytes) / static_cast<size_t>(n) / 64 * 64;
   // Where `sender`'s region for `dest` begins in its slot half.
@@ -70,8 +79,8 @@ void alltoallv_shared_memory(Communicator& comm, ConstBytes in, std::span<const 
   const bool by_reference =
       detail::single_copy_usable(comm, collective) && largest_send >= detail::kSingleCopyMinBytes;
   Header header{by_reference ? 0 : largest_send, by_reference ? 1u : 0u};
-  uint64_t largest = 0;  // of every rank's copied blocks, known after the first step
-  bool any_by_reference = false;
+  uint64_t largest = header.largest_copied;  // of every rank's copied blocks, after the first step
+  bool any_by_reference = by_reference;      // this rank's or any sender's blocks
   std::vector<bool> sender_by_reference(static_cast<size_t>(n), false);
   uint64_t first_step = 0;
   auto piece = [&](size_t block, size_t done) {
@@ -98,22 +107,11 @@ void alltoallv_shared_memory(Communicator& comm, ConstBytes in, std::span<const 
         std::memcpy(slot + region_at(self, d), in.data() + at.send[i] + done, bytes);
       }
     }
-    detail::finish_step_writes(comm, collective, step);
-    if (done == 0) {
-      for (int r = 0; r < n; ++r) {
-        Header theirs{};
-        std::memcpy(&theirs, arena.slot(r, half), sizeof(theirs));
-        largest = std::max(largest, theirs.largest_copied);
-        sender_by_reference[static_cast<size_t>(r)] = theirs.by_reference != 0;
-        any_by_reference = any_by_reference || theirs.by_reference != 0;
-      }
-    }
-    // From the next rank on: the readers of one sender's memory are spread over the senders
-    // (each read walks and pins the sender's pages, under locks of its address space).
-    for (int k = 1; k < n; ++k) {
-      const int s = (self + k) % n;
+    // Sender s's piece of this step for `self`: read from its memory (first step only) or
+    // copied from its slot.
+    auto take = [&](int s) {
       const auto i = static_cast<size_t>(s);
-      if (recv_bytes[i] == 0) continue;
+      if (recv_bytes[i] == 0) return;
       if (sender_by_reference[i]) {
         if (done == 0) {
           detail::read_block(comm, collective, s, half, region_at(s, self), out.data() + at.recv[i],
@@ -123,10 +121,29 @@ void alltoallv_shared_memory(Communicator& comm, ConstBytes in, std::span<const 
         std::memcpy(out.data() + at.recv[i] + done, arena.slot(s, half) + region_at(s, self),
                     bytes);
       }
+    };
+    // From the next rank on: the readers of one sender's memory are spread over the senders
+    // (each read walks and pins the sender's pages, under locks of its address space).
+    if (done == 0) {
+      auto first_take = [&](int s) {
+        Header theirs{};
+        std::memcpy(&theirs, arena.slot(s, half), sizeof(theirs));
+        largest = std::max(largest, theirs.largest_copied);
+        sender_by_reference[static_cast<size_t>(s)] = theirs.by_reference != 0;
+        any_by_reference = any_by_reference || theirs.by_reference != 0;
+        take(s);
+      };
+      // std::ref: the std::functions refer to the lambdas (no allocation per call).
+      detail::take_as_posted(comm, collective, step, std::ref(copy_own), std::ref(first_take));
+    } else {
+      detail::finish_step_writes(comm, collective, step);
+      for (int k = 1; k < n; ++k) take((self + k) % n);
     }
   }
-  // A sender's blocks stay valid until every member has read what it reads by reference.
-  if (any_by_reference) detail::finish_step_reads(comm, collective, first_step);
+  // A sender's blocks stay valid until every member has read what it reads by reference (this
+  // rank's own copy, if still to do, runs after it said it has read its peers').
+  if (!any_by_reference) return copy_own();
+  detail::finish_step_reads(comm, collective, first_step, std::ref(copy_own));
 }
 
 }  // namespace kolo::comm

@@ -20,8 +20,9 @@ PeerBlock block_of(const SharedArena& arena, int slot, int half, size_t at) {
   return block;
 }
 
-// Probe rounds: each member publishes the address of this word, reads its successor's, and
-// then tells the others whether that worked.
+// Probe rounds: each member publishes the address of a word, reads its successor's and writes
+// it back (a broadcast's root writes into its receivers), and then tells the others whether that
+// worked.
 constexpr uint64_t kProbeWord = 0x6b6f6c6f2d636d61;  // "kolo-cma"
 
 }  // namespace
@@ -35,13 +36,16 @@ void publish_block(CollectiveArena& collective, int half, size_t at, const void*
 
 namespace {
 
-// Reads [offset, offset + bytes) of `block` (published by `peer`) into `into`.
-void read_range(Communicator& comm, CollectiveArena& collective, int peer, const PeerBlock& block,
-                size_t offset, std::byte* into, size_t bytes) {
+// Reads [offset, offset + bytes) of `block` (published by `peer`) into `into`, or with `write`
+// writes `into` there.
+void move_range(Communicator& comm, CollectiveArena& collective, int peer, const PeerBlock& block,
+                size_t offset, std::byte* into, size_t bytes, bool write = false) {
   size_t done = 0;
   while (done < bytes) {
-    const long got = collective.host.arena->read_member_memory(
-        block.pid, block.address + offset + done, into + done, bytes - done);
+    const SharedArena& arena = *collective.host.arena;
+    const uint64_t at = block.address + offset + done;
+    const long got = write ? arena.write_member_memory(block.pid, at, into + done, bytes - done)
+                           : arena.read_member_memory(block.pid, at, into + done, bytes - done);
     if (got > 0) {
       done += static_cast<size_t>(got);
       continue;
@@ -50,9 +54,10 @@ void read_range(Communicator& comm, CollectiveArena& collective, int peer, const
     if (error == EINTR) continue;
     const int laggard[] = {peer};
     comm.check_alive(laggard);  // a peer that died meanwhile is reported as such
-    throw SystemError(fmt::format("rank {}: reading the block of {} (pid {}) from its memory",
-                                  comm.rank(), comm.peer(peer).peer_description(), block.pid),
-                      error, "process_vm_readv");
+    throw SystemError(fmt::format("rank {}: {} the block of {} (pid {}) {} its memory", comm.rank(),
+                                  write ? "writing" : "reading", comm.peer(peer).peer_description(),
+                                  block.pid, write ? "in" : "from"),
+                      error, write ? "process_vm_writev" : "process_vm_readv");
   }
 }
 
@@ -67,24 +72,61 @@ void read_block(Communicator& comm, CollectiveArena& collective, int peer, int h
                     "step that expects {}",
                     comm.rank(), comm.peer(peer).peer_description(), block.bytes, bytes));
   }
-  read_range(comm, collective, peer, block, 0, into, bytes);
+  move_range(comm, collective, peer, block, 0, into, bytes);
 }
+
+namespace {
+PeerBlock block_holding(Communicator& comm, CollectiveArena& collective, int peer, int half,
+                        size_t at, size_t offset, size_t bytes, const char* what) {
+  const PeerBlock block = block_of(*collective.host.arena, peer, half, at);
+  if (offset > block.bytes || bytes > block.bytes - offset) {
+    throw ProtocolError(
+        fmt::format("rank {}: {} published a block of {} bytes for a single-copy "
+                    "step that {} bytes {} to {} of it",
+                    comm.rank(), comm.peer(peer).peer_description(), block.bytes, what, offset,
+                    offset + bytes));
+  }
+  return block;
+}
+}  // namespace
 
 void read_block_range(Communicator& comm, CollectiveArena& collective, int peer, int half,
                       size_t at, size_t offset, std::byte* into, size_t bytes) {
-  const PeerBlock block = block_of(*collective.host.arena, peer, half, at);
-  if (offset > block.bytes || bytes > block.bytes - offset) {
-    throw ProtocolError(fmt::format(
-        "rank {}: {} published a block of {} bytes for a single-copy "
-        "step that reads bytes {} to {} of it",
-        comm.rank(), comm.peer(peer).peer_description(), block.bytes, offset, offset + bytes));
-  }
-  read_range(comm, collective, peer, block, offset, into, bytes);
+  const PeerBlock block = block_holding(comm, collective, peer, half, at, offset, bytes, "reads");
+  move_range(comm, collective, peer, block, offset, into, bytes);
 }
 
-void finish_step_reads(Communicator& comm, CollectiveArena& collective, uint64_t step) {
+void write_block_range(Communicator& comm, CollectiveArena& collective, int peer, int half,
+                       size_t at, size_t offset, const std::byte* from, size_t bytes) {
+  const PeerBlock block = block_holding(comm, collective, peer, half, at, offset, bytes, "writes");
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast): only read, as process_vm_writev's iovec
+  move_range(comm, collective, peer, block, offset, const_cast<std::byte*>(from), bytes, true);
+}
+
+void finish_step_reads(Communicator& comm, CollectiveArena& collective, uint64_t step,
+                       const std::function<void()>& meanwhile) {
   collective.host.arena->post(collective.host.slot, SharedArena::Flag::reduced, step + 1);
+  if (meanwhile) meanwhile();
   wait_for_members(comm, collective, SharedArena::Flag::reduced, step + 1);
+}
+
+void take_as_posted(Communicator& comm, CollectiveArena& collective, uint64_t step,
+                    const std::function<void()>& meanwhile, const std::function<void(int)>& take) {
+  SharedArena& arena = *collective.host.arena;
+  const int self = collective.host.slot;
+  const int n = arena.ranks();
+  arena.post(self, SharedArena::Flag::ready, step + 1);
+  bool waited = false;
+  for (int k = 1; k < n; ++k) {
+    const int member = (self + k) % n;
+    if (arena.flag(member, SharedArena::Flag::ready) <= step) {
+      if (!waited && meanwhile) meanwhile();
+      waited = true;
+      wait_for_members(comm, collective, SharedArena::Flag::ready, step + 1, member);
+    }
+    take(member);
+  }
+  collective.synced = step + 1;  // every member posted, as after finish_step_writes
 }
 
 bool oversubscribed_single_copy(Communicator& comm, size_t bytes) {
@@ -101,7 +143,7 @@ bool single_copy_usable(Communicator& comm, CollectiveArena& collective) {
   SharedArena& arena = *collective.host.arena;
   const int self = collective.host.slot;
   const int n = arena.ranks();
-  static const uint64_t probe = kProbeWord;
+  static uint64_t probe = kProbeWord;  // written back unchanged by the predecessor
 
   // Round 1: where each member's probe word is; each reads its successor's.
   const uint64_t first = collective.steps++;
@@ -115,7 +157,10 @@ bool single_copy_usable(Communicator& comm, CollectiveArena& collective) {
     uint64_t seen = 0;
     const long got = arena.read_member_memory(block.pid, block.address,
                                               reinterpret_cast<std::byte*>(&seen), sizeof(seen));
-    works = got == static_cast<long>(sizeof(seen)) && seen == kProbeWord;
+    works = got == static_cast<long>(sizeof(seen)) && seen == kProbeWord &&
+            arena.write_member_memory(block.pid, block.address,
+                                      reinterpret_cast<const std::byte*>(&seen),
+                                      sizeof(seen)) == static_cast<long>(sizeof(seen));
   }
   // Round 2: whether it worked everywhere (one byte per member; every member then knows).
   const uint64_t second = collective.steps++;

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 #include "comm/collective_arena.h"
 #include "comm/communicator.h"
@@ -31,8 +32,8 @@ struct PeerBlock {
 // the copy it saves).
 constexpr size_t kSingleCopyMinBytes = size_t{32} * 1024;
 
-// Whether every member of the arena reads its peers' memory (collective on first use: every
-// member must call it at the same point of the same collective; later calls read the answer).
+// Whether every member of the arena reads and writes its peers' memory (collective on first use:
+// every member must call it at the same point of the same collective; later calls read the answer).
 bool single_copy_usable(Communicator& comm, CollectiveArena& collective);
 
 // Whether an allreduce or broadcast of `bytes` reads peers' memory because the host has more
@@ -60,8 +61,23 @@ void read_block(Communicator& comm, CollectiveArena& collective, int peer, int h
 void read_block_range(Communicator& comm, CollectiveArena& collective, int peer, int half,
                       size_t at, size_t offset, std::byte* into, size_t bytes);
 
+// Writes `bytes` from `from` at byte `offset` of the block `peer` published (a slice of its
+// output); throws as read_block_range.
+void write_block_range(Communicator& comm, CollectiveArena& collective, int peer, int half,
+                       size_t at, size_t offset, const std::byte* from, size_t bytes);
+
 // Posts that this rank has read this step's blocks and waits until every member has: then no
-// peer reads this rank's block any more.
-void finish_step_reads(Communicator& comm, CollectiveArena& collective, uint64_t step);
+// peer reads this rank's block any more. `meanwhile` (if any) runs between the post and the wait:
+// a rank's copy of its own block, which no peer waits for.
+void finish_step_reads(Communicator& comm, CollectiveArena& collective, uint64_t step,
+                       const std::function<void()>& meanwhile = {});
+
+// The barrier of step `step` (as finish_step_writes) taken one member at a time: posts `ready`,
+// then for each other member from the next rank on waits for that member alone and calls
+// take(member) once it has posted. `meanwhile` runs (at most once) the first time a member is
+// still behind: this rank's own copy instead of a wait (with more ranks than CPUs the rank that
+// arrives last finds every block ready and reads at once).
+void take_as_posted(Communicator& comm, CollectiveArena& collective, uint64_t step,
+                    const std::function<void()>& meanwhile, const std::function<void(int)>& take);
 
 }  // namespace kolo::comm::detail

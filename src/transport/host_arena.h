@@ -39,10 +39,13 @@ class SharedArena {
 
   // Reading a member's memory directly, one copy instead of two through the slots
   // (comm/single_copy.h): this process's id as members name it, and the bytes read from
-  // `address` in the member process `process` (-1 with errno when the system refuses).
+  // `address` in the member process `process` (-1 with errno when the system refuses); writing
+  // likewise (a broadcast's root writes part of its receivers' buffers while they read the rest).
   [[nodiscard]] virtual uint64_t process_id() const = 0;
   virtual long read_member_memory(uint64_t process, uint64_t address, std::byte* into,
                                   size_t bytes) const = 0;
+  virtual long write_member_memory(uint64_t process, uint64_t address, const std::byte* from,
+                                   size_t bytes) const = 0;
 
  protected:
   SharedArena() = default;

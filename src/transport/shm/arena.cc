@@ -141,6 +141,14 @@ long Arena::read_member_memory(uint64_t process, uint64_t address, std::byte* in
   return ::process_vm_readv(static_cast<pid_t>(process), &local, 1, &remote, 1, 0);
 }
 
+long Arena::write_member_memory(uint64_t process, uint64_t address, const std::byte* from,
+                                size_t bytes) const {
+  iovec local{const_cast<std::byte*>(from),
+              bytes};  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+  iovec remote{reinterpret_cast<void*>(address), bytes};  // NOLINT(performance-no-int-to-ptr)
+  return ::process_vm_writev(static_cast<pid_t>(process), &local, 1, &remote, 1, 0);
+}
+
 std::string arena_name(const std::string& job_tag, uint64_t round, int leader) {
   return fmt::format("/kolo-{}-{}-arena-{}", job_tag, round, leader);
 }

@@ -38,6 +38,8 @@ class Arena final : public SharedArena {
   [[nodiscard]] uint64_t process_id() const override;
   long read_member_memory(uint64_t process, uint64_t address, std::byte* into,
                           size_t bytes) const override;
+  long write_member_memory(uint64_t process, uint64_t address, const std::byte* from,
+                           size_t bytes) const override;
 
  private:
   Arena(Mapping mapping, int ranks, size_t chunk_bytes)

@@ -68,10 +68,12 @@ INSTANTIATE_TEST_SUITE_P(Cuts, SingleCopyAllreduce,
                                             ::testing::Values(ReduceOp::sum, ReduceOp::max)));
 
 // allreduce() and broadcast() of 2 MiB on 3 ranks: the results, and whether the automatic choice
-// probed single copies (only the oversubscribed paths do at this size: the arena's own allreduce
-// and broadcast read nothing from peers' memory past 1 MiB).
-SingleCopy allreduce_and_broadcast(Communicator& comm) {
-  constexpr size_t kCount = size_t{512} * 1024;
+// probed single copies (allreduce: only the oversubscribed path does at this size, the arena's own
+// allreduce reads nothing from peers' memory; broadcast: both, the arena's splits the copy
+// between the root and the receivers).
+constexpr size_t kCount = size_t{512} * 1024;
+
+SingleCopy allreduce_2mib(Communicator& comm) {
   const int n = comm.size();
   std::vector<int32_t> data(kCount);
   for (size_t i = 0; i < kCount; ++i) data[i] = static_cast<int32_t>(i % 1000) + comm.rank();
@@ -79,6 +81,12 @@ SingleCopy allreduce_and_broadcast(Communicator& comm) {
   for (size_t i = 0; i < kCount; i += 997) {
     EXPECT_EQ(data[i], static_cast<int32_t>(n * (i % 1000) + n * (n - 1) / 2)) << i;
   }
+  return comm.arena()->single_copy;
+}
+
+SingleCopy broadcast_2mib(Communicator& comm) {
+  const int n = comm.size();
+  std::vector<int32_t> data(kCount);
   for (int root = 0; root < n; ++root) {
     for (size_t i = 0; i < kCount; ++i) data[i] = static_cast<int32_t>(i) * (comm.rank() + 1);
     broadcast(comm, std::as_writable_bytes(std::span(data)), root);
@@ -89,11 +97,17 @@ SingleCopy allreduce_and_broadcast(Communicator& comm) {
   return comm.arena()->single_copy;
 }
 
+SingleCopy allreduce_and_broadcast(Communicator& comm) {
+  allreduce_2mib(comm);
+  return broadcast_2mib(comm);
+}
+
 TEST(OversubscribedHost, LargeAllreduceAndBroadcastReadPeersMemory) {
   auto group = host_ranks(3, 2);
   group.run([&](Communicator& comm) {
     ASSERT_TRUE(comm.oversubscribed());
-    EXPECT_EQ(allreduce_and_broadcast(comm), SingleCopy::usable);
+    EXPECT_EQ(allreduce_2mib(comm), SingleCopy::usable);
+    EXPECT_EQ(broadcast_2mib(comm), SingleCopy::usable);
   });
 }
 
@@ -101,7 +115,8 @@ TEST(OversubscribedHost, ACpuPerRankKeepsTheArenaAlgorithms) {
   auto group = host_ranks(3, 64);
   group.run([&](Communicator& comm) {
     ASSERT_FALSE(comm.oversubscribed());
-    EXPECT_EQ(allreduce_and_broadcast(comm), SingleCopy::unknown);
+    EXPECT_EQ(allreduce_2mib(comm), SingleCopy::unknown);
+    EXPECT_EQ(broadcast_2mib(comm), SingleCopy::usable);  // the arena's split copy
   });
 }
 

@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <numeric>
 #include <vector>
 
@@ -23,9 +25,9 @@ using testing::LinkKind;
 using testing::RankThreads;
 using SingleCopy = CollectiveArena::SingleCopy;
 
-RankThreads arena_ranks(int n) {
+RankThreads arena_ranks(int n, int host_cpus = 64) {
   CommunicatorOptions options = testing::default_test_options();
-  options.host_cpus = 64;
+  options.host_cpus = host_cpus;
   return RankThreads(std::vector<CommunicatorOptions>(static_cast<size_t>(n), options),
                      LinkKind::shm, size_t{64} * 1024, std::nullopt, size_t{16} * 1024, SIZE_MAX);
 }
@@ -116,6 +118,40 @@ TEST_P(SingleCopyRanks, OneMemberThatMayNotKeepsEveryMemberOnTwoCopies) {
     comm.arena()->single_copy_allowed = comm.rank() != 1;
     EXPECT_EQ(gather_and_broadcast(comm), SingleCopy::unusable);
   });
+}
+
+// Broadcasts of odd byte counts from every root, each receiver's buffer compared byte for byte
+// with the root's: with a CPU per rank the root writes the tail of every receiver's buffer while
+// it reads the head (split_copy_step), also past the 1 MiB where the receivers alone used to stop;
+// oversubscribed the receivers read it whole (up to 1 MiB) or through the slots.
+TEST_P(SingleCopyRanks, BroadcastOfOddSizesArrivesBitForBit) {
+  for (const int cpus : {64, 1}) {
+    auto group = arena_ranks(GetParam(), cpus);
+    group.run([&](Communicator& comm) {
+      ASSERT_EQ(comm.oversubscribed(), cpus == 1);
+      int call = 0;
+      for (const size_t bytes :
+           {detail::kSingleCopyMinBytes + 3, size_t{1} << 20 | 13, (size_t{3} << 20) + 1}) {
+        for (int root = 0; root < comm.size(); ++root, ++call) {
+          std::vector<uint8_t> data(bytes);
+          for (size_t i = 0; i < bytes; ++i) {
+            data[i] = static_cast<uint8_t>(value(comm.rank(), i * 7, call));
+          }
+          broadcast_shared_memory(comm, std::as_writable_bytes(std::span(data)), root);
+          size_t wrong = 0, first = bytes;
+          for (size_t i = 0; i < bytes; ++i) {
+            if (data[i] != static_cast<uint8_t>(value(root, i * 7, call))) {
+              ++wrong;
+              first = std::min(first, i);
+            }
+          }
+          EXPECT_EQ(wrong, 0U) << bytes << " bytes from " << root << ", rank " << comm.rank()
+                               << ", first wrong at " << first << ", " << cpus << " CPUs";
+        }
+      }
+      EXPECT_EQ(comm.arena()->single_copy, SingleCopy::usable);
+    });
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, SingleCopyRanks, ::testing::Values(2, 3));

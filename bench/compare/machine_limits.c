@@ -7,6 +7,9 @@
  *    other: what a step costs once a rank stopped spinning.
  * 3. The same flag round trip with three processes pinned to two cores (one always descheduled;
  *    waiters yield): what each step of a 3-rank collective costs on this 2-core machine.
+ * 4. memcpy of S bytes on both cores at once (warm buffers, as a benchmark's), the slower side's
+ *    time per copy: the floor of an np-2 collective in which each rank copies S bytes (allgather
+ *    and alltoall of an S-byte buffer with one copy per byte: its own half and its peer's).
  * Processes are pinned with sched_setaffinity to cores 0 and 1 (the second process to core 1).
  * Runs are short (milliseconds, as a benchmark's sub-microsecond sizes), so that on a machine
  * shared with other work most rounds run between preemptions; the median keeps those.
@@ -133,6 +136,38 @@ static double round_trip_us(int procs, int mode, int trips) {
   return seconds / trips * 1e6;
 }
 
+/* Microseconds per memcpy of `bytes` on cores 0 and 1 at once, the slower process's. */
+static double both_cores_copy_us(size_t bytes) {
+  volatile uint32_t* go = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                               -1, 0);
+  double* took = (double*)(go + 16);
+  const int repeat = (int)((256u << 20) / bytes);
+  for (int p = 0; p < 2; ++p) {
+    if (fork() == 0) {
+      pin(p);
+      char* from = malloc(bytes);
+      char* to = malloc(bytes);
+      memset(from, 1, bytes);
+      memset(to, 2, bytes);
+      memcpy(to, from, bytes); /* warm */
+      __atomic_add_fetch(go, 1, __ATOMIC_SEQ_CST);
+      while (__atomic_load_n(go, __ATOMIC_SEQ_CST) != 2) __builtin_ia32_pause();
+      const double start = now();
+      for (int i = 0; i < repeat; ++i) {
+        memcpy(to, from, bytes);
+        __asm__ volatile("" ::: "memory");
+      }
+      took[p] = (now() - start) / repeat * 1e6;
+      _exit(0);
+    }
+  }
+  while (wait(NULL) > 0) {
+  }
+  const double slower = took[0] > took[1] ? took[0] : took[1];
+  munmap((void*)go, 4096);
+  return slower;
+}
+
 int main(int argc, char** argv) {
   const int rounds = argc > 1 && atoi(argv[1]) > 0 && atoi(argv[1]) <= 64 ? atoi(argv[1]) : 5;
   double values[64];
@@ -157,6 +192,13 @@ int main(int argc, char** argv) {
   for (int k = 0; k < 3; ++k) {
     for (int r = 0; r < rounds; ++r) values[r] = round_trip_us(procs[k], modes[k], trips[k]);
     printf(" %-44s %8.3f us\n", names[k], median(values, rounds));
+  }
+  printf("# memcpy on both cores at once (np-2 single-copy floor)\n#%11s %10s\n", "bytes",
+         "us/copy");
+  static const size_t both[] = {64u << 10, 256u << 10, 1u << 20, 4u << 20};
+  for (int k = 0; k < 4; ++k) {
+    for (int r = 0; r < rounds; ++r) values[r] = both_cores_copy_us(both[k]);
+    printf(" %11zu %10.2f\n", both[k], median(values, rounds));
   }
   return 0;
 }

@@ -7,6 +7,8 @@
 // process set reaches that group in the same order, so the broadcast matches).
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "base/errors.h"
 #include "core/executor.h"
 #include "gpu/nccl_collectives.h"
@@ -21,12 +23,17 @@ struct Executor::DeviceState {
         ops(cuda, nccl, comm, std::move(options)) {}
   // Abort first: the collectives' destructor frees the fusion buffer (cudaFree waits for the
   // device), which would wait forever for a collective whose peer died.
-  ~DeviceState() { comm.abort(); }
+  ~DeviceState() {
+    comm.abort();
+    if (host_comm) host_comm->abort();
+  }
   DeviceState(const DeviceState&) = delete;
   DeviceState& operator=(const DeviceState&) = delete;
   int device;
   gpu::NcclCommunicator comm;  // declared before ops, which keeps a reference to it
   gpu::NcclCollectives ops;
+  // The host's communicator of the hierarchical allreduce, made at its first use.
+  std::optional<gpu::NcclCommunicator> host_comm;
 };
 
 // Here, where DeviceState is complete (the header only names it).
@@ -120,7 +127,10 @@ void Executor::run_in_place_on_device(const negotiation::Response& response,
   for (const TensorEntry* entry : entries) {
     tensors.push_back({entry->request.name, entry->input, entry->output, entry->bytes()});
   }
-  if (reducing) {
+  if (reducing && device_hierarchy_ != nullptr) {
+    ObservedPhase phase(observer_, response.names, "NCCL_HIERARCHICAL_ALLREDUCE");
+    allreduce_hierarchical_on_device(response, tensors);
+  } else if (reducing) {
     ObservedPhase phase(observer_, response.names, "NCCL_ALLREDUCE");
     ops.allreduce(tensors, response.dtype,
                   {.op = to_comm_op(response.reduce_op),
@@ -135,6 +145,39 @@ void Executor::run_in_place_on_device(const negotiation::Response& response,
     ObservedPhase phase(observer_, response.names, "NCCL_BROADCAST");
     for (const gpu::DeviceTensor& tensor : tensors) ops.broadcast(tensor, response.root);
   }
+}
+
+void Executor::allreduce_hierarchical_on_device(const negotiation::Response& response,
+                                                std::span<const gpu::DeviceTensor> tensors) {
+  const DeviceHierarchy& hierarchy = *device_hierarchy_;
+  DeviceState& state = *device_;
+  const kernels::ResultScale scale = result_scale(response);
+  scale.check(response.dtype);  // before any byte moves
+  if (!state.host_comm) {
+    // Every rank of the host reaches its first hierarchical allreduce in the same response.
+    state.host_comm.emplace(
+        gpu::rendezvous_communicator(state.ops.nccl(), hierarchy.local_rank, hierarchy.local_size,
+                                     hierarchy.share_host_id, device_watch_, device_timeout_));
+  }
+  const ReduceOp op = to_comm_op(response.reduce_op);
+  const DataType type = response.dtype;
+  gpu::CrossHostStage stage{.host = &*state.host_comm,
+                            .local_rank = hierarchy.local_rank,
+                            .local_size = hierarchy.local_size,
+                            .homogeneous = hierarchy.homogeneous,
+                            .allreduce = {}};
+  if (hierarchy.cross_allreduce) {
+    stage.allreduce = [&](std::span<std::byte> data, size_t count) {
+      hierarchy.cross_allreduce(data, count, type, op, scale);
+    };
+  }
+  state.ops.allreduce_hierarchical(
+      tensors, type,
+      {.op = op,
+       .average = response.reduce_op == negotiation::UserReduceOp::average,
+       .prescale = response.prescale,
+       .postscale = response.postscale},
+      stage);
 }
 
 }  // namespace kolo::core

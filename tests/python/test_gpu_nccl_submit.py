@@ -260,3 +260,24 @@ def test_a_rank_dying_inside_an_nccl_op_ends_the_survivors_op_naming_it(np_):
     assert result.returncode != 0, result.output  # the dead rank's exit code
     for rank in range(np_ - 1):
         assert f"rank {rank} OK" in result.lines_of(rank), result.output
+
+
+@pytest.mark.skipif(torch.version.cuda is not None,
+                    reason="the stand-in must be the process's only CUDA runtime (a CPU torch)")
+@pytest.mark.parametrize("hosts", ["localhost:1,127.0.0.1:1", "localhost:2,127.0.0.1:1",
+                                   "localhost:2,127.0.0.1:2"])
+def test_hierarchical_allreduce_of_cuda_tensors_equals_the_flat_one(hosts, tmp_path):
+    """HOROVOD_HIERARCHICAL_ALLREDUCE=1 on fake hosts: NCCL inside each host, kolo across."""
+    library = stand_in_gpu_library()
+    if library is None:
+        pytest.skip("the stand-in GPU library is built with the C++ tests (KOLO_BUILD_TESTS)")
+    np_ = sum(int(host.split(":")[1]) for host in hosts.split(","))
+    result = run_job(np_, "nccl_fake_gpu_hierarchical.py", hosts, timeout=60,
+                     env={"FAKE_GPU_LIBRARY": library, "KOLO_NCCL_LIBRARY": library,
+                          "FAKE_GPU_SHARED_DIR": str(tmp_path),
+                          "HOROVOD_HIERARCHICAL_ALLREDUCE": "1"},
+                     launcher_args=("-H", hosts))
+    result.assert_ok(np_)
+    path = "flat" if np_ == 2 else "hierarchical"
+    for rank in range(np_):
+        assert f"rank {rank} path {path}" in result.lines_of(rank), result.output

@@ -41,8 +41,8 @@ struct ExecutorOptions {
 // Counters for tests and logs.
 struct ExecutorStats {
   uint64_t responses = 0;
-  uint64_t fused_groups = 0;                // backend calls for allreduce
-  uint64_t fused_tensors = 0;               // tensors that shared a backend call with another
+  uint64_t fused_groups = 0;   // backend calls for allreduce
+  uint64_t fused_tensors = 0;  // tensors that shared a backend call with another
 };
 
 // The libraries of the NCCL path (executor_device.cc); null: the process's own

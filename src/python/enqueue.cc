@@ -104,6 +104,26 @@ core::HandleId enqueue(const EnqueueOptions& options, const nb::ndarray<>& input
   return core::runtime().enqueue(std::move(entry));
 }
 
+core::TensorEntry entry_from_checked(int op, std::string name, int reduce_op, int root,
+                                     double prescale, double postscale, int process_set,
+                                     int group_id, int group_size, std::vector<int64_t> splits,
+                                     bool caller_drives) {
+  return entry_from({.op = op,
+                     .name = std::move(name),
+                     .reduce_op = reduce_op,
+                     .root = root,
+                     .prescale = prescale,
+                     .postscale = postscale,
+                     .process_set = process_set,
+                     .splits = std::move(splits),
+                     .group_id = group_id,
+                     .group_size = group_size,
+                     .invalid = {},
+                     .ready_event = 0,
+                     .ready_device = -1,
+                     .caller_drives = caller_drives});
+}
+
 core::HandleId enqueue_pointers(int op, std::string name, int reduce_op, int root, double prescale,
                                 double postscale, int process_set, int group_id, int group_size,
                                 int dtype, std::vector<int64_t> shape, uintptr_t input,
@@ -113,18 +133,9 @@ core::HandleId enqueue_pointers(int op, std::string name, int reduce_op, int roo
     throw InvalidArgument("tensor '" + name +
                           "': enqueue_pointers takes no null pointers (use enqueue)");
   }
-  EnqueueOptions options;  // no splits, nothing invalid: the caller checked the tensor
-  options.op = op;
-  options.name = std::move(name);
-  options.reduce_op = reduce_op;
-  options.root = root;
-  options.prescale = prescale;
-  options.postscale = postscale;
-  options.process_set = process_set;
-  options.group_id = group_id;
-  options.group_size = group_size;
-  options.caller_drives = caller_drives;
-  core::TensorEntry entry = entry_from(options);
+  core::TensorEntry entry =
+      entry_from_checked(op, std::move(name), reduce_op, root, prescale, postscale, process_set,
+                         group_id, group_size, {}, caller_drives);
   negotiation::Request& request = entry.request;
   request.dtype = dtype_from_wire(static_cast<uint8_t>(dtype));
   request.shape = std::move(shape);

@@ -7,6 +7,7 @@
 // process set reaches that group in the same order, so the broadcast matches).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "base/errors.h"
@@ -95,7 +96,37 @@ void Executor::execute_on_device(const fusion::FusedGroup& group,
                     "asynchronous host path",
                     options_.rank, negotiation::op_type_name(response.op), response.names.front()));
   }
-  DeviceState& state = device_state(entries.front()->request.device_index);
+  // A joined rank's stand-ins (ProcessSet::add_joined_stand_ins: zeros in host memory, no
+  // handle) take part in its peers' CUDA allreduce with zeros in device memory, on the GPU this
+  // rank's earlier CUDA ops used (Horovod's join(device)).
+  std::vector<TensorEntry*> stand_ins;
+  int device = -1;
+  for (TensorEntry* entry : entries) {
+    if (entry->handle == kNoHandle && entry->request.device != negotiation::DeviceKind::cuda) {
+      stand_ins.push_back(entry);
+    } else if (device < 0) {
+      device = entry->request.device_index;
+    }
+  }
+  if (device < 0) {
+    if (device_ == nullptr) {
+      throw Error(fmt::format(
+          "rank {}: joined, it has no GPU to take part with zeros in the CUDA allreduce of '{}' "
+          "(kolo uses the GPU of the rank's earlier CUDA operations; this rank ran none)",
+          options_.rank, response.names.front()));
+    }
+    device = device_->device;
+  }
+  DeviceState& state = device_state(device);
+  if (!stand_ins.empty()) {
+    size_t bytes = 0;
+    for (const TensorEntry* entry : stand_ins) bytes = std::max(bytes, entry->bytes());
+    void* zeros = state.ops.device_zeros(bytes, response.names);
+    for (TensorEntry* entry : stand_ins) {
+      entry->input = zeros;
+      entry->output = zeros;  // the result is dropped; the next use refills the zeros
+    }
+  }
   {
     ObservedPhase phase(observer_, response.names, "WAIT_FOR_DATA");
     for (const TensorEntry* entry : entries) {

@@ -88,6 +88,7 @@ NcclCollectives::~NcclCollectives() {
   // Nothing may still use the fusion buffer or the stream: their last user was waited for by the
   // completion events the caller's streams hold. cudaFree synchronizes the device itself.
   if (fusion_ != nullptr) cuda_.functions.free(fusion_);
+  if (zeros_ != nullptr) cuda_.functions.free(zeros_);
   if (stream_ != nullptr) cuda_.functions.stream_destroy(stream_);
 }
 
@@ -153,6 +154,29 @@ void* NcclCollectives::fusion_buffer(size_t bytes, const std::vector<std::string
                   "allocating the fusion buffer", names);
   fusion_bytes_ = bytes;
   return fusion_;
+}
+
+void* NcclCollectives::device_zeros(size_t bytes, const std::vector<std::string>& names) {
+  select_device("a joined rank's zeros", names);
+  if (bytes > zeros_bytes_) {
+    if (zeros_ != nullptr) {
+      check_cuda_call(cuda_.functions.free(zeros_), "cudaFree", "a joined rank's zeros", names);
+      zeros_ = nullptr;
+      zeros_bytes_ = 0;
+    }
+    check_cuda_call(cuda_.functions.malloc(&zeros_, bytes), "cudaMalloc", "a joined rank's zeros",
+                    names);
+    zeros_bytes_ = bytes;
+    host_zeros_.assign(bytes, std::byte{0});
+  }
+  // Refilled every time: the last allreduce wrote its result there. A copy from pageable host
+  // memory is staged by CUDA before it returns, so host_zeros_ stays untouched.
+  if (bytes > 0) {
+    check_cuda_call(cuda_.functions.memcpy_async(zeros_, host_zeros_.data(), bytes,
+                                                 kCudaMemcpyDefault, stream_),
+                    "cudaMemcpyAsync", "a joined rank's zeros", names);
+  }
+  return zeros_;
 }
 
 void NcclCollectives::wait_for_caller(cudaEvent_t ready, const std::vector<std::string>& names) {

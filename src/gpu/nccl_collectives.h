@@ -128,6 +128,10 @@ class NcclCollectives {
   void reducescatter(const DeviceTensor& tensor, void* out, std::span<const size_t> counts,
                      DataType type, const DeviceReduction& reduction);
 
+  // `bytes` of zeros in device memory on kolo's stream (a joined rank's part in an allreduce),
+  // valid until the next call; the collectives may write into it.
+  void* device_zeros(size_t bytes, const std::vector<std::string>& names);
+
   // Step 3: an event recorded on kolo's stream after everything queued so far.
   DeviceEvent record_completion();
 
@@ -190,6 +194,9 @@ class NcclCollectives {
   cudaStream_t stream_ = nullptr;
   void* fusion_ = nullptr;
   size_t fusion_bytes_ = 0;
+  void* zeros_ = nullptr;
+  size_t zeros_bytes_ = 0;
+  std::vector<std::byte> host_zeros_;
   std::vector<std::byte> host_stage_;  // the hierarchical allreduce's shard in host memory
 };
 

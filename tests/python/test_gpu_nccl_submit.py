@@ -281,3 +281,18 @@ def test_hierarchical_allreduce_of_cuda_tensors_equals_the_flat_one(hosts, tmp_p
     path = "flat" if np_ == 2 else "hierarchical"
     for rank in range(np_):
         assert f"rank {rank} path {path}" in result.lines_of(rank), result.output
+
+
+@pytest.mark.skipif(torch.version.cuda is not None,
+                    reason="the stand-in must be the process's only CUDA runtime (a CPU torch)")
+@pytest.mark.parametrize("np_", [2, 3])
+def test_cuda_tensors_in_a_process_set_then_a_barrier_then_join_with_zeros_on_the_gpu(np_,
+                                                                                    tmp_path):
+    """A process set's own communicator; a joined rank takes part with zeros in device memory."""
+    library = stand_in_gpu_library()
+    if library is None:
+        pytest.skip("the stand-in GPU library is built with the C++ tests (KOLO_BUILD_TESTS)")
+    run_job(np_, "nccl_fake_gpu_sets_and_join.py", timeout=60,
+            env={"FAKE_GPU_LIBRARY": library, "KOLO_NCCL_LIBRARY": library,
+                 "FAKE_GPU_SHARED_DIR": str(tmp_path),
+                 "HOROVOD_DYNAMIC_PROCESS_SETS": "1"}).assert_ok(np_)

@@ -6,7 +6,8 @@ barrier. Then the last rank
 joins while the others still allreduce CUDA tensors through NCCL: it must take part with zeros
 in device memory (the stand-in's log shows kolo's cudaMalloc and the zeros' copy before its
 ncclAllReduce), Sum must leave the others' total and Average divide it by the job's size, as
-Horovod's join does. Prints "rank <rank> OK"."""
+Horovod's join does. Last, shutdown and init (an elastic reset) make a new communicator.
+Prints "rank <rank> OK"."""
 
 import ctypes
 import os
@@ -66,6 +67,19 @@ def main() -> None:
         assert torch.equal(got, torch.full((8,), others / size)), got
         last = hvd.join()
     assert last in range(size), last
+    # An elastic reset (shutdown, init) makes a new communicator: a new unique id from rank 0.
+    before = [line.split(" id=")[1] for line in FAKE.fake_gpu_log().decode().splitlines()
+              if line.startswith(f"ncclCommInitRankConfig nranks={size} ")]
+    hvd.shutdown()
+    hvd.init()
+    staging._choices["cuda"] = {op: gpu_path.PathChoice(gpu_path.NCCL, "NCCL")
+                                for op in gpu_path.OPERATIONS}
+    FAKE.fake_gpu_clear_log()
+    assert torch.equal(hvd.synchronize(hvd.allreduce_async(warm, op=hvd.Sum, name="again")),
+                       torch.full((4,), float(size)))
+    after = [line.split(" id=")[1] for line in FAKE.fake_gpu_log().decode().splitlines()
+             if line.startswith(f"ncclCommInitRankConfig nranks={size} rank={rank} ")]
+    assert len(after) == 1 and after[0] not in before, (before, after)
     print(f"rank {rank} OK", flush=True)
 
 

@@ -95,6 +95,10 @@ step_timeout() {  # the smaller of $1 and what is left of the budget (at least 5
   echo "$want"
 }
 
+# Which parts run (DEVICE_CHECK_STEPS, in this order): correctness, bench, diag, compare
+steps=${DEVICE_CHECK_STEPS:-correctness bench compare}
+want() { [[ " $steps " == *" $1 "* ]]; }
+
 say "== device_check $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 say "$(nvidia-smi -L 2>&1 | head -2)"
 say "$(nvidia-smi --query-gpu=driver_version,memory.total --format=csv,noheader 2>&1 | head -1)"
@@ -174,6 +178,7 @@ print("nccl:", c.nccl_status()["describe"]); print("cuda:", c.cuda_status()["des
 print("nccl_built", hvd.nccl_built(), "cuda_built", hvd.cuda_built())' 2>&1 | tail -3)"
 say "$(kolorun --check-build 2>&1 | grep -E 'NCCL|PyTorch')"
 
+if want correctness; then
 # ---- correctness, all at once (the GPU and 16 cores take them together; timings come later) ----
 nvidia=$(python3 -c 'import os, nvidia; print(os.path.abspath(list(nvidia.__path__)[0]))' 2>/dev/null)
 cudart=$(find "${nvidia:-/nonexistent}" -name 'libcudart.so.1*' 2>/dev/null | sort | tail -1)
@@ -210,8 +215,8 @@ for np in 1 2; do
   say "test_torch.py np $np: $(count 'test_torch.py::.* PASSED' "$file") passed, $(count 'test_torch.py::.* (FAILED|ERROR)' "$file") failed, $(count 'test_torch.py::.* SKIPPED' "$file") skipped (lines of all ranks); $(grep -E '(passed|failed).* in [0-9.]+s' "$file" | tail -2 | tr '\n' ' ')"
 done
 say "correctness done at $(elapsed) s"
+fi
 
-# ---- the synthetic benchmark (resnet50) and its peers, one at a time ----
 bench=$OUT/bench.txt
 : >"$bench"
 benchmark=.device/horovod/examples/pytorch/pytorch_synthetic_benchmark.py
@@ -229,6 +234,8 @@ run_bench() {  # $1: label, then the command
   say "bench $label: ${total:-none} img/sec (rc $rc, at $(elapsed) s)"
   eval "total_${label//[^a-z0-9]/_}=${total:-0}"
 }
+if want bench; then
+# ---- the synthetic benchmark (resnet50) and its peers, one at a time ----
 run_bench torch_np1 python3 bench/gpu/torch_synthetic.py --mode plain "${short[@]}"
 run_bench kolo_np1 env HOROVOD_TIMELINE=/tmp/kolo-timeline.json \
   kolorun -np 1 python3 "$benchmark" "${short[@]}"
@@ -242,7 +249,20 @@ ratio() { python3 -c "a, b = float('$1'), float('$2'); print(f'{a / b:.3f}' if b
 say "kolo np1 / plain torch: $(ratio "$total_kolo_np1" "$total_torch_np1") (goal >= 0.98)"
 say "kolo np2 async / DDP gloo np2: $(ratio "$total_kolo_np2_async" "$total_ddp_gloo_np2") (goal >= 1.5)"
 say "kolo np2 async / kolo np2 blocking staging: $(ratio "$total_kolo_np2_async" "$total_kolo_np2_staging")"
+fi
 
+if want diag; then
+# ---- where the shared-GPU job's time goes, and NCCL's single-rank reductions ----
+say "$(timeout "$(step_timeout 40)" python3 scripts/device_nccl_one_rank.py 2>&1 | tail -4)"
+say "kolo-bench np 2 (two one-slot hosts), 100 MiB allreduce: $(timeout "$(step_timeout 30)" kolorun -np 2 -H localhost:1,127.0.0.1:1 kolo-bench -b 100M -e 100M -n 10 2>&1 | grep -E '^ +10485760' | head -1)"
+run_bench kolo_np2_async_timeline env HOROVOD_TIMELINE=/tmp/kolo-np2.json \
+  kolorun -np 2 -H localhost:1,127.0.0.1:1 python3 "$benchmark" "${short[@]}"
+python3 bench/gpu/timeline_phases.py /tmp/kolo-np2.json --skip-seconds 15 2>&1 | head -24 | tee -a "$bench" >>"$summary"
+run_bench kolo_np2_async_nofusion env HOROVOD_FUSION_THRESHOLD=0 \
+  kolorun -np 2 -H localhost:1,127.0.0.1:1 python3 "$benchmark" "${short[@]}"
+fi
+
+if want compare; then
 # ---- collectives on the machine's cores against Open MPI (carried as its PyPI wheel) ----
 compare=$OUT/compare.txt
 : >"$compare"
@@ -257,4 +277,5 @@ for np in 4 8 16; do
   say "compare np $np: rc $? at $(elapsed) s"
 done
 say "$(grep -E '^ +(8|8388608) ' "$compare" | head -12)"
+fi
 say "== done in $(elapsed) s"

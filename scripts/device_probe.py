@@ -23,7 +23,17 @@ print("front end:", {op: c.path for op, c in staging._choices.get("cuda", {}).it
 print("to NCCL:", {name: nccl_submit.takes(m, op, hvd.Sum) for name, op in (
     ("allgather", _core.OP_ALLGATHER), ("alltoall", _core.OP_ALLTOALL),
     ("reducescatter", _core.OP_REDUCESCATTER))})
+# Horovod's test_horovod_allreduce_average/_prescale shapes: 17x17x17 float32 (NCCL 2.28.9's
+# one-rank ncclAvg lost its last element), float16 with a prescale (Horovod's rounding).
+cube = torch.arange(4913.0, device="cuda").remainder(200).sub(100).reshape(17, 17, 17)
+cube_average = hvd.allreduce(cube, op=hvd.Average, name="probe.cube")
+half = cube.half()
+half_prescaled = hvd.allreduce(half, op=hvd.Sum, prescale_factor=0.3, name="probe.pre")
+half_factor = torch.tensor(0.3, dtype=torch.float16)
 checks = {
+    "average 17^3": torch.equal(cube_average.cpu(), cube.cpu() * hvd.size() / hvd.size()),
+    "fp16 prescale": torch.equal(half_prescaled.cpu(),
+                                 (half * half_factor).cpu() * hvd.size()),
     "allreduce": torch.equal(reduced.cpu(), x.cpu() * hvd.size()),
     "allreduce fp16 average": torch.equal(averaged.cpu(), x.half().cpu()),
     "broadcast": torch.equal(broadcast.cpu(), x.cpu() + 1),

@@ -56,6 +56,14 @@ def track(handle: int, array: Any, output: Any, op: int,
     _in_flight[handle] = _InFlight(array, output, op, finish, on_stream)
 
 
+def then(handle: int, step: Callable[[Any], Any]) -> None:
+    """Makes synchronize(handle) return step(result), after the framework's own finish (kolo.torch:
+    a CUDA tensor's postscale). Only for handles track() registered."""
+    entry = _in_flight[handle]
+    first = entry.finish
+    entry.finish = step if first is None else (lambda result: step(first(result)))
+
+
 def track_direct(handle: int, array: Any, output: Any) -> None:
     """track() for an allreduce or broadcast of the pointer path, which needs no finish step:
     synchronize(handle) returns `output`, or `array` when `output` is None (in place)."""

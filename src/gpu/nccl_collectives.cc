@@ -42,6 +42,15 @@ ncclRedOp_t nccl_op_of(ReduceOp op) {
       fmt::format("the NCCL path cannot reduce with {}", reduce_op_name(op)));
 }
 
+// NCCL's op for an unscaled reduction. Alone (one rank) an Average is the tensor itself: ncclSum,
+// which NCCL runs as a copy. NCCL 2.28.9's one-rank ncclAvg (a kernel with a scalar, as
+// PreMulSum) left a 17x17x17 float32 tensor's last element unwritten on an H200 (session 33's
+// device run, Horovod's test_horovod_allreduce_average at np 1).
+ncclRedOp_t plain_op(const DeviceReduction& reduction, int size) {
+  if (!reduction.average) return nccl_op_of(reduction.op);
+  return size == 1 ? ncclSum : ncclAvg;
+}
+
 }  // namespace
 
 std::optional<ncclDataType_t> nccl_type_of(DataType type) {
@@ -185,13 +194,13 @@ void NcclCollectives::wait_for_caller(cudaEvent_t ready, const std::vector<std::
                   "waiting for the caller's stream", names);
 }
 
-void NcclCollectives::make_reduction(Reduction& out, NcclCommunicator& comm, DataType type,
-                                     ReduceOp op, bool average, double factor,
+void NcclCollectives::make_reduction(Reduction& out, NcclCommunicator& comm, int comm_size,
+                                     DataType type, ReduceOp op, bool average, double factor,
                                      const std::vector<std::string>& names) {
   out.nccl = &nccl_;
   out.comm = comm.get();
   if (factor == 1.0) {
-    out.op = average ? ncclAvg : nccl_op_of(op);
+    out.op = plain_op({.op = op, .average = average}, comm_size);
     return;
   }
   if (op != ReduceOp::sum) {
@@ -204,6 +213,14 @@ void NcclCollectives::make_reduction(Reduction& out, NcclCommunicator& comm, Dat
     throw InvalidArgument(fmt::format(
         "rank {}: allreduce of {}: prescale/postscale need a floating-point tensor, not {}",
         options_.rank, tensors_text(names), dtype_name(type)));
+  }
+  if (comm_size == 1) {
+    // The one-rank PreMulSum is NCCL's kernel that lost the last element (plain_op); the torch
+    // front end scales CUDA tensors itself (kolo/torch/device_scale.py) and never sends one.
+    throw InvalidArgument(
+        fmt::format("rank {}: allreduce of {}: prescale/postscale on a single rank are applied by "
+                    "the framework front end, not by NCCL",
+                    options_.rank, tensors_text(names)));
   }
   // The scalar has the tensor's type; NCCL reads it before ncclRedOpCreatePreMulSum returns.
   double as_double = factor;
@@ -230,7 +247,7 @@ void NcclCollectives::reduce_all(const void* input, void* output, size_t count, 
   const double scale = reduction.prescale * reduction.postscale;
   const double factor = scale == 1.0 ? 1.0 : reduction.average ? scale / options_.size : scale;
   Reduction op;
-  make_reduction(op, comm_, type, reduction.op, reduction.average, factor, names);
+  make_reduction(op, comm_, options_.size, type, reduction.op, reduction.average, factor, names);
   check_nccl_call(
       nccl_.functions.all_reduce(input, output, count, nccl_data, op.op, comm_.get(), stream_),
       "ncclAllReduce", "allreduce", names);
@@ -363,7 +380,7 @@ void NcclCollectives::reducescatter(const DeviceTensor& tensor, void* out,
         fmt::format("rank {}: reducescatter of {}: the NCCL path takes no prescale/postscale here",
                     options_.rank, tensors_text(names)));
   }
-  const ncclRedOp_t op = reduction.average ? ncclAvg : nccl_op_of(reduction.op);
+  const ncclRedOp_t op = plain_op(reduction, options_.size);
   select_device("reducescatter", names);
   const bool even = std::all_of(counts.begin(), counts.end(),
                                 [&](size_t count) { return count == counts.front(); });

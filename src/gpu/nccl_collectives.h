@@ -174,10 +174,11 @@ class NcclCollectives {
               const std::vector<std::string>& names);
   void unpack(std::span<const DeviceTensor> tensors, const Packed& packed,
               const std::vector<std::string>& names);
-  // NCCL's op on `comm` for `op` with every input multiplied by `factor` first (PreMulSum when
-  // factor != 1; then only Sum, and a floating-point type). `what`: for messages.
-  void make_reduction(Reduction& out, NcclCommunicator& comm, DataType type, ReduceOp op,
-                      bool average, double factor, const std::vector<std::string>& names);
+  // NCCL's op on `comm` (of `comm_size` ranks) for `op` with every input multiplied by `factor`
+  // first (PreMulSum when factor != 1; then only Sum, a floating-point type and several ranks).
+  void make_reduction(Reduction& out, NcclCommunicator& comm, int comm_size, DataType type,
+                      ReduceOp op, bool average, double factor,
+                      const std::vector<std::string>& names);
   // The host waits (kolo's thread) for everything queued so far on kolo's stream, asking the
   // watch between polls: a peer's failure aborts `comm` and throws PeerError naming the rank.
   void wait_on_host(NcclCommunicator& comm, const char* what,

@@ -96,7 +96,8 @@ void NcclCollectives::allreduce_hierarchical(std::span<const DeviceTensor> tenso
   {
     // Sum inside the host, prescale as a PreMulSum; Average and postscale come with the totals.
     Reduction op;
-    make_reduction(op, host, type, reduction.op, false, reduction.prescale, names);
+    make_reduction(op, host, stage.local_size, type, reduction.op, false, reduction.prescale,
+                   names);
     if (per_rank > 0) {
       check_nccl_call_on(host,
                          nccl_.functions.reduce_scatter(input, shard, per_rank, nccl_data, op.op,

@@ -14,6 +14,17 @@ bool same_collective(const Response& a, const Response& b) {
          a.device == b.device;
 }
 
+bool on_cpu(const Response& r) { return r.device == DeviceKind::cpu; }
+
+// A group mixing CPU and CUDA tensors (Horovod refuses it): the first member on the other side
+// of the first member's, or none. CUDA tensors on NCCL and through host memory may mix.
+const Response* mixed_device(const std::vector<Response>& members) {
+  for (const Response& member : members) {
+    if (on_cpu(member) != on_cpu(members.front())) return &member;
+  }
+  return nullptr;
+}
+
 void append(std::vector<int64_t>& to, const std::vector<int64_t>& from) {
   to.insert(to.end(), from.begin(), from.end());
 }
@@ -33,6 +44,15 @@ std::vector<Response> merge_group(int32_t group_id, std::vector<Response> member
                         member.names.at(0), culprit, group_id, cause);
       }
     }
+    return members;
+  }
+  if (const Response* other = members.empty() ? nullptr : mixed_device(members)) {
+    const std::string error = fmt::format(
+        "Mismatched device in group {}: tensor '{}' is a {} tensor and tensor '{}' a {} one; the "
+        "tensors of a grouped operation must all be on the CPU or all on the GPU",
+        group_id, members.front().names.at(0), on_cpu(members.front()) ? "CPU" : "CUDA",
+        other->names.at(0), on_cpu(*other) ? "CPU" : "CUDA");
+    for (Response& member : members) member.error = error;
     return members;
   }
   std::vector<Response> merged;

@@ -14,7 +14,8 @@ namespace kolo::negotiation {
 // op, dtype, scale factors, root, process set, device) share one response, names in member
 // order with their per-name data (first_dims, splits) concatenated; members that differ (a group
 // of float32 and float16 tensors) get one response per kind, released together. If any member
-// failed, every member fails, naming the member that caused it.
+// failed, every member fails, naming the member that caused it; so does a group mixing CPU and
+// CUDA tensors (the same members on every rank, so every rank fails it alike).
 std::vector<Response> merge_group(int32_t group_id, std::vector<Response> members);
 
 }  // namespace kolo::negotiation

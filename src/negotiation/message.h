@@ -40,7 +40,11 @@ enum class UserReduceOp : uint8_t {
 };
 std::string_view user_reduce_op_name(UserReduceOp op);
 
-enum class DeviceKind : uint8_t { cpu = 0, cuda = 1 };
+// cuda_through_host: a CUDA tensor on the asynchronous host path (kolo/torch/staging.py): its
+// bytes are in host memory and the collective runs there, but it is still a CUDA tensor for the
+// mismatch checks, so a rank that passes a CPU tensor where its peers pass CUDA ones fails them all
+// (Horovod's "Mismatched CPU/GPU device") instead of agreeing silently.
+enum class DeviceKind : uint8_t { cpu = 0, cuda = 1, cuda_through_host = 2 };
 
 struct Request {
   int32_t rank = 0;  // submitting rank (within the process set)

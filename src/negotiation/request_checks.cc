@@ -12,7 +12,15 @@ namespace kolo::negotiation {
 namespace {
 
 std::string_view device_name(DeviceKind device) {
-  return device == DeviceKind::cuda ? "cuda" : "cpu";
+  switch (device) {
+    case DeviceKind::cuda:
+      return "cuda";
+    case DeviceKind::cuda_through_host:
+      return "cuda (through host memory)";
+    case DeviceKind::cpu:
+      break;
+  }
+  return "cpu";
 }
 
 std::string shape_text(const std::vector<int64_t>& shape) {

@@ -17,7 +17,7 @@ constexpr uint8_t kResponseListKind = 0x50;  // 'P'
 // Valid ranges of the enums carried on the wire (values are append-only, see message.h).
 constexpr uint8_t kOpTypeLimit = static_cast<uint8_t>(OpType::process_set_remove) + 1;
 constexpr uint8_t kUserReduceOpLimit = static_cast<uint8_t>(UserReduceOp::adasum) + 1;
-constexpr uint8_t kDeviceKindLimit = static_cast<uint8_t>(DeviceKind::cuda) + 1;
+constexpr uint8_t kDeviceKindLimit = static_cast<uint8_t>(DeviceKind::cuda_through_host) + 1;
 
 // Smallest encodings, used to refuse forged counts before allocating.
 constexpr size_t kMinRequestBytes =

@@ -84,6 +84,8 @@ core::HandleId enqueue(const EnqueueOptions& options, const nb::ndarray<>& input
     }
     request.splits = options.splits;
     describe(input, request, "input");
+    // A host copy of a CUDA tensor that the core must wait for: the asynchronous host path.
+    if (options.ready_device >= 0) request.device = negotiation::DeviceKind::cuda_through_host;
     entry.input = input.data();
     entry.output = input.data();
     if (output) {

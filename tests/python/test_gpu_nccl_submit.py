@@ -87,12 +87,12 @@ def test_allreduce_hands_pointers_device_and_callers_event_and_returns_at_once(f
     install, core = fakes
     tensor = torch.arange(6, dtype=torch.float32).reshape(2, 3)
     calls = install(tensor)
-    handle = hvd.allreduce_async(tensor, name="grad.w", op=hvd.Sum, prescale_factor=0.5)
+    handle = hvd.allreduce_async(tensor, name="grad.w", op=hvd.Sum)  # scales: test_device_scale
     (args, device, event), = core.enqueued
     op, name, reduce_op, root, prescale, _, set_id, group_id, group_size, dtype, shape, \
         source, output, drives = args
     assert (op, name, reduce_op, prescale, set_id) == (_core.OP_ALLREDUCE, "grad.w",
-                                                       _core.REDUCE_SUM, 0.5, 0)
+                                                       _core.REDUCE_SUM, 1.0, 0)
     assert (group_id, group_size, dtype, list(shape)) == (0, 0, _core.DTYPE_FLOAT32, [2, 3])
     assert source == tensor.data_ptr() and output != source and not drives
     assert (device, event) == (3, 0xE001)

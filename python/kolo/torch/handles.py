@@ -18,7 +18,7 @@ import torch
 import kolo
 from kolo import _handles
 from kolo._handles import poll, synchronize  # noqa: F401  (the torch layer's, too)
-from kolo.torch import nccl_submit, staging
+from kolo.torch import device_scale, nccl_submit, staging
 from kolo.torch.process_sets import check_process_set
 
 
@@ -78,6 +78,11 @@ def submit(op: int, kind: str, tensor: torch.Tensor, output: Optional[torch.Tens
     if not isinstance(tensor, torch.Tensor):
         raise TypeError(f"expected a torch.Tensor, got {type(tensor).__name__}")
     set_id = check_process_set(process_set)
+    if not invalid and device_scale.applies(tensor, op, reduce_op, prescale, postscale):
+        return device_scale.submit_scaled(submit, op, kind, tensor, output, name, reduce_op,
+                                          prescale, postscale, root=root,
+                                          process_set=process_set, splits=splits, group=group,
+                                          drive=drive)
     if op in _SAME_SHAPE and not invalid:
         handle = _submit_pointers(op, kind, tensor, output, name, reduce_op, root, prescale,
                                   postscale, set_id, group, drive)

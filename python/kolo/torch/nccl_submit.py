@@ -93,6 +93,11 @@ def use_calls(calls: Any) -> Any:
     return previous
 
 
+def is_cuda(tensor: torch.Tensor) -> bool:
+    """Whether `tensor` is a CUDA tensor (for the CPU tests' stand-in GPU, whether it plays one)."""
+    return _calls.is_cuda(tensor)
+
+
 def takes(tensor: torch.Tensor, op: int, reduce_op: int = 0, scale: float = 1.0) -> bool:
     """True when `tensor` goes to the NCCL path: a non-empty CUDA tensor of a type NCCL has, for
     an operation gpu_path chose NCCL for, with a reduction the NCCL path runs (`scale`: prescale

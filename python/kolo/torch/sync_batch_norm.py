@@ -36,8 +36,9 @@ class _SyncBatchNormFunction(torch.autograd.Function):
     def forward(ctx, input, weight, bias, running_mean, running_var, eps, momentum, name):
         channels = input.shape[1]
         x = input.double()
-        local = torch.cat([torch.tensor([input.numel() // max(channels, 1)], dtype=torch.float64),
-                           _per_channel_sum(x), _per_channel_sum(x * x)])
+        count_here = torch.tensor([input.numel() // max(channels, 1)], dtype=torch.float64,
+                                  device=input.device)
+        local = torch.cat([count_here, _per_channel_sum(x), _per_channel_sum(x * x)])
         total = _allreduce_sum(local, f"{name}.stats")
         count = total[0].item()
         if count <= 1:

@@ -179,6 +179,15 @@ INSTANTIATE_TEST_SUITE_P(
             },
             "Mismatched device for tensor 't': rank 0 submitted cpu, rank 1 submitted cuda"},
         MismatchCase{
+            "device, a CUDA tensor through host memory", 2,
+            [](int r) {
+              Request q = allreduce(r, "t");
+              q.device = r == 0 ? DeviceKind::cuda_through_host : DeviceKind::cpu;
+              return q;
+            },
+            "Mismatched device for tensor 't': rank 0 submitted cuda (through host memory), "
+            "rank 1 submitted cpu"},
+        MismatchCase{
             "process set", 2,
             [](int r) {
               Request q = allreduce(r, "t");

@@ -190,7 +190,7 @@ TEST(WireTest, InvalidEnumsAndValuesAreRefused) {
   };
   auto bytes = one_request_bytes();
   // device byte: after shape(4 + 8), root(4), prescale(8), postscale(8), process set(4).
-  cases.push_back({op_at + 3 + 12 + 4 + 8 + 8 + 4, 2, "device"});
+  cases.push_back({op_at + 3 + 12 + 4 + 8 + 8 + 4, 3, "device"});
   for (const auto& c : cases) {
     auto forged = bytes;
     forged[c.offset] = std::byte{c.value};

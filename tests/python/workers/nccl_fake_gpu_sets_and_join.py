@@ -6,7 +6,8 @@ barrier. Then the last rank
 joins while the others still allreduce CUDA tensors through NCCL: it must take part with zeros
 in device memory (the stand-in's log shows kolo's cudaMalloc and the zeros' copy before its
 ncclAllReduce), Sum must leave the others' total and Average divide it by the job's size, as
-Horovod's join does. Last, shutdown and init (an elastic reset) make a new communicator.
+Horovod's join does. The test sets HOROVOD_HIERARCHICAL_ALLREDUCE=1 with one rank per host
+(or one host): every allreduce stays NCCL's flat one. Last, shutdown and init (an elastic reset) make a new communicator.
 Prints "rank <rank> OK"."""
 
 import ctypes
@@ -65,6 +66,8 @@ def main() -> None:
         assert torch.equal(got, torch.full((8,), float(others))), got
         got = hvd.synchronize(hvd.allreduce_async(averaged, op=hvd.Average, name="averaged"))
         assert torch.equal(got, torch.full((8,), others / size)), got
+        log = FAKE.fake_gpu_log().decode()  # flat, though HOROVOD_HIERARCHICAL_ALLREDUCE=1
+        assert "ncclAllReduce n=8 " in log and "ncclReduceScatter" not in log, log
         last = hvd.join()
     assert last in range(size), last
     # An elastic reset (shutdown, init) makes a new communicator: a new unique id from rank 0.

@@ -64,7 +64,7 @@ inline bool wait_for(const std::atomic<uint64_t>& counter, uint64_t target) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::minutes(1);
   while (counter.load(std::memory_order_acquire) < target) {
     if (std::chrono::steady_clock::now() > until) return false;
-    ::usleep(20);
+    ::usleep(100);  // ranks may outnumber the cores: leave them the CPU
   }
   return true;
 }

@@ -7,8 +7,8 @@ joins while the others still allreduce CUDA tensors through NCCL: it must take p
 in device memory (the stand-in's log shows kolo's cudaMalloc and the zeros' copy before its
 ncclAllReduce), Sum must leave the others' total and Average divide it by the job's size, as
 Horovod's join does. The test sets HOROVOD_HIERARCHICAL_ALLREDUCE=1 with one rank per host
-(or one host): every allreduce stays NCCL's flat one. Last, shutdown and init (an elastic reset) make a new communicator.
-Prints "rank <rank> OK"."""
+(or one host): every allreduce stays NCCL's flat one. Last, shutdown and init (an elastic
+reset) make a new communicator. Prints "rank <rank> OK"."""
 
 import ctypes
 import os

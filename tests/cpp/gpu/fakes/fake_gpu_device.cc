@@ -7,7 +7,8 @@
 // block is left as it was. fake_gpu_fail(name, code) makes the next call of `name` answer `code`;
 // fake_gpu_in_progress(polls, after) makes the next ncclGroupEnd (and ncclAllReduce) answer
 // ncclInProgress, then `polls` polls of ncclCommGetAsyncError do too before answering `after`.
-// fake_gpu_exit_in(name) ends the process (exit code 3) inside the next call of NCCL's `name`.
+// fake_gpu_exit_in(name) ends the process (exit code 3) inside the next call of NCCL's `name`;
+// fake_gpu_events_not_ready(n) makes the next n cudaEventQuery calls answer cudaErrorNotReady.
 // With FAKE_GPU_SHARED_DIR set, communicators of several processes really communicate (see
 // fake_gpu_shared.h): each collective is a rendezvous through a file mapped by all its ranks.
 #include <algorithm>
@@ -38,6 +39,7 @@ std::string exit_in;                  // the NCCL function whose call ends the p
 int in_progress_polls = -1;           // -1: nothing scripted
 int result_after_polls = ncclSuccess;
 int unique_ids = 0;
+int events_not_ready = 0;  // cudaEventQuery answers "not ready" this many more times
 int premul_ops = 0;
 std::map<int, double> premul_scalars;  // op -> scalar (float32/float64 only)
 struct PendingSend {
@@ -157,6 +159,7 @@ EXPORT void fake_gpu_in_progress(int polls, int after) {
   result_after_polls = after;
 }
 EXPORT void fake_gpu_exit_in(const char* function) { exit_in = function; }
+EXPORT void fake_gpu_events_not_ready(int queries) { events_not_ready = queries; }
 EXPORT void fake_gpu_set_uuid(const unsigned char* bytes) { std::memcpy(uuid, bytes, 16); }
 
 // ---- the CUDA runtime ----
@@ -212,7 +215,13 @@ EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   record("cudaEventRecord " + name_of(event) + " " + stream_text(stream));
   return kCudaSuccess;
 }
-EXPORT cudaError_t cudaEventQuery(cudaEvent_t) { return kCudaSuccess; }
+EXPORT cudaError_t cudaEventQuery(cudaEvent_t) {
+  if (events_not_ready > 0) {
+    --events_not_ready;
+    return kCudaErrorNotReady;
+  }
+  return kCudaSuccess;
+}
 EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t) { return kCudaSuccess; }
 EXPORT cudaError_t cudaMalloc(void** pointer, size_t bytes) {
   if (int code = take_failure("cudaMalloc")) return code;

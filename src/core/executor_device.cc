@@ -161,6 +161,7 @@ void Executor::run_in_place_on_device(const negotiation::Response& response,
   if (reducing && device_hierarchy_ != nullptr) {
     ObservedPhase phase(observer_, response.names, "NCCL_HIERARCHICAL_ALLREDUCE");
     allreduce_hierarchical_on_device(response, tensors);
+    if (tensors.size() > 1) count_fused(tensors.size());
   } else if (reducing) {
     ObservedPhase phase(observer_, response.names, "NCCL_ALLREDUCE");
     ops.allreduce(tensors, response.dtype,
@@ -168,10 +169,7 @@ void Executor::run_in_place_on_device(const negotiation::Response& response,
                    .average = response.reduce_op == negotiation::UserReduceOp::average,
                    .prescale = response.prescale,
                    .postscale = response.postscale});
-    if (tensors.size() > 1) {
-      ++stats_.fused_groups;
-      stats_.fused_tensors += tensors.size();
-    }
+    if (tensors.size() > 1) count_fused(tensors.size());
   } else {
     ObservedPhase phase(observer_, response.names, "NCCL_BROADCAST");
     for (const gpu::DeviceTensor& tensor : tensors) ops.broadcast(tensor, response.root);

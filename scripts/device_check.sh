@@ -254,7 +254,7 @@ fi
 if want diag; then
 # ---- where the shared-GPU job's time goes, and NCCL's single-rank reductions ----
 say "$(timeout "$(step_timeout 40)" python3 scripts/device_nccl_one_rank.py 2>&1 | tail -4)"
-say "kolo-bench np 2 (two one-slot hosts), 100 MiB allreduce: $(timeout "$(step_timeout 30)" kolorun -np 2 -H localhost:1,127.0.0.1:1 kolo-bench -b 100M -e 100M -n 10 2>&1 | grep -E '^ +10485760' | head -1)"
+say "kolo-bench np 2 (two one-slot hosts), 100 MiB allreduce: $(timeout "$(step_timeout 30)" kolorun -np 2 -H localhost:1,127.0.0.1:1 kolo-bench -b 100M -e 100M -n 10 2>&1 | grep -E '^\[0\]<stdout>: +104857600 ' | head -1)"
 run_bench kolo_np2_async_timeline env HOROVOD_TIMELINE=/tmp/kolo-np2.json \
   kolorun -np 2 -H localhost:1,127.0.0.1:1 python3 "$benchmark" "${short[@]}"
 python3 bench/gpu/timeline_phases.py /tmp/kolo-np2.json --skip-seconds 15 2>&1 | head -24 | tee -a "$bench" >>"$summary"

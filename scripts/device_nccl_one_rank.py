@@ -1,6 +1,7 @@
-"""NCCL's own single-rank reductions through torch.distributed (no kolo): does ncclAvg (and a
-PreMulSum) write every element when the communicator has one rank? scripts/device_check.sh's
-diag step runs it on a lent GPU; it needs CUDA."""
+"""NCCL's own single-rank reductions without kolo: does ncclAvg (and a PreMulSum) write every
+element when the communicator has one rank? In place through torch.distributed, and out of place
+(kolo's single-tensor call) through CuPy's NCCL binding where CuPy is installed.
+scripts/device_check.sh's diag step runs it on a lent GPU; it needs CUDA."""
 
 import os
 
@@ -30,3 +31,25 @@ for op_name in ("SUM", "AVG", "PREMUL_SUM"):
 print(f"NCCL {'.'.join(map(str, torch.cuda.nccl.version()))} one rank, torch.distributed: "
       + ("; ".join(results) if results else "every SUM, AVG and PREMUL_SUM result right"))
 dist.destroy_process_group()
+
+try:
+    import cupy
+    from cupy.cuda import nccl
+except ImportError as error:
+    print(f"out of place: CuPy's NCCL unavailable ({error})")
+else:
+    comm = nccl.NcclCommunicator(1, nccl.get_unique_id(), 0)
+    wrong_out = []
+    for op_name, op in (("SUM", nccl.NCCL_SUM), ("AVG", getattr(nccl, "NCCL_AVG", 4))):
+        for count in (17, 289, 4096, 4913, 65537):
+            source = cupy.arange(count, dtype=cupy.float32) % 200 - 100
+            target = cupy.full(count, -1.0, dtype=cupy.float32)
+            stream = cupy.cuda.get_current_stream()
+            comm.allReduce(source.data.ptr, target.data.ptr, count, nccl.NCCL_FLOAT32, op,
+                           stream.ptr)
+            stream.synchronize()
+            bad = cupy.nonzero(target != source)[0].get().tolist()
+            if bad:
+                wrong_out.append(f"{op_name} n={count}: {len(bad)} wrong, first at {bad[0]}")
+    print(f"NCCL {nccl.get_version()} one rank, out of place (CuPy): "
+          + ("; ".join(wrong_out) if wrong_out else "every SUM and AVG result right"))

@@ -52,6 +52,22 @@ struct DeviceLibraries {
   const gpu::NcclLibrary* nccl = nullptr;
 };
 
+// HOROVOD_HIERARCHICAL_ALLREDUCE for CUDA tensors (executor_device.cc): NCCL among this host's
+// ranks of the process set, kolo's CPU transport across hosts. Set by the process set where its
+// ranks span several hosts and some host runs several of them.
+struct DeviceHierarchy {
+  int local_rank = 0;  // this rank's place among the set's ranks on its host
+  int local_size = 1;
+  bool homogeneous = true;  // every host runs local_size of the set's ranks
+  // Sends local rank 0's bytes to the host's ranks (the host communicator's NCCL unique id).
+  gpu::BroadcastFromRankZero share_host_id;
+  // Allreduces host memory with this rank's cross-host peers, applying `scale` to the totals;
+  // null on a rank that carries nothing across (not local rank 0 of an uneven host).
+  std::function<void(Bytes data, size_t count, DataType type, ReduceOp op,
+                     const kernels::ResultScale& scale)>
+      cross_allreduce;
+};
+
 class Executor {
  public:
   Executor(backends::Backend& backend, HandleTable& handles, ExecutorOptions options);
@@ -73,6 +89,10 @@ class Executor {
   // An elastic reset or a peer's failure: the NCCL communicator is aborted and dropped; the next
   // CUDA group makes a new one through the (new) ranks' rendezvous.
   void drop_device_state();
+  // CUDA allreduces run hierarchically from now on (null: flat, one NCCL communicator).
+  void set_device_hierarchy(std::shared_ptr<const DeviceHierarchy> hierarchy) {
+    device_hierarchy_ = std::move(hierarchy);
+  }
   // kolo's CPU view of a peer's failure, asked while an NCCL call is in progress (creating the
   // communicator, a non-blocking collective), and how long such a call may stay in progress: a
   // failure or the timeout aborts the communicator and raises PeerError / Error naming the rank.
@@ -143,6 +163,10 @@ class Executor {
   // allreduce (fused) and broadcast, on the caller's own memory.
   void run_in_place_on_device(const negotiation::Response& response,
                               const std::vector<TensorEntry*>& entries, gpu::NcclCollectives& ops);
+  // HOROVOD_HIERARCHICAL_ALLREDUCE (device_hierarchy_): the host's NCCL communicator, made at
+  // the first call, and kolo's CPU allreduce across hosts.
+  void allreduce_hierarchical_on_device(const negotiation::Response& response,
+                                        std::span<const gpu::DeviceTensor> tensors);
   void run_with_device_outputs(const negotiation::Response& response,
                                const std::vector<TensorEntry*>& entries, gpu::NcclCollectives& ops);
   void allgather(const negotiation::Response& response, TensorEntry& entry, size_t index);
@@ -163,6 +187,7 @@ class Executor {
   gpu::PeerWatch device_watch_;
   std::chrono::milliseconds device_timeout_{std::chrono::minutes(5)};
   std::unique_ptr<DeviceState> device_;
+  std::shared_ptr<const DeviceHierarchy> device_hierarchy_;
 };
 
 }  // namespace kolo::core

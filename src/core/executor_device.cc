@@ -7,6 +7,9 @@
 // process set reaches that group in the same order, so the broadcast matches).
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <optional>
+
 #include "base/errors.h"
 #include "core/executor.h"
 #include "gpu/nccl_collectives.h"
@@ -21,12 +24,17 @@ struct Executor::DeviceState {
         ops(cuda, nccl, comm, std::move(options)) {}
   // Abort first: the collectives' destructor frees the fusion buffer (cudaFree waits for the
   // device), which would wait forever for a collective whose peer died.
-  ~DeviceState() { comm.abort(); }
+  ~DeviceState() {
+    comm.abort();
+    if (host_comm) host_comm->abort();
+  }
   DeviceState(const DeviceState&) = delete;
   DeviceState& operator=(const DeviceState&) = delete;
   int device;
   gpu::NcclCommunicator comm;  // declared before ops, which keeps a reference to it
   gpu::NcclCollectives ops;
+  // The host's communicator of the hierarchical allreduce, made at its first use.
+  std::optional<gpu::NcclCommunicator> host_comm;
 };
 
 // Here, where DeviceState is complete (the header only names it).
@@ -88,7 +96,37 @@ void Executor::execute_on_device(const fusion::FusedGroup& group,
                     "asynchronous host path",
                     options_.rank, negotiation::op_type_name(response.op), response.names.front()));
   }
-  DeviceState& state = device_state(entries.front()->request.device_index);
+  // A joined rank's stand-ins (ProcessSet::add_joined_stand_ins: zeros in host memory, no
+  // handle) take part in its peers' CUDA allreduce with zeros in device memory, on the GPU this
+  // rank's earlier CUDA ops used (Horovod's join(device)).
+  std::vector<TensorEntry*> stand_ins;
+  int device = -1;
+  for (TensorEntry* entry : entries) {
+    if (entry->handle == kNoHandle && entry->request.device != negotiation::DeviceKind::cuda) {
+      stand_ins.push_back(entry);
+    } else if (device < 0) {
+      device = entry->request.device_index;
+    }
+  }
+  if (device < 0) {
+    if (device_ == nullptr) {
+      throw Error(fmt::format(
+          "rank {}: joined, it has no GPU to take part with zeros in the CUDA allreduce of '{}' "
+          "(kolo uses the GPU of the rank's earlier CUDA operations; this rank ran none)",
+          options_.rank, response.names.front()));
+    }
+    device = device_->device;
+  }
+  DeviceState& state = device_state(device);
+  if (!stand_ins.empty()) {
+    size_t bytes = 0;
+    for (const TensorEntry* entry : stand_ins) bytes = std::max(bytes, entry->bytes());
+    void* zeros = state.ops.device_zeros(bytes, response.names);
+    for (TensorEntry* entry : stand_ins) {
+      entry->input = zeros;
+      entry->output = zeros;  // the result is dropped; the next use refills the zeros
+    }
+  }
   {
     ObservedPhase phase(observer_, response.names, "WAIT_FOR_DATA");
     for (const TensorEntry* entry : entries) {
@@ -120,21 +158,55 @@ void Executor::run_in_place_on_device(const negotiation::Response& response,
   for (const TensorEntry* entry : entries) {
     tensors.push_back({entry->request.name, entry->input, entry->output, entry->bytes()});
   }
-  if (reducing) {
+  if (reducing && device_hierarchy_ != nullptr) {
+    ObservedPhase phase(observer_, response.names, "NCCL_HIERARCHICAL_ALLREDUCE");
+    allreduce_hierarchical_on_device(response, tensors);
+    if (tensors.size() > 1) count_fused(tensors.size());
+  } else if (reducing) {
     ObservedPhase phase(observer_, response.names, "NCCL_ALLREDUCE");
     ops.allreduce(tensors, response.dtype,
                   {.op = to_comm_op(response.reduce_op),
                    .average = response.reduce_op == negotiation::UserReduceOp::average,
                    .prescale = response.prescale,
                    .postscale = response.postscale});
-    if (tensors.size() > 1) {
-      ++stats_.fused_groups;
-      stats_.fused_tensors += tensors.size();
-    }
+    if (tensors.size() > 1) count_fused(tensors.size());
   } else {
     ObservedPhase phase(observer_, response.names, "NCCL_BROADCAST");
     for (const gpu::DeviceTensor& tensor : tensors) ops.broadcast(tensor, response.root);
   }
+}
+
+void Executor::allreduce_hierarchical_on_device(const negotiation::Response& response,
+                                                std::span<const gpu::DeviceTensor> tensors) {
+  const DeviceHierarchy& hierarchy = *device_hierarchy_;
+  DeviceState& state = *device_;
+  const kernels::ResultScale scale = result_scale(response);
+  scale.check(response.dtype);  // before any byte moves
+  if (!state.host_comm) {
+    // Every rank of the host reaches its first hierarchical allreduce in the same response.
+    state.host_comm.emplace(
+        gpu::rendezvous_communicator(state.ops.nccl(), hierarchy.local_rank, hierarchy.local_size,
+                                     hierarchy.share_host_id, device_watch_, device_timeout_));
+  }
+  const ReduceOp op = to_comm_op(response.reduce_op);
+  const DataType type = response.dtype;
+  gpu::CrossHostStage stage{.host = &*state.host_comm,
+                            .local_rank = hierarchy.local_rank,
+                            .local_size = hierarchy.local_size,
+                            .homogeneous = hierarchy.homogeneous,
+                            .allreduce = {}};
+  if (hierarchy.cross_allreduce) {
+    stage.allreduce = [&](std::span<std::byte> data, size_t count) {
+      hierarchy.cross_allreduce(data, count, type, op, scale);
+    };
+  }
+  state.ops.allreduce_hierarchical(
+      tensors, type,
+      {.op = op,
+       .average = response.reduce_op == negotiation::UserReduceOp::average,
+       .prescale = response.prescale,
+       .postscale = response.postscale},
+      stage);
 }
 
 }  // namespace kolo::core

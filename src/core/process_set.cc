@@ -8,6 +8,7 @@
 
 #include "base/errors.h"
 #include "comm/subgroup.h"
+#include "core/device_hierarchy.h"
 #include "core/observability.h"
 
 namespace kolo::core {
@@ -49,6 +50,7 @@ ProcessSet::ProcessSet(int32_t id, std::vector<int> ranks, comm::Communicator& w
       *backend_, handles, ExecutorOptions{comm_.rank(), comm_.size(), config.fusion_threshold});
   // A dead peer ends an NCCL wait at once; a silent one within the CPU's peer timeout.
   executor_->set_device_watch(peer_watch(comm_), config.peer_timeout);
+  executor_->set_device_hierarchy(device_hierarchy(comm_, config.hierarchical_allreduce));
   if (id_ != kGlobalProcessSet && comm_.rank() == 0 && config.stall_check) {
     stall_.emplace(StallSettings{config.stall_warning_time, config.stall_shutdown_time});
   }

@@ -40,7 +40,8 @@ using TensorBytes = std::function<size_t(const std::string& name)>;
 // Groups `responses` (in order, never reordered) so that each group's buffer_bytes, padding
 // included, is at most threshold_bytes. Responses fuse when both are error-free allreduces of a
 // single name each with equal reduce op, dtype, prescale, postscale, process set and device.
-// threshold_bytes == 0 disables fusion; a tensor larger than the threshold stays alone.
+// threshold_bytes == 0 disables fusion; a tensor larger than the threshold stays alone, and so does
+// a CUDA tensor on the host path (DeviceKind::cuda_through_host) larger than 1 MiB.
 // tensor_bytes is called once per allreduce name.
 [[nodiscard]] std::vector<FusedGroup> plan_fusion(std::span<const negotiation::Response> responses,
                                                   const TensorBytes& tensor_bytes,

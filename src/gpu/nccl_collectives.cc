@@ -81,21 +81,6 @@ DeviceEvent::~DeviceEvent() {
   if (event_ != nullptr) cuda_->functions.event_destroy(event_);
 }
 
-// NCCL's op for a reduction: a built-in op, or a PreMulSum made for this call and destroyed once
-// the last call using it has returned (as NCCL's documentation allows).
-struct NcclCollectives::Reduction {
-  const NcclLibrary* nccl = nullptr;
-  ncclComm_t comm = nullptr;
-  ncclRedOp_t op = ncclSum;
-  bool created = false;
-  Reduction() = default;
-  Reduction(const Reduction&) = delete;
-  Reduction& operator=(const Reduction&) = delete;
-  ~Reduction() {
-    if (created) nccl->functions.red_op_destroy(op, comm);
-  }
-};
-
 NcclCollectives::NcclCollectives(const CudaRuntime& cuda, const NcclLibrary& nccl,
                                  NcclCommunicator& comm, NcclCollectivesOptions options)
     : cuda_(cuda), nccl_(nccl), comm_(comm), options_(std::move(options)) {
@@ -112,6 +97,7 @@ NcclCollectives::~NcclCollectives() {
   // Nothing may still use the fusion buffer or the stream: their last user was waited for by the
   // completion events the caller's streams hold. cudaFree synchronizes the device itself.
   if (fusion_ != nullptr) cuda_.functions.free(fusion_);
+  if (zeros_ != nullptr) cuda_.functions.free(zeros_);
   if (stream_ != nullptr) cuda_.functions.stream_destroy(stream_);
 }
 
@@ -127,20 +113,26 @@ void NcclCollectives::check_cuda_call(cudaError_t error, const char* call, const
 
 void NcclCollectives::check_nccl_call(ncclResult_t result, const char* call, const char* what,
                                       const std::vector<std::string>& names) {
+  check_nccl_call_on(comm_, result, call, what, names);
+}
+
+void NcclCollectives::check_nccl_call_on(NcclCommunicator& comm, ncclResult_t result,
+                                         const char* call, const char* what,
+                                         const std::vector<std::string>& names) {
   if (result == ncclSuccess) return;
   const std::string context = fmt::format("{} of {}", what, tensors_text(names));
   if (result == ncclInProgress) {
     // A non-blocking communicator still working on the call: wait_ready polls it, and aborts it
     // (PeerError naming the rank) if a peer fails meanwhile.
-    comm_.wait_ready(options_.watch, options_.timeout, context.c_str());
+    comm.wait_ready(options_.watch, options_.timeout, context.c_str());
     return;
   }
-  const char* last = nccl_.functions.get_last_error(comm_.get());
+  const char* last = nccl_.functions.get_last_error(comm.get());
   const std::string message =
       fmt::format("rank {}: {}: {} failed: {}{}; the NCCL communicator was aborted", options_.rank,
                   context, call, nccl_error_text(nccl_, result),
                   last != nullptr && *last != '\0' ? fmt::format(" ({})", last) : "");
-  comm_.abort();  // the peers are inside the same collective: only an abort releases them
+  comm.abort();  // the peers are inside the same collective: only an abort releases them
   throw Error(message);
 }
 
@@ -173,62 +165,131 @@ void* NcclCollectives::fusion_buffer(size_t bytes, const std::vector<std::string
   return fusion_;
 }
 
+void* NcclCollectives::device_zeros(size_t bytes, const std::vector<std::string>& names) {
+  select_device("a joined rank's zeros", names);
+  if (bytes > zeros_bytes_) {
+    if (zeros_ != nullptr) {
+      check_cuda_call(cuda_.functions.free(zeros_), "cudaFree", "a joined rank's zeros", names);
+      zeros_ = nullptr;
+      zeros_bytes_ = 0;
+    }
+    check_cuda_call(cuda_.functions.malloc(&zeros_, bytes), "cudaMalloc", "a joined rank's zeros",
+                    names);
+    zeros_bytes_ = bytes;
+    host_zeros_.assign(bytes, std::byte{0});
+  }
+  // Refilled every time: the last allreduce wrote its result there. A copy from pageable host
+  // memory is staged by CUDA before it returns, so host_zeros_ stays untouched.
+  if (bytes > 0) {
+    check_cuda_call(cuda_.functions.memcpy_async(zeros_, host_zeros_.data(), bytes,
+                                                 kCudaMemcpyDefault, stream_),
+                    "cudaMemcpyAsync", "a joined rank's zeros", names);
+  }
+  return zeros_;
+}
+
 void NcclCollectives::wait_for_caller(cudaEvent_t ready, const std::vector<std::string>& names) {
   select_device("waiting for the caller's stream", names);
   check_cuda_call(cuda_.functions.stream_wait_event(stream_, ready, 0), "cudaStreamWaitEvent",
                   "waiting for the caller's stream", names);
 }
 
+void NcclCollectives::make_reduction(Reduction& out, NcclCommunicator& comm, int comm_size,
+                                     DataType type, ReduceOp op, bool average, double factor,
+                                     const std::vector<std::string>& names) {
+  out.nccl = &nccl_;
+  out.comm = comm.get();
+  if (factor == 1.0) {
+    out.op = plain_op({.op = op, .average = average}, comm_size);
+    return;
+  }
+  if (op != ReduceOp::sum) {
+    throw InvalidArgument(
+        fmt::format("rank {}: allreduce of {}: the NCCL path applies prescale/postscale to Sum and "
+                    "Average only, not to {}",
+                    options_.rank, tensors_text(names), reduce_op_name(op)));
+  }
+  if (!is_floating(type)) {
+    throw InvalidArgument(fmt::format(
+        "rank {}: allreduce of {}: prescale/postscale need a floating-point tensor, not {}",
+        options_.rank, tensors_text(names), dtype_name(type)));
+  }
+  if (comm_size == 1) {
+    // The one-rank PreMulSum is NCCL's kernel that lost the last element (plain_op); the torch
+    // front end scales CUDA tensors itself (kolo/torch/device_scale.py) and never sends one.
+    throw InvalidArgument(
+        fmt::format("rank {}: allreduce of {}: prescale/postscale on a single rank are applied by "
+                    "the framework front end, not by NCCL",
+                    options_.rank, tensors_text(names)));
+  }
+  // The scalar has the tensor's type; NCCL reads it before ncclRedOpCreatePreMulSum returns.
+  double as_double = factor;
+  auto as_float = static_cast<float>(factor);
+  uint16_t as_half = type == DataType::float16 ? kernels::detail::float_to_half_bits(as_float)
+                                               : kernels::detail::float_to_bfloat16_bits(as_float);
+  void* scalar = type == DataType::float64   ? static_cast<void*>(&as_double)
+                 : type == DataType::float32 ? static_cast<void*>(&as_float)
+                                             : static_cast<void*>(&as_half);
+  check_nccl_call_on(
+      comm,
+      nccl_.functions.red_op_create_pre_mul_sum(
+          &out.op, scalar, nccl_type(type, "allreduce", names), ncclScalarHostImmediate, out.comm),
+      "ncclRedOpCreatePreMulSum", "allreduce", names);
+  out.created = true;
+}
+
 void NcclCollectives::reduce_all(const void* input, void* output, size_t count, DataType type,
                                  const DeviceReduction& reduction,
                                  const std::vector<std::string>& names) {
   const ncclDataType_t nccl_data = nccl_type(type, "allreduce", names);
-  Reduction op;
-  op.nccl = &nccl_;
-  op.comm = comm_.get();
+  // Both factors and Average's division become one multiplication of each rank's input before
+  // the sum (exact for a sum; Horovod's postscale after it differs only in rounding).
   const double scale = reduction.prescale * reduction.postscale;
-  if (scale == 1.0) {
-    op.op = plain_op(reduction, options_.size);
-  } else {
-    // Both factors and Average's division become one multiplication of each rank's input before
-    // the sum (exact for a sum; Horovod's postscale after it differs only in rounding).
-    if (reduction.op != ReduceOp::sum) {
-      throw InvalidArgument(fmt::format(
-          "rank {}: allreduce of {}: the NCCL path applies prescale/postscale to Sum and "
-          "Average only, not to {}",
-          options_.rank, tensors_text(names), reduce_op_name(reduction.op)));
-    }
-    if (!is_floating(type)) {
-      throw InvalidArgument(fmt::format(
-          "rank {}: allreduce of {}: prescale/postscale need a floating-point tensor, not {}",
-          options_.rank, tensors_text(names), dtype_name(type)));
-    }
-    if (options_.size == 1) {
-      // The one-rank PreMulSum is NCCL's kernel that lost the last element (plain_op); the torch
-      // front end scales CUDA tensors itself (kolo/torch/device_scale.py) and never sends one.
-      throw InvalidArgument(fmt::format(
-          "rank {}: allreduce of {}: prescale/postscale on a single rank are applied by the "
-          "framework front end, not by NCCL",
-          options_.rank, tensors_text(names)));
-    }
-    const double factor = reduction.average ? scale / options_.size : scale;
-    // The scalar has the tensor's type; NCCL reads it before ncclRedOpCreatePreMulSum returns.
-    double as_double = factor;
-    float as_float = static_cast<float>(factor);
-    uint16_t as_half = type == DataType::float16
-                           ? kernels::detail::float_to_half_bits(as_float)
-                           : kernels::detail::float_to_bfloat16_bits(as_float);
-    void* scalar = type == DataType::float64   ? static_cast<void*>(&as_double)
-                   : type == DataType::float32 ? static_cast<void*>(&as_float)
-                                               : static_cast<void*>(&as_half);
-    check_nccl_call(nccl_.functions.red_op_create_pre_mul_sum(&op.op, scalar, nccl_data,
-                                                              ncclScalarHostImmediate, op.comm),
-                    "ncclRedOpCreatePreMulSum", "allreduce", names);
-    op.created = true;
-  }
+  const double factor = scale == 1.0 ? 1.0 : reduction.average ? scale / options_.size : scale;
+  Reduction op;
+  make_reduction(op, comm_, options_.size, type, reduction.op, reduction.average, factor, names);
   check_nccl_call(
       nccl_.functions.all_reduce(input, output, count, nccl_data, op.op, comm_.get(), stream_),
       "ncclAllReduce", "allreduce", names);
+}
+
+NcclCollectives::Packed NcclCollectives::pack(std::span<const DeviceTensor> tensors, DataType type,
+                                              const std::vector<std::string>& names) {
+  const size_t element = dtype_size(type);
+  if (tensors.size() == 1) {
+    const DeviceTensor& tensor = tensors.front();
+    return {tensor.input, tensor.output, tensor.bytes / element, {}};
+  }
+  Packed packed{nullptr, nullptr, 0, {}};
+  size_t total = 0;
+  for (const DeviceTensor& tensor : tensors) {
+    packed.offsets.push_back(total);
+    total += aligned(tensor.bytes);
+  }
+  auto* buffer = static_cast<std::byte*>(fusion_buffer(total, names));
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (tensors[i].bytes == 0) continue;
+    check_cuda_call(cuda_.functions.memcpy_async(buffer + packed.offsets[i], tensors[i].input,
+                                                 tensors[i].bytes, kCudaMemcpyDefault, stream_),
+                    "cudaMemcpyAsync into the fusion buffer", "allreduce", names);
+  }
+  // The gaps between aligned offsets are reduced too and never copied out.
+  packed.input = buffer;
+  packed.output = buffer;
+  packed.count = total / element;
+  return packed;
+}
+
+void NcclCollectives::unpack(std::span<const DeviceTensor> tensors, const Packed& packed,
+                             const std::vector<std::string>& names) {
+  if (packed.offsets.empty()) return;  // one tensor, reduced into its output
+  const auto* buffer = static_cast<const std::byte*>(packed.output);
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (tensors[i].bytes == 0) continue;
+    check_cuda_call(cuda_.functions.memcpy_async(tensors[i].output, buffer + packed.offsets[i],
+                                                 tensors[i].bytes, kCudaMemcpyDefault, stream_),
+                    "cudaMemcpyAsync out of the fusion buffer", "allreduce", names);
+  }
 }
 
 void NcclCollectives::allreduce(std::span<const DeviceTensor> tensors, DataType type,
@@ -236,34 +297,10 @@ void NcclCollectives::allreduce(std::span<const DeviceTensor> tensors, DataType 
   std::vector<std::string> names;
   for (const DeviceTensor& tensor : tensors) names.push_back(tensor.name);
   (void)nccl_type(type, "allreduce", names);  // before any call: only these tensors fail
-  const size_t element = dtype_size(type);
   select_device("allreduce", names);
-  if (tensors.size() == 1) {
-    const DeviceTensor& tensor = tensors.front();
-    reduce_all(tensor.input, tensor.output, tensor.bytes / element, type, reduction, names);
-    return;
-  }
-  std::vector<size_t> offsets;
-  size_t total = 0;
-  for (const DeviceTensor& tensor : tensors) {
-    offsets.push_back(total);
-    total += aligned(tensor.bytes);
-  }
-  auto* buffer = static_cast<std::byte*>(fusion_buffer(total, names));
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    if (tensors[i].bytes == 0) continue;
-    check_cuda_call(cuda_.functions.memcpy_async(buffer + offsets[i], tensors[i].input,
-                                                 tensors[i].bytes, kCudaMemcpyDefault, stream_),
-                    "cudaMemcpyAsync into the fusion buffer", "allreduce", names);
-  }
-  // The gaps between aligned offsets are reduced too and never copied out.
-  reduce_all(buffer, buffer, total / element, type, reduction, names);
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    if (tensors[i].bytes == 0) continue;
-    check_cuda_call(cuda_.functions.memcpy_async(tensors[i].output, buffer + offsets[i],
-                                                 tensors[i].bytes, kCudaMemcpyDefault, stream_),
-                    "cudaMemcpyAsync out of the fusion buffer", "allreduce", names);
-  }
+  const Packed packed = pack(tensors, type, names);
+  reduce_all(packed.input, packed.output, packed.count, type, reduction, names);
+  unpack(tensors, packed, names);
 }
 
 void NcclCollectives::broadcast(const DeviceTensor& tensor, int root) {

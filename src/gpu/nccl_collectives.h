@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -66,6 +67,22 @@ class DeviceEvent {
   cudaEvent_t event_;
 };
 
+// HOROVOD_HIERARCHICAL_ALLREDUCE on CUDA tensors (NcclCollectives::allreduce_hierarchical): NCCL
+// inside the host, kolo's own transport across hosts.
+struct CrossHostStage {
+  NcclCommunicator* host = nullptr;  // the communicator of this host's ranks (local ranks)
+  int local_rank = 0;
+  int local_size = 1;
+  // Every host runs local_size ranks: each local rank carries its shard across hosts. Otherwise
+  // local rank 0 of each host carries the whole buffer (Horovod's non-homogeneous case).
+  bool homogeneous = true;
+  // Allreduces `count` elements in host memory with this rank's peers of the same local index on
+  // the other hosts (homogeneous) or with the other hosts' local rank 0, applying the result's
+  // scale (Average's division by the job's size, postscale); never called on a rank that
+  // carries nothing across.
+  std::function<void(std::span<std::byte> host, size_t count)> allreduce;
+};
+
 struct NcclCollectivesOptions {
   int rank = 0;
   int size = 1;
@@ -91,6 +108,14 @@ class NcclCollectives {
   // its input into its output directly.
   void allreduce(std::span<const DeviceTensor> tensors, DataType type,
                  const DeviceReduction& reduction);
+  // Horovod's NCCLHierarchicalAllreduce: ncclReduceScatter inside the host (prescale as a
+  // PreMulSum), the shard copied to host memory and allreduced across hosts by
+  // `stage.allreduce` (which applies Average and postscale), copied back, ncclAllGather inside
+  // the host. Elements beyond a multiple of local_size (all of them on uneven hosts) go by
+  // ncclReduce to one local rank, which carries them across, and ncclBroadcast back. The
+  // background thread waits (polling, watched) for the shard's copy to the host.
+  void allreduce_hierarchical(std::span<const DeviceTensor> tensors, DataType type,
+                              const DeviceReduction& reduction, const CrossHostStage& stage);
   void broadcast(const DeviceTensor& tensor, int root);
   // out = every rank's block in rank order. Equal blocks: ncclAllGather; uneven first
   // dimensions: one ncclBroadcast per rank inside one group.
@@ -103,20 +128,61 @@ class NcclCollectives {
   void reducescatter(const DeviceTensor& tensor, void* out, std::span<const size_t> counts,
                      DataType type, const DeviceReduction& reduction);
 
+  // `bytes` of zeros in device memory on kolo's stream (a joined rank's part in an allreduce),
+  // valid until the next call; the collectives may write into it.
+  void* device_zeros(size_t bytes, const std::vector<std::string>& names);
+
   // Step 3: an event recorded on kolo's stream after everything queued so far.
   DeviceEvent record_completion();
 
   [[nodiscard]] cudaStream_t stream() const { return stream_; }
+  [[nodiscard]] const NcclLibrary& nccl() const { return nccl_; }
   [[nodiscard]] size_t fusion_buffer_bytes() const { return fusion_bytes_; }
 
  private:
-  struct Reduction;  // NCCL's op for a DeviceReduction, destroyed after use
+  // NCCL's op for a reduction: a built-in op, or a PreMulSum made for this call and destroyed
+  // once the last call using it has returned (as NCCL's documentation allows).
+  struct Reduction {
+    const NcclLibrary* nccl = nullptr;
+    ncclComm_t comm = nullptr;
+    ncclRedOp_t op = ncclSum;
+    bool created = false;
+    Reduction() = default;
+    Reduction(const Reduction&) = delete;
+    Reduction& operator=(const Reduction&) = delete;
+    ~Reduction() {
+      if (created) nccl->functions.red_op_destroy(op, comm);
+    }
+  };
   void select_device(const char* what, const std::vector<std::string>& names);
   void check_cuda_call(cudaError_t error, const char* call, const char* what,
                        const std::vector<std::string>& names);
   // ncclInProgress -> wait_ready; another error aborts the communicator and throws.
   void check_nccl_call(ncclResult_t result, const char* call, const char* what,
                        const std::vector<std::string>& names);
+  void check_nccl_call_on(NcclCommunicator& comm, ncclResult_t result, const char* call,
+                          const char* what, const std::vector<std::string>& names);
+  // The fused input of `tensors`: the tensor itself, or the fusion buffer filled from them
+  // (offsets at 64-byte alignment); `count` set to the elements to reduce.
+  struct Packed {
+    const void* input;
+    void* output;
+    size_t count;
+    std::vector<size_t> offsets;
+  };
+  Packed pack(std::span<const DeviceTensor> tensors, DataType type,
+              const std::vector<std::string>& names);
+  void unpack(std::span<const DeviceTensor> tensors, const Packed& packed,
+              const std::vector<std::string>& names);
+  // NCCL's op on `comm` (of `comm_size` ranks) for `op` with every input multiplied by `factor`
+  // first (PreMulSum when factor != 1; then only Sum, a floating-point type and several ranks).
+  void make_reduction(Reduction& out, NcclCommunicator& comm, int comm_size, DataType type,
+                      ReduceOp op, bool average, double factor,
+                      const std::vector<std::string>& names);
+  // The host waits (kolo's thread) for everything queued so far on kolo's stream, asking the
+  // watch between polls: a peer's failure aborts `comm` and throws PeerError naming the rank.
+  void wait_on_host(NcclCommunicator& comm, const char* what,
+                    const std::vector<std::string>& names);
   void* fusion_buffer(size_t bytes, const std::vector<std::string>& names);
   ncclDataType_t nccl_type(DataType type, const char* what, const std::vector<std::string>& names);
   void reduce_all(const void* input, void* output, size_t count, DataType type,
@@ -129,6 +195,10 @@ class NcclCollectives {
   cudaStream_t stream_ = nullptr;
   void* fusion_ = nullptr;
   size_t fusion_bytes_ = 0;
+  void* zeros_ = nullptr;
+  size_t zeros_bytes_ = 0;
+  std::vector<std::byte> host_zeros_;
+  std::vector<std::byte> host_stage_;  // the hierarchical allreduce's shard in host memory
 };
 
 // synchronize() without blocking the host: the caller's stream waits for kolo's `done` event.

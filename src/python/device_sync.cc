@@ -93,20 +93,10 @@ core::HandleId enqueue_device_output(int op, std::string name, int reduce_op, do
         "caller's event (got {:#x}, device {}, event {:#x})",
         name, input, device_index, caller_event));
   }
-  // Nothing invalid: the caller checked the tensor and the splits.
-  core::TensorEntry entry = entry_from({.op = op,
-                                        .name = std::move(name),
-                                        .reduce_op = reduce_op,
-                                        .prescale = prescale,
-                                        .postscale = postscale,
-                                        .process_set = process_set,
-                                        .splits = std::move(splits),
-                                        .group_id = group_id,
-                                        .group_size = group_size,
-                                        .invalid = {},
-                                        .ready_event = 0,
-                                        .ready_device = -1,
-                                        .caller_drives = false});
+  // The caller checked the tensor and the splits.
+  core::TensorEntry entry =
+      entry_from_checked(op, std::move(name), reduce_op, /*root=*/0, prescale, postscale,
+                         process_set, group_id, group_size, std::move(splits), false);
   entry.request.dtype = dtype_from_wire(static_cast<uint8_t>(dtype));
   entry.request.shape = std::move(shape);
   entry.request.device = negotiation::DeviceKind::cuda;

@@ -42,6 +42,28 @@ void describe(const nb::ndarray<>& array, negotiation::Request& request, const c
   }
 }
 
+// Every field in order: the one place that lists them (the binding's keyword constructor and
+// the doors whose caller checked its tensor).
+EnqueueOptions options_of(int op, std::string name, int reduce_op, int root, double prescale,
+                          double postscale, int process_set, std::vector<int64_t> splits,
+                          int group_id, int group_size, std::string invalid, uintptr_t ready_event,
+                          int ready_device, bool caller_drives) {
+  return {.op = op,
+          .name = std::move(name),
+          .reduce_op = reduce_op,
+          .root = root,
+          .prescale = prescale,
+          .postscale = postscale,
+          .process_set = process_set,
+          .splits = std::move(splits),
+          .group_id = group_id,
+          .group_size = group_size,
+          .invalid = std::move(invalid),
+          .ready_event = ready_event,
+          .ready_device = ready_device,
+          .caller_drives = caller_drives};
+}
+
 }  // namespace
 
 // The request's scalar fields from `options`; throws for a group without members.
@@ -106,6 +128,16 @@ core::HandleId enqueue(const EnqueueOptions& options, const nb::ndarray<>& input
   return core::runtime().enqueue(std::move(entry));
 }
 
+core::TensorEntry entry_from_checked(int op, std::string name, int reduce_op, int root,
+                                     double prescale, double postscale, int process_set,
+                                     int group_id, int group_size, std::vector<int64_t> splits,
+                                     bool caller_drives) {
+  // Nothing invalid, no ready event: the caller checked the tensor.
+  return entry_from(options_of(op, std::move(name), reduce_op, root, prescale, postscale,
+                               process_set, std::move(splits), group_id, group_size, {}, 0, -1,
+                               caller_drives));
+}
+
 core::HandleId enqueue_pointers(int op, std::string name, int reduce_op, int root, double prescale,
                                 double postscale, int process_set, int group_id, int group_size,
                                 int dtype, std::vector<int64_t> shape, uintptr_t input,
@@ -115,18 +147,9 @@ core::HandleId enqueue_pointers(int op, std::string name, int reduce_op, int roo
     throw InvalidArgument("tensor '" + name +
                           "': enqueue_pointers takes no null pointers (use enqueue)");
   }
-  EnqueueOptions options;  // no splits, nothing invalid: the caller checked the tensor
-  options.op = op;
-  options.name = std::move(name);
-  options.reduce_op = reduce_op;
-  options.root = root;
-  options.prescale = prescale;
-  options.postscale = postscale;
-  options.process_set = process_set;
-  options.group_id = group_id;
-  options.group_size = group_size;
-  options.caller_drives = caller_drives;
-  core::TensorEntry entry = entry_from(options);
+  core::TensorEntry entry =
+      entry_from_checked(op, std::move(name), reduce_op, root, prescale, postscale, process_set,
+                         group_id, group_size, {}, caller_drives);
   negotiation::Request& request = entry.request;
   request.dtype = dtype_from_wire(static_cast<uint8_t>(dtype));
   request.shape = std::move(shape);
@@ -159,20 +182,10 @@ void bind_enqueue(nb::module_& m) {
              double prescale, double postscale, int process_set, std::vector<int64_t> splits,
              int group_id, int group_size, std::string invalid, uintptr_t ready_event,
              int ready_device, bool caller_drives) {
-            new (self) EnqueueOptions{.op = op,
-                                      .name = std::move(name),
-                                      .reduce_op = reduce_op,
-                                      .root = root,
-                                      .prescale = prescale,
-                                      .postscale = postscale,
-                                      .process_set = process_set,
-                                      .splits = std::move(splits),
-                                      .group_id = group_id,
-                                      .group_size = group_size,
-                                      .invalid = std::move(invalid),
-                                      .ready_event = ready_event,
-                                      .ready_device = ready_device,
-                                      .caller_drives = caller_drives};
+            new (self) EnqueueOptions(options_of(op, std::move(name), reduce_op, root, prescale,
+                                                 postscale, process_set, std::move(splits),
+                                                 group_id, group_size, std::move(invalid),
+                                                 ready_event, ready_device, caller_drives));
           },
           nb::kw_only(), nb::arg("op"), nb::arg("name"), nb::arg("reduce_op") = 0,
           nb::arg("root") = 0, nb::arg("prescale") = 1.0, nb::arg("postscale") = 1.0,

@@ -62,6 +62,13 @@ core::HandleId enqueue_pointers(int op, std::string name, int reduce_op, int roo
 // The request's scalar fields from `options` (checked); the caller adds type, shape and memory.
 core::TensorEntry entry_from(const EnqueueOptions& options);
 
+// entry_from() for the doors whose scalars come positionally from a caller that checked the
+// tensor (enqueue_pointers, enqueue_device_output): nothing invalid, no ready event.
+core::TensorEntry entry_from_checked(int op, std::string name, int reduce_op, int root,
+                                     double prescale, double postscale, int process_set,
+                                     int group_id, int group_size, std::vector<int64_t> splits,
+                                     bool caller_drives);
+
 // Binds EnqueueOptions and enqueue() into module `m`.
 void bind_enqueue(nanobind::module_& m);
 

@@ -336,8 +336,9 @@ def join(device: int = -1) -> int:
     the whole job's size, as in Horovod), and allgather, broadcast, alltoall and reducescatter
     fail while a rank is joined. Blocks until all ranks joined; returns the rank that joined last.
 
-    ``device`` is accepted as Horovod's (where the zeros live); kolo reduces in host memory,
-    so the zeros always live there.
+    ``device`` is accepted as Horovod's (where the zeros live): for CPU tensors the zeros live
+    in host memory, for CUDA tensors on the NCCL path on the GPU of this rank's earlier CUDA
+    operations.
     """
     return int(kolo.join())
 

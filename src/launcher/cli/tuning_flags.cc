@@ -70,7 +70,7 @@ constexpr std::array kFlags{
                "Do not mark cycles on the timeline (the default)."},
     TuningFlag{"--hierarchical-allreduce", "HIERARCHICAL_ALLREDUCE", Kind::switch_on,
                "Allreduce within each host first, then across hosts, then within each host again. "
-               "(default: on with several hosts that run several ranks each)"},
+               "(default: on with several hosts that run several ranks each; CUDA tensors: off)"},
     TuningFlag{"--no-hierarchical-allreduce", "HIERARCHICAL_ALLREDUCE", Kind::switch_off,
                "Allreduce over all ranks at once, also with several hosts."},
     TuningFlag{"--hierarchical-allgather", "HIERARCHICAL_ALLGATHER", Kind::switch_on,

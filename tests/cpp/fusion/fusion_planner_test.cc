@@ -42,6 +42,22 @@ std::vector<std::vector<std::string>> names_of(const std::vector<FusedGroup>& gr
 
 using Names = std::vector<std::vector<std::string>>;
 
+TEST(FusionPlannerTest, LargeCudaTensorsOnTheHostPathRunAloneSmallOnesFuse) {
+  const size_t mib = size_t{1} << 20;
+  Planner p{{{"bn.w", 1024}, {"bn.b", 1024}, {"conv", 2 * mib}, {"bias", 512}, {"fc", mib}}, {}};
+  std::vector<Response> responses;
+  for (const char* name : {"bn.w", "bn.b", "conv", "bias", "fc"}) {
+    responses.push_back(allreduce(name));
+    responses.back().device = negotiation::DeviceKind::cuda_through_host;
+  }
+  // conv (over 1 MiB) alone, in place in its pinned host copy; fc (exactly 1 MiB) still fuses.
+  EXPECT_EQ(names_of(p.plan(responses, 64 * mib)),
+            (Names{{"bn.w", "bn.b"}, {"conv"}, {"bias", "fc"}}));
+  // The same sizes on the CPU fuse into one buffer, as before.
+  for (Response& r : responses) r.device = negotiation::DeviceKind::cpu;
+  EXPECT_EQ(names_of(p.plan(responses, 64 * mib)), (Names{{"bn.w", "bn.b", "conv", "bias", "fc"}}));
+}
+
 TEST(FusionPlannerTest, FusesConsecutiveCompatibleAllreduces) {
   Planner p{{{"a", 100}, {"b", 64}, {"c", 1}}, {}};
   auto groups = p.plan({allreduce("a"), allreduce("b"), allreduce("c")}, 1024);

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -366,6 +368,87 @@ TEST(NcclCollectives, ACudaErrorNamesTheCallAndTheDevice) {
         std::string::npos)
         << error.what();
   }
+}
+
+// HOROVOD_HIERARCHICAL_ALLREDUCE at local rank 1 of 2 (the root of the remainder): 11 elements
+// are 5 per local rank through ncclReduceScatter and 1 through ncclReduce; this rank's shard and
+// the remainder (6 elements) go to host memory, through the cross-host step and back, then
+// ncclAllGather and ncclBroadcast rebuild the buffer. A host communicator of 2 ranks only
+// records, so the bytes seen across are the buffer's own.
+TEST(NcclCollectives, HierarchicalAllreduceCarriesTheShardAcrossThroughHostMemory) {
+  Fixture f(4, 1);
+  NcclCommunicator host =
+      NcclCommunicator::create(fake_nccl(), 1, 2, ncclUniqueId{}, {}, milliseconds(5000));
+  take_log();
+  std::vector<float> data(11);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i);
+  std::vector<float> across;
+  const CrossHostStage stage{.host = &host,
+                             .local_rank = 1,
+                             .local_size = 2,
+                             .homogeneous = true,
+                             .allreduce = [&](std::span<std::byte> bytes, size_t count) {
+                               EXPECT_EQ(bytes.size(), count * sizeof(float));
+                               auto* values = reinterpret_cast<float*>(bytes.data());
+                               across.assign(values, values + count);
+                               for (size_t i = 0; i < count; ++i)
+                                 values[i] *= 10;  // the "other hosts" added theirs
+                             }};
+  const DeviceTensor tensor{"grad", data.data(), data.data(), data.size() * sizeof(float)};
+  f.ops.allreduce_hierarchical({&tensor, 1}, DataType::float32, {.op = ReduceOp::sum}, stage);
+  EXPECT_EQ(across, (std::vector<float>{5, 6, 7, 8, 9, 10}));  // shard 1 and the remainder
+  EXPECT_EQ(data, (std::vector<float>{0, 1, 2, 3, 4, 50, 60, 70, 80, 90, 100}));
+  const std::string log = take_log();
+  const auto calls = lines(log, {"nccl", "cudaMemcpyAsync"});
+  ASSERT_EQ(calls.size(), 6U) << log;
+  EXPECT_EQ(calls[0].rfind("ncclReduceScatter n=5 type=7 op=0 ", 0), 0U) << log;
+  EXPECT_EQ(calls[1].rfind("ncclReduce n=1 type=7 op=0 root=1 ", 0), 0U) << log;
+  EXPECT_EQ(calls[2].rfind("cudaMemcpyAsync 24 ", 0), 0U) << log;
+  EXPECT_EQ(calls[3].rfind("cudaMemcpyAsync 24 ", 0), 0U) << log;
+  EXPECT_EQ(calls[4].rfind("ncclAllGather n=5 type=7 ", 0), 0U) << log;
+  EXPECT_EQ(calls[5].rfind("ncclBroadcast n=1 type=7 root=1 ", 0), 0U) << log;
+}
+
+// A peer that dies inside the host's reduce-scatter leaves the shard's copy to host memory
+// waiting for ever: kolo's thread polls it and asks the watch, which aborts the host
+// communicator and names the rank; nothing crosses hosts.
+TEST(NcclCollectives, APeerFailureWhileTheShardIsCopiedOutAbortsNamingTheRank) {
+  NcclCommunicator comm =
+      NcclCommunicator::create(fake_nccl(), 0, 4, ncclUniqueId{}, {}, milliseconds(5000));
+  NcclCommunicator host =
+      NcclCommunicator::create(fake_nccl(), 0, 2, ncclUniqueId{}, {}, milliseconds(5000));
+  int polls = 0;
+  NcclCollectives ops(fake_cuda(), fake_nccl(), comm,
+                      {.rank = 0,
+                       .size = 4,
+                       .device = 0,
+                       .watch = [&]() -> std::optional<PeerFailure> {
+                         if (++polls < 3) return std::nullopt;
+                         return PeerFailure{2, "rank 2 closed its connection"};
+                       },
+                       .timeout = milliseconds(5000)});
+  take_log();
+  control<void(int)>("fake_gpu_events_not_ready")(1000);
+  bool crossed = false;
+  const CrossHostStage stage{.host = &host,
+                             .local_rank = 0,
+                             .local_size = 2,
+                             .homogeneous = true,
+                             .allreduce = [&](std::span<std::byte>, size_t) { crossed = true; }};
+  std::vector<float> data(8, 1.0F);
+  const DeviceTensor tensor{"grad", data.data(), data.data(), data.size() * sizeof(float)};
+  try {
+    ops.allreduce_hierarchical({&tensor, 1}, DataType::float32, {.op = ReduceOp::sum}, stage);
+    FAIL() << "no error";
+  } catch (const PeerError& error) {
+    EXPECT_EQ(error.peer_rank(), 2);
+    EXPECT_NE(std::string(error.what()).find("rank 2 closed its connection"), std::string::npos)
+        << error.what();
+  }
+  control<void(int)>("fake_gpu_events_not_ready")(0);
+  EXPECT_FALSE(crossed);
+  EXPECT_TRUE(host.aborted());
+  EXPECT_EQ(polls, 3);
 }
 
 TEST(NcclCollectives, TheCommunicatorIsMadeFromRankZerosIdSentByKolo) {

@@ -7,14 +7,20 @@
 // block is left as it was. fake_gpu_fail(name, code) makes the next call of `name` answer `code`;
 // fake_gpu_in_progress(polls, after) makes the next ncclGroupEnd (and ncclAllReduce) answer
 // ncclInProgress, then `polls` polls of ncclCommGetAsyncError do too before answering `after`.
-// fake_gpu_exit_in(name) ends the process (exit code 3) inside the next call of NCCL's `name`.
+// fake_gpu_exit_in(name) ends the process (exit code 3) inside the next call of NCCL's `name`;
+// fake_gpu_events_not_ready(n) makes the next n cudaEventQuery calls answer cudaErrorNotReady.
+// With FAKE_GPU_SHARED_DIR set, communicators of several processes really communicate (see
+// fake_gpu_shared.h): each collective is a rendezvous through a file mapped by all its ranks.
+#include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "fake_gpu_shared.h"
 #include "gpu/cuda_runtime.h"
 #include "gpu/nccl_abi.h"
 
@@ -32,9 +38,8 @@ std::map<std::string, int> failures;  // function -> the code its next call answ
 std::string exit_in;                  // the NCCL function whose call ends the process
 int in_progress_polls = -1;           // -1: nothing scripted
 int result_after_polls = ncclSuccess;
-int comm_ranks = 1;
-int comm_rank = 0;
-int the_communicator = 0;
+int unique_ids = 0;
+int events_not_ready = 0;  // cudaEventQuery answers "not ready" this many more times
 int premul_ops = 0;
 std::map<int, double> premul_scalars;  // op -> scalar (float32/float64 only)
 struct PendingSend {
@@ -83,6 +88,66 @@ ncclResult_t nccl_answer(const char* function) {
 
 std::string stream_text(cudaStream_t stream) { return name_of(stream); }
 
+fake_gpu::Comm& comm_of(ncclComm_t comm) { return *reinterpret_cast<fake_gpu::Comm*>(comm); }
+
+// A shared communicator's reduction of `count` elements from `offset` of every rank's slot into
+// `out`, in rank order (a PreMulSum's scalar multiplies each input first).
+template <typename T>
+void fold_typed(const fake_gpu::Comm& comm, size_t offset, size_t count, ncclRedOp_t op,
+                void* out) {
+  auto scalar = premul_scalars.find(op);
+  auto* result = static_cast<T*>(out);
+  for (size_t i = 0; i < count; ++i) {
+    T total{};
+    for (int r = 0; r < comm.nranks; ++r) {
+      T value = reinterpret_cast<const T*>(fake_gpu::slot(comm, r))[offset + i];
+      if (scalar != premul_scalars.end()) value = static_cast<T>(value * scalar->second);
+      if (r == 0) {
+        total = value;
+      } else if (op == ncclProd) {
+        total *= value;
+      } else if (op == ncclMax) {
+        total = std::max(total, value);
+      } else if (op == ncclMin) {
+        total = std::min(total, value);
+      } else {
+        total += value;
+      }
+    }
+    if (op == ncclAvg) total = static_cast<T>(total / comm.nranks);
+    result[i] = total;
+  }
+}
+
+bool fold(const fake_gpu::Comm& comm, size_t offset, size_t count, ncclDataType_t type,
+          ncclRedOp_t op, void* out) {
+  switch (type) {
+    case ncclFloat32:
+      fold_typed<float>(comm, offset, count, op, out);
+      return true;
+    case ncclFloat64:
+      fold_typed<double>(comm, offset, count, op, out);
+      return true;
+    case ncclInt32:
+      fold_typed<int32_t>(comm, offset, count, op, out);
+      return true;
+    case ncclInt64:
+      fold_typed<int64_t>(comm, offset, count, op, out);
+      return true;
+    default:
+      return false;
+  }
+}
+
+// One rendezvous of a shared communicator: post `bytes` of `mine`, then `use` the slots.
+template <typename Use>
+ncclResult_t shared_call(fake_gpu::Comm& comm, const void* mine, size_t bytes, Use use) {
+  if (!fake_gpu::post(comm, mine, bytes)) return ncclSystemError;
+  const bool ok = use();
+  if (!fake_gpu::finish(comm)) return ncclSystemError;
+  return ok ? ncclSuccess : ncclInvalidArgument;
+}
+
 }  // namespace
 
 // ---- the test's controls ----
@@ -94,6 +159,7 @@ EXPORT void fake_gpu_in_progress(int polls, int after) {
   result_after_polls = after;
 }
 EXPORT void fake_gpu_exit_in(const char* function) { exit_in = function; }
+EXPORT void fake_gpu_events_not_ready(int queries) { events_not_ready = queries; }
 EXPORT void fake_gpu_set_uuid(const unsigned char* bytes) { std::memcpy(uuid, bytes, 16); }
 
 // ---- the CUDA runtime ----
@@ -149,7 +215,13 @@ EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   record("cudaEventRecord " + name_of(event) + " " + stream_text(stream));
   return kCudaSuccess;
 }
-EXPORT cudaError_t cudaEventQuery(cudaEvent_t) { return kCudaSuccess; }
+EXPORT cudaError_t cudaEventQuery(cudaEvent_t) {
+  if (events_not_ready > 0) {
+    --events_not_ready;
+    return kCudaErrorNotReady;
+  }
+  return kCudaSuccess;
+}
 EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t) { return kCudaSuccess; }
 EXPORT cudaError_t cudaMalloc(void** pointer, size_t bytes) {
   if (int code = take_failure("cudaMalloc")) return code;
@@ -186,7 +258,12 @@ EXPORT const char* ncclGetErrorString(ncclResult_t) { return "fake NCCL error"; 
 EXPORT const char* ncclGetLastError(ncclComm_t) { return "fake last error"; }
 EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId* id) {
   std::memset(id->internal, 0, sizeof(id->internal));
-  std::memcpy(id->internal, "fake-nccl-id", 12);
+  if (fake_gpu::shared_dir() != nullptr) {  // one file per communicator, named by its id
+    std::snprintf(id->internal, sizeof(id->internal), "fake-%d-%d", static_cast<int>(getpid()),
+                  ++unique_ids);
+  } else {
+    std::memcpy(id->internal, "fake-nccl-id", 12);
+  }
   record("ncclGetUniqueId");
   return nccl_answer("ncclGetUniqueId");
 }
@@ -195,9 +272,7 @@ EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUni
   if (config == nullptr || config->blocking != 0) return ncclInvalidUsage;
   record("ncclCommInitRankConfig nranks=" + std::to_string(nranks) +
          " rank=" + std::to_string(rank) + " id=" + std::string(id.internal));
-  comm_ranks = nranks;
-  comm_rank = rank;
-  *comm = reinterpret_cast<ncclComm_t>(&the_communicator);
+  *comm = reinterpret_cast<ncclComm_t>(fake_gpu::open_comm(nranks, rank, id.internal));
   return ncclInProgress;
 }
 EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t, ncclResult_t* state) {
@@ -244,63 +319,96 @@ EXPORT ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t) {
   return ncclSuccess;
 }
 EXPORT ncclResult_t ncclAllReduce(const void* send, void* recv, size_t count, ncclDataType_t type,
-                                  ncclRedOp_t op, ncclComm_t, cudaStream_t stream) {
+                                  ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
   record("ncclAllReduce n=" + std::to_string(count) + " type=" + std::to_string(type) +
          " op=" + std::to_string(op) + (send == recv ? " in-place " : " ") + stream_text(stream));
   if (ncclResult_t failed = nccl_answer("ncclAllReduce")) return failed;
-  if (comm_ranks == 1) reduce_one(send, recv, count, type, op);
+  fake_gpu::Comm& c = comm_of(comm);
+  if (c.area != nullptr) {
+    return shared_call(c, send, count * nccl_type_size(type),
+                       [&] { return fold(c, 0, count, type, op, recv); });
+  }
+  if (c.nranks == 1) reduce_one(send, recv, count, type, op);
   if (in_progress_polls >= 0) return ncclInProgress;
   return ncclSuccess;
 }
 EXPORT ncclResult_t ncclBroadcast(const void* send, void* recv, size_t count, ncclDataType_t type,
-                                  int root, ncclComm_t, cudaStream_t stream) {
+                                  int root, ncclComm_t comm, cudaStream_t stream) {
   record("ncclBroadcast n=" + std::to_string(count) + " type=" + std::to_string(type) +
          " root=" + std::to_string(root) + " " + stream_text(stream));
   if (ncclResult_t failed = nccl_answer("ncclBroadcast")) return failed;
-  if (root == comm_rank && send != recv) std::memmove(recv, send, count * nccl_type_size(type));
+  fake_gpu::Comm& c = comm_of(comm);
+  const size_t bytes = count * nccl_type_size(type);
+  if (c.area != nullptr) {
+    return shared_call(c, send, root == c.rank ? bytes : 0, [&] {
+      std::memmove(recv, fake_gpu::slot(c, root), bytes);
+      return true;
+    });
+  }
+  if (root == c.rank && send != recv) std::memmove(recv, send, bytes);
   return ncclSuccess;
 }
 EXPORT ncclResult_t ncclAllGather(const void* send, void* recv, size_t count, ncclDataType_t type,
-                                  ncclComm_t, cudaStream_t stream) {
+                                  ncclComm_t comm, cudaStream_t stream) {
   record("ncclAllGather n=" + std::to_string(count) + " type=" + std::to_string(type) + " " +
          stream_text(stream));
   if (ncclResult_t failed = nccl_answer("ncclAllGather")) return failed;
   const size_t bytes = count * nccl_type_size(type);
-  std::memmove(static_cast<char*>(recv) + comm_rank * bytes, send, bytes);
+  fake_gpu::Comm& c = comm_of(comm);
+  if (c.area != nullptr) {
+    return shared_call(c, send, bytes, [&] {
+      for (int r = 0; r < c.nranks; ++r) {
+        std::memmove(static_cast<char*>(recv) + r * bytes, fake_gpu::slot(c, r), bytes);
+      }
+      return true;
+    });
+  }
+  std::memmove(static_cast<char*>(recv) + c.rank * bytes, send, bytes);
   return ncclSuccess;
 }
 EXPORT ncclResult_t ncclReduce(const void* send, void* recv, size_t count, ncclDataType_t type,
-                               ncclRedOp_t op, int root, ncclComm_t, cudaStream_t stream) {
+                               ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
   record("ncclReduce n=" + std::to_string(count) + " type=" + std::to_string(type) +
          " op=" + std::to_string(op) + " root=" + std::to_string(root) +
          (recv == nullptr ? " recv=null " : " ") + stream_text(stream));
   if (ncclResult_t failed = nccl_answer("ncclReduce")) return failed;
-  if (root == comm_rank && comm_ranks == 1) reduce_one(send, recv, count, type, op);
+  fake_gpu::Comm& c = comm_of(comm);
+  if (c.area != nullptr) {
+    return shared_call(c, send, count * nccl_type_size(type),
+                       [&] { return root != c.rank || fold(c, 0, count, type, op, recv); });
+  }
+  if (root == c.rank && c.nranks == 1) reduce_one(send, recv, count, type, op);
   return ncclSuccess;
 }
 EXPORT ncclResult_t ncclReduceScatter(const void* send, void* recv, size_t count,
-                                      ncclDataType_t type, ncclRedOp_t op, ncclComm_t,
+                                      ncclDataType_t type, ncclRedOp_t op, ncclComm_t comm,
                                       cudaStream_t stream) {
   record("ncclReduceScatter n=" + std::to_string(count) + " type=" + std::to_string(type) +
          " op=" + std::to_string(op) + " " + stream_text(stream));
   if (ncclResult_t failed = nccl_answer("ncclReduceScatter")) return failed;
-  if (comm_ranks == 1) reduce_one(send, recv, count, type, op);
+  fake_gpu::Comm& c = comm_of(comm);
+  if (c.area != nullptr) {
+    return shared_call(c, send, count * static_cast<size_t>(c.nranks) * nccl_type_size(type), [&] {
+      return fold(c, count * static_cast<size_t>(c.rank), count, type, op, recv);
+    });
+  }
+  if (c.nranks == 1) reduce_one(send, recv, count, type, op);
   return ncclSuccess;
 }
 EXPORT ncclResult_t ncclSend(const void* send, size_t count, ncclDataType_t type, int peer,
-                             ncclComm_t, cudaStream_t stream) {
+                             ncclComm_t comm, cudaStream_t stream) {
   record("ncclSend n=" + std::to_string(count) + " peer=" + std::to_string(peer) + " " +
          stream_text(stream));
   if (ncclResult_t failed = nccl_answer("ncclSend")) return failed;
-  if (peer == comm_rank) self_sends.push_back({send, count * nccl_type_size(type)});
+  if (peer == comm_of(comm).rank) self_sends.push_back({send, count * nccl_type_size(type)});
   return ncclSuccess;
 }
-EXPORT ncclResult_t ncclRecv(void* recv, size_t count, ncclDataType_t type, int peer, ncclComm_t,
-                             cudaStream_t stream) {
+EXPORT ncclResult_t ncclRecv(void* recv, size_t count, ncclDataType_t type, int peer,
+                             ncclComm_t comm, cudaStream_t stream) {
   record("ncclRecv n=" + std::to_string(count) + " peer=" + std::to_string(peer) + " " +
          stream_text(stream));
   if (ncclResult_t failed = nccl_answer("ncclRecv")) return failed;
-  if (peer == comm_rank && !self_sends.empty()) {
+  if (peer == comm_of(comm).rank && !self_sends.empty()) {
     std::memmove(recv, self_sends.front().data,
                  std::min(self_sends.front().bytes, count * nccl_type_size(type)));
     self_sends.erase(self_sends.begin());

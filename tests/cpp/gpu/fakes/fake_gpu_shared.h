@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <mutex>
 #include <string>
 
 namespace fake_gpu {
@@ -40,8 +42,17 @@ struct Comm {
 
 inline const char* shared_dir() { return std::getenv("FAKE_GPU_SHARED_DIR"); }
 
+// Every communicator lives as long as the process (a test may use a handle after its abort);
+// kept here, reachable, so that LeakSanitizer does not report them.
+inline Comm* new_comm(int nranks, int rank) {
+  static std::mutex mutex;
+  static std::deque<Comm> comms;
+  const std::lock_guard<std::mutex> lock(mutex);
+  return &comms.emplace_back(Comm{nranks, rank, nullptr, 0});
+}
+
 inline Comm* open_comm(int nranks, int rank, const char* id) {
-  auto* comm = new Comm{nranks, rank, nullptr, 0};  // lives as long as the process
+  Comm* comm = new_comm(nranks, rank);
   const char* dir = shared_dir();
   if (dir == nullptr || nranks == 1) return comm;
   const std::string path = std::string(dir) + "/" + id;

@@ -43,9 +43,9 @@ ncclRedOp_t nccl_op_of(ReduceOp op) {
 }
 
 // NCCL's op for an unscaled reduction. Alone (one rank) an Average is the tensor itself: ncclSum,
-// which NCCL runs as a copy. NCCL 2.28.9's one-rank ncclAvg (a kernel with a scalar, as
-// PreMulSum) left a 17x17x17 float32 tensor's last element unwritten on an H200 (session 33's
-// device run, Horovod's test_horovod_allreduce_average at np 1).
+// which NCCL runs as a copy. NCCL 2.28.9's one-rank out-of-place ncclAvg (a kernel with a
+// scalar, as PreMulSum) left the last element of a 4913-element float32 buffer unwritten on an
+// H200, through kolo and through CuPy without kolo (session 33; in place it was right).
 ncclRedOp_t plain_op(const DeviceReduction& reduction, int size) {
   if (!reduction.average) return nccl_op_of(reduction.op);
   return size == 1 ? ncclSum : ncclAvg;

@@ -26,9 +26,9 @@ allocator, as any tensor allocated there: a program that uses the result on anot
 calls record_stream as it would for its own tensors.
 
 Not here (the async host path, staging.py, takes them): the reductions the NCCL path does not run
-(Adasum, a scale on Min/Max/Product or on integers, an integer Average; any scale on a
-reducescatter); tensors of the types NCCL lacks (int16, bool); empty or non-contiguous in-place
-tensors (for allgather and alltoall: rows of no elements, the same on every rank, while a rank
+(Adasum, a scale on Min/Max/Product, an integer Average; a scaled Sum or Average of a CUDA
+tensor arrives unscaled, device_scale.py having applied the factors with torch); tensors of the
+types NCCL lacks (int16, bool); empty or non-contiguous in-place tensors (for allgather and alltoall: rows of no elements, the same on every rank, while a rank
 with zero rows goes to NCCL like its peers); and operations carrying an error to report (the
 general path reports it on every rank).
 

@@ -28,9 +28,10 @@ calls record_stream as it would for its own tensors.
 Not here (the async host path, staging.py, takes them): the reductions the NCCL path does not run
 (Adasum, a scale on Min/Max/Product, an integer Average; a scaled Sum or Average of a CUDA
 tensor arrives unscaled, device_scale.py having applied the factors with torch); tensors of the
-types NCCL lacks (int16, bool); empty or non-contiguous in-place tensors (for allgather and alltoall: rows of no elements, the same on every rank, while a rank
-with zero rows goes to NCCL like its peers); and operations carrying an error to report (the
-general path reports it on every rank).
+types NCCL lacks (int16, bool); empty or non-contiguous in-place tensors (for allgather and
+alltoall: rows of no elements, the same on every rank, while a rank with zero rows goes to NCCL
+like its peers); and operations carrying an error to report (the general path reports it on
+every rank).
 
 ``CudaCalls`` holds the CUDA calls (torch's); a test replaces it (use_calls) to check, without a
 GPU, which pointer, device and event reach the core and what synchronize() waits on.

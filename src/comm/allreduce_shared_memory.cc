@@ -13,6 +13,9 @@
 // The buffer may be several tensors (a fused allreduce, PieceList): each rank copies from their
 // inputs and folds and copies into their outputs directly, so a fused group needs no fusion
 // buffer, and the two copies into and out of one, on this path.
+// A large step's three memory passes (the copy into the slot, the fold of the rank's slice, the
+// copies out) are each cut into parts for the runtime's helper threads (CollectiveArena::splitter,
+// step_parts.h); the flags are still posted and waited for by this thread alone, after the parts.
 // Every element is computed by one fixed sequence of operations on the same inputs, so all ranks
 // end with identical bits. Reuse of a half: see detail::before_writing.
 
@@ -25,6 +28,7 @@
 #include "comm/collectives.h"
 #include "comm/piece_list.h"
 #include "comm/pieces.h"
+#include "comm/step_parts.h"
 #include "kernels/reduce.h"
 
 namespace kolo::comm {
@@ -81,8 +85,14 @@ void allreduce_shared_memory(Communicator& comm, const PieceList& pieces, DataTy
     // Peers read everything but this rank's own slice, which it folds straight from its buffer.
     std::byte* const slot = arena.slot(self, half);
     detail::before_writing(comm, *collective, step);
-    pieces.gather(slot, at, mine_begin);
-    pieces.gather(slot + mine_end, at + mine_end, bytes - mine_end);
+    // A large step's copies and fold are shared with the splitter's threads (step_parts.h).
+    auto in_parts = [&](size_t begin, size_t end, size_t hole_begin, size_t hole_end,
+                        FunctionRef<void(size_t, size_t)> fn) {
+      detail::for_each_part(collective->splitter, collective->split_part_bytes, element, begin,
+                            end, hole_begin, hole_end, fn);
+    };
+    in_parts(0, bytes, mine_begin, mine_end,
+             [&](size_t from, size_t len) { pieces.gather(slot + from, at + from, len); });
     detail::finish_step_writes(comm, *collective, step);
 
     if (fold_whole) {
@@ -97,25 +107,31 @@ void allreduce_shared_memory(Communicator& comm, const PieceList& pieces, DataTy
     }
     // The rank's own slice: its own values first (folded in its output, in cache), then the
     // others' in rank order, scaled, then copied into its slot for the others to read.
-    pieces.for_each(at + mine_begin, mine_end - mine_begin,
-                    [&](const BufferPiece& p, size_t offset, size_t in, size_t len) {
-                      std::byte* const out = p.output + offset;
-                      if (p.input != p.output) std::memcpy(out, p.input + offset, len);
-                      const size_t from = mine_begin + in;
-                      for (int r = 0; r < n; ++r) {
-                        if (r != self) combine(out, arena.slot(r, half) + from, len / element);
-                      }
-                      scale.apply(out, len / element, type);
-                      std::memcpy(slot + from, out, len);
-                    });
+    in_parts(mine_begin, mine_end, 0, 0, [&](size_t part_begin, size_t part_bytes) {
+      pieces.for_each(at + part_begin, part_bytes,
+                      [&](const BufferPiece& p, size_t offset, size_t in, size_t len) {
+                        std::byte* const out = p.output + offset;
+                        if (p.input != p.output) std::memcpy(out, p.input + offset, len);
+                        const size_t from = part_begin + in;
+                        for (int r = 0; r < n; ++r) {
+                          if (r != self) combine(out, arena.slot(r, half) + from, len / element);
+                        }
+                        scale.apply(out, len / element, type);
+                        std::memcpy(slot + from, out, len);
+                      });
+    });
     arena.post(self, SharedArena::Flag::reduced, step + 1);
     detail::wait_for_members(comm, *collective, SharedArena::Flag::reduced, step + 1);
-    for (int r = 0; r < n; ++r) {
-      if (r == self) continue;
-      const detail::Slice theirs = detail::slice_of(elements, n, r);
-      const size_t offset = theirs.begin * element;
-      pieces.scatter(arena.slot(r, half) + offset, at + offset, theirs.count * element);
-    }
+    // The other slices out of their owners' slots: a part may span several owners.
+    in_parts(0, bytes, mine_begin, mine_end, [&](size_t part_begin, size_t part_bytes) {
+      const size_t part_end = part_begin + part_bytes;
+      for (int r = 0; r < n; ++r) {
+        const detail::Slice theirs = detail::slice_of(elements, n, r);
+        const size_t from = std::max(part_begin, theirs.begin * element);
+        const size_t to = std::min(part_end, (theirs.begin + theirs.count) * element);
+        if (r != self && to > from) pieces.scatter(arena.slot(r, half) + from, at + from, to - from);
+      }
+    });
   }
 }
 

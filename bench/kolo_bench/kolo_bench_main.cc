@@ -17,6 +17,7 @@
 #include "core/bootstrap_options.h"
 #include "core/config.h"
 #include "core/rank_placement.h"
+#include "core/reduce_threads.h"
 
 namespace kolo::bench {
 namespace {
@@ -58,6 +59,9 @@ int run(int argc, char** argv) {
   options.peer_timeout = config.peer_timeout;
   options.host_cpus = placement.host_cpus;
   comm::Communicator comm(launch.rank, std::move(links), connected.world.topology, options);
+  // This thread runs the collectives, as the runtime's background thread does: the same helpers.
+  const core::ReduceHelpers reduce_helpers(config, placement, connected.world.local_size, comm,
+                                           logger);
   // The same choices the runtime's kolo backend makes.
   comm::AllreduceOptions allreduce_options;
   allreduce_options.algorithm = args.algorithm;  // automatic unless -a forces one

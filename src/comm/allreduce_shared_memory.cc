@@ -14,7 +14,7 @@
 // inputs and folds and copies into their outputs directly, so a fused group needs no fusion
 // buffer, and the two copies into and out of one, on this path.
 // A large step's three memory passes (the copy into the slot, the fold of the rank's slice, the
-// copies out) are each cut into parts for the runtime's helper threads (CollectiveArena::splitter,
+// copies out) are each cut into parts for the runtime's helper threads (Communicator::work_splitter,
 // step_parts.h); the flags are still posted and waited for by this thread alone, after the parts.
 // Every element is computed by one fixed sequence of operations on the same inputs, so all ranks
 // end with identical bits. Reuse of a half: see detail::before_writing.
@@ -88,8 +88,8 @@ void allreduce_shared_memory(Communicator& comm, const PieceList& pieces, DataTy
     // A large step's copies and fold are shared with the splitter's threads (step_parts.h).
     auto in_parts = [&](size_t begin, size_t end, size_t hole_begin, size_t hole_end,
                         FunctionRef<void(size_t, size_t)> fn) {
-      detail::for_each_part(collective->splitter, collective->split_part_bytes, element, begin,
-                            end, hole_begin, hole_end, fn);
+      detail::for_each_part(comm.work_splitter(), comm.split_part_bytes(), element, begin, end,
+                            hole_begin, hole_end, fn);
     };
     in_parts(0, bytes, mine_begin, mine_end,
              [&](size_t from, size_t len) { pieces.gather(slot + from, at + from, len); });

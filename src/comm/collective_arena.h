@@ -13,13 +13,6 @@
 
 namespace kolo::comm {
 
-class WorkSplitter;
-
-// A large step's copies and folds are cut into parts of at least this many bytes: below, waking
-// a helper and sharing cache lines cost more than the part's copy takes (a part of 128 KiB is
-// copied in about 10 us by one core).
-constexpr size_t kSplitPartBytes = size_t{128} * 1024;
-
 struct CollectiveArena {
   explicit CollectiveArena(transport::HostArena host_arena, size_t limit)
       : host(std::move(host_arena)), max_bytes(limit) {}
@@ -36,10 +29,6 @@ struct CollectiveArena {
   // (KOLO_SHM_SINGLE_COPY), and whether every member can, once probed together.
   bool single_copy_allowed = true;
   enum class SingleCopy { unknown, usable, unusable } single_copy = SingleCopy::unknown;
-  // Helper threads sharing a large step's copies and folds (comm/work_splitter.h; null: the
-  // collective's thread alone): the runtime's, set by its background thread (KOLO_REDUCE_THREADS).
-  WorkSplitter* splitter = nullptr;
-  size_t split_part_bytes = kSplitPartBytes;  // tests lower it to cut their small steps
 };
 
 }  // namespace kolo::comm

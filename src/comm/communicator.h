@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/errors.h"
+#include "comm/step_parts.h"
 #include "transport/link.h"
 #include "transport/wait_arming.h"
 
@@ -86,8 +87,20 @@ class Communicator {
   // A work buffer of at least `bytes`, owned by the communicator (and shared with its
   // subgroups) and reused by every call: valid until the next scratch() call.
   Bytes scratch(size_t bytes);
-  // Lets a subgroup reuse this communicator's scratch buffer (they never run at once).
-  void share_scratch_with(Communicator& subgroup) const { subgroup.scratch_ = scratch_; }
+  // Lets a subgroup reuse this communicator's scratch buffer and helper threads (they never run
+  // at once).
+  void share_workspace_with(Communicator& subgroup) const {
+    subgroup.scratch_ = scratch_;
+    subgroup.helpers_ = helpers_;
+  }
+  // Helper threads that share a large collective's copies and folds (comm/work_splitter.h; null:
+  // this thread alone), in parts of at least `part_bytes` (tests lower it); borrowed: the owner
+  // (the runtime's core::ReduceHelpers) resets it before it goes. Seen by the subgroups too.
+  void set_work_splitter(WorkSplitter* splitter, size_t part_bytes = kSplitPartBytes) {
+    *helpers_ = {splitter, part_bytes};
+  }
+  [[nodiscard]] WorkSplitter* work_splitter() const { return helpers_->splitter; }
+  [[nodiscard]] size_t split_part_bytes() const { return helpers_->part_bytes; }
   // Throws PeerError for the first of `peers` whose link reports a hang-up (without waiting).
   void check_alive(std::span<const int> peers);
 
@@ -149,6 +162,11 @@ class Communicator {
     size_t size = 0;
   };
   std::shared_ptr<Scratch> scratch_ = std::make_shared<Scratch>();
+  struct Helpers {
+    WorkSplitter* splitter = nullptr;
+    size_t part_bytes = kSplitPartBytes;
+  };
+  std::shared_ptr<Helpers> helpers_ = std::make_shared<Helpers>();
   // exchange()'s working lists (defined in exchange.cc), kept from call to call so that a call
   // allocates nothing once they have grown: a small broadcast takes about 0.1 us, and building
   // them afresh (four heap allocations) was a large part of it.

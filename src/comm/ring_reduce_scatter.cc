@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "comm/pieces.h"
+#include "comm/step_parts.h"
 
 namespace kolo::comm::detail {
 
@@ -38,7 +39,12 @@ void ring_reduce_scatter(Communicator& comm, Bytes data, std::span<const size_t>
     for (size_t k = 0; k < segments; ++k) {
       const Bytes into = segment(target, k);
       comm.send_recv(right, segment(outgoing, k), left, Bytes(incoming, into.size()));
-      if (!into.empty()) combine(into.data(), incoming, into.size() / element);
+      // A large segment's fold is shared with the helper threads (step_parts.h): each element
+      // still folded once, by the same operation.
+      detail::for_each_part(comm.work_splitter(), comm.split_part_bytes(), element, 0,
+                            into.size(), 0, 0, [&](size_t begin, size_t bytes) {
+                              combine(into.data() + begin, incoming + begin, bytes / element);
+                            });
     }
   }
 }

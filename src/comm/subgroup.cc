@@ -32,7 +32,7 @@ Communicator subgroup(Communicator& comm, std::span<const int> ranks) {
   CommunicatorOptions options = comm.options();
   options.host_ranks = comm.host_ranks();
   Communicator group(my_index, std::move(links), std::move(topology), options);
-  comm.share_scratch_with(group);
+  comm.share_workspace_with(group);
   return group;
 }
 

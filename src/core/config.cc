@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstdlib>
 
 #include "base/errors.h"
@@ -144,6 +145,17 @@ Config Config::from_env(const EnvLookup& lookup, const std::vector<std::string>&
   config.shm_allreduce_bytes =
       static_cast<uint64_t>(reader.number("SHM_ALLREDUCE_BYTES", 1024.0 * 1024 * 1024 * 1024, 0));
   config.shm_single_copy = reader.flag("SHM_SINGLE_COPY").value_or(true);
+  if (auto found = reader.find("REDUCE_THREADS")) {
+    const auto& [variable, text] = *found;
+    int threads = -1;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), threads);
+    if (error != std::errc{} || end != text.data() + text.size() || threads < 0 ||
+        threads > kMaxReduceThreads) {
+      throw InvalidArgument(fmt::format("{}='{}' is not a whole number of threads from 0 (auto) to {}",
+                                        variable, text, kMaxReduceThreads));
+    }
+    config.reduce_threads = threads;
+  }
   config.hierarchical_allreduce = reader.flag("HIERARCHICAL_ALLREDUCE");
   if (auto found = reader.find("CPU_OPERATIONS")) {
     config.cpu_operations = backends::parse_cpu_operations(found->second, found->first);

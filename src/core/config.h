@@ -17,6 +17,9 @@
 
 namespace kolo::core {
 
+// REDUCE_THREADS' largest value (comm::WorkSplitter counts its helpers in 7 bits).
+inline constexpr int kMaxReduceThreads = 64;
+
 struct Config {
   std::chrono::microseconds cycle_time{1000};      // CYCLE_TIME, milliseconds (fractions allowed)
   uint64_t fusion_threshold = 128ull << 20;        // FUSION_THRESHOLD, bytes; 0 disables fusion
@@ -34,6 +37,10 @@ struct Config {
   // SHM_SINGLE_COPY: ranks of one host may read each other's buffers in one copy
   // (comm/single_copy.h); 0 keeps two copies through the arena.
   bool shm_single_copy = true;
+  // REDUCE_THREADS: threads sharing a large arena allreduce's copies and folds, the background
+  // thread included (comm/work_splitter.h); 0 = decided at init from the rank's share
+  // (core/reduce_threads.h), 1 = none added.
+  int reduce_threads = 0;
   // HIERARCHICAL_ALLREDUCE: unset = automatic (on when hosts > 1 and some host runs > 1 rank).
   std::optional<bool> hierarchical_allreduce;
   // CPU_OPERATIONS: "gloo" (kolo's transports, default) or "mpi" (the MPI plugin).

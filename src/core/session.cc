@@ -12,6 +12,7 @@
 #include "core/bootstrap_options.h"
 #include "core/local_checks.h"
 #include "core/rank_placement.h"
+#include "core/reduce_threads.h"
 #include "core/thread_affinity.h"
 
 namespace kolo::core {
@@ -69,6 +70,9 @@ Session::Session(const Config& config, const bootstrap::LaunchInfo& launch, uint
   // A job of one rank has no peer to send any.
   peers_send_cycle_bytes_ = comm_->size() > 1 && !comm::small_allreduce_uses_arena(*comm_);
   caller_drives_ = config_.caller_drives && !peers_send_cycle_bytes_;
+  // The thread waits for cycle_mutex_ until it is pinned: the reduce helpers it starts first
+  // inherit its final mask.
+  std::lock_guard lock(cycle_mutex_);
   thread_ = std::thread([this] { run_loop(); });
   // Named so that top -H, perf and gdb tell it from the framework's threads (15 characters at
   // most; a failure only leaves the process's name).
@@ -145,6 +149,10 @@ void Session::shutdown() {
   shutdown_requested_ = true;
   queue_.wake();
   if (thread_.joinable()) thread_.join();
+  {
+    std::lock_guard lock(cycle_mutex_);  // a caller in drive() may still hold it
+    reduce_helpers_.reset();
+  }
   // A peer that died or froze while the ranks were leaving together: the caller learns it (and
   // which rank), so a script exits non-zero and its launcher ends the job instead of waiting on
   // the frozen rank. The session is finished either way; init() may be called again.

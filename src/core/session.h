@@ -44,6 +44,7 @@
 #include "core/process_set.h"
 #include "core/process_set_registry.h"
 #include "core/rank_placement.h"
+#include "core/reduce_threads.h"
 #include "core/tensor_queue.h"
 #include "negotiation/controller.h"
 #include "rendezvous/store.h"
@@ -206,6 +207,9 @@ class Session {
   Duration negotiation_time_{};       // cycle_mutex_; published through stats_
   uint64_t driven_cycles_ = 0;        // cycle_mutex_; published through stats_
   std::vector<int32_t> shutdown_by_;  // ranks that announced the agreed shutdown (cycle_mutex_)
+  // Helper threads for large arena allreduces (REDUCE_THREADS; null: none), started by the
+  // background thread so they inherit its mask, joined at shutdown (cycle_mutex_).
+  std::unique_ptr<ReduceHelpers> reduce_helpers_;
   std::thread thread_;
 };
 

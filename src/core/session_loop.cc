@@ -23,6 +23,11 @@ void Session::run_loop() {
   // The first cycle runs at once on every rank, as it always did; later ones when there is a
   // reason (work, a peer's cycle, shutdown), unless a caller in drive() ran them already.
   bool first = true;
+  {
+    std::lock_guard lock(cycle_mutex_);  // also: the constructor pinned this thread
+    reduce_helpers_ = std::make_unique<ReduceHelpers>(config_, placement_, world_.local_size,
+                                                      *comm_, logger_);
+  }
   for (;;) {
     bool pending = false;
     bool may_back_off = false;

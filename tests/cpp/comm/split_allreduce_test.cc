@@ -1,15 +1,14 @@
-// The host arena's allreduce with a step's copies and folds cut into parts for helper threads
-// (CollectiveArena::splitter): the same bits on every rank as with the collective's thread alone,
-// for 2 and 3 ranks, odd counts, every dtype class, Sum and Average, and fused groups of tensors
-// in place and out of place. The steps are small here (32 KiB slot halves, parts from 1 KiB), so
-// every step is cut, parts straddle slices, pieces and the rank's own slice.
+// Allreduces with their copies and folds cut into parts for helper threads
+// (Communicator::work_splitter) give the same bits on every rank as the collective's thread alone:
+// the host arena's (2 and 3 ranks, odd counts, every dtype class, Sum and Average, fused groups
+// of tensors in place and out of place; 32 KiB slot halves and parts from 1 KiB, so every step
+// is cut and parts straddle slices, pieces and the rank's own slice) and the ring's fold.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <random>
 #include <tuple>
 
-#include "comm/collective_arena.h"
 #include "comm/collectives.h"
 #include "comm/piece_list.h"
 #include "comm/rank_threads.h"
@@ -98,7 +97,6 @@ TEST_P(ArenaSplit, SameBitsAsOneThread) {
       std::vector<CommunicatorOptions>(static_cast<size_t>(size), testing::default_test_options()),
       LinkKind::socket, size_t{64} * 1024, std::nullopt, kChunk, SIZE_MAX);
   group.run([&](Communicator& comm) {
-    CollectiveArena& arena = *comm.arena();
     WorkSplitter splitter(4);  // on a 2-core machine too: parts interleave with the peers
     for (const DataType type : {DataType::float32, DataType::float16, DataType::bfloat16,
                                 DataType::int32, DataType::int8, DataType::float64}) {
@@ -106,12 +104,11 @@ TEST_P(ArenaSplit, SameBitsAsOneThread) {
         const kernels::ResultScale scale{.average_over = average_over};
         const size_t count = 50021;  // odd: uneven slices; several steps for every dtype
         const auto input = values(type, count, static_cast<unsigned>(11 * comm.rank() + 3));
-        arena.splitter = nullptr;
+        comm.set_work_splitter(nullptr);
         const std::vector<std::byte> alone = fused_allreduce(comm, input, type, scale);
-        arena.splitter = &splitter;
-        arena.split_part_bytes = 1024;
+        comm.set_work_splitter(&splitter, 1024);
         const std::vector<std::byte> split = fused_allreduce(comm, input, type, scale);
-        arena.splitter = nullptr;
+        comm.set_work_splitter(nullptr);
         size_t first = 0;
         while (first < alone.size() && alone[first] == split[first]) ++first;
         EXPECT_EQ(first, alone.size())
@@ -123,6 +120,35 @@ TEST_P(ArenaSplit, SameBitsAsOneThread) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, ArenaSplit, ::testing::Values(2, 3));
+
+class RingSplit : public ::testing::TestWithParam<int> {};
+
+TEST_P(RingSplit, SameBitsAsOneThread) {
+  const int size = GetParam();
+  RankThreads group(size);
+  group.run([&](Communicator& comm) {
+    WorkSplitter splitter(3);
+    for (const DataType type : {DataType::float32, DataType::bfloat16, DataType::int32}) {
+      const kernels::ResultScale scale{.average_over = size};
+      // Over 1 MiB: the ring folds it in 1 MiB segments, each cut into parts here.
+      const size_t count = 300007;
+      const auto input = values(type, count, static_cast<unsigned>(5 * comm.rank() + 1));
+      std::vector<std::byte> alone = input, split = input;
+      comm.set_work_splitter(nullptr);
+      allreduce_ring(comm, alone, count, type, ReduceOp::sum, scale);
+      comm.set_work_splitter(&splitter, 1024);
+      allreduce_ring(comm, split, count, type, ReduceOp::sum, scale);
+      comm.set_work_splitter(nullptr);
+      size_t first = 0;
+      while (first < alone.size() && alone[first] == split[first]) ++first;
+      EXPECT_EQ(first, alone.size()) << "rank " << comm.rank() << " " << dtype_name(type)
+                                     << ": byte " << first << " differs with the fold cut";
+      EXPECT_NE(alone, input) << "nothing was reduced";
+    }
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, RingSplit, ::testing::Values(2, 3));
 
 }  // namespace
 }  // namespace kolo::comm

@@ -15,10 +15,10 @@ template <typename R, typename... Args>
 class FunctionRef<R(Args...)> {
  public:
   template <typename F>
-    requires(!std::is_same_v<std::remove_cvref_t<F>, FunctionRef> &&
-             std::is_invocable_r_v<R, F&, Args...>)
-  // NOLINTNEXTLINE(google-explicit-constructor): passed as an argument, like a lambda
-  FunctionRef(F&& fn)
+  requires(!std::is_same_v<std::remove_cvref_t<F>, FunctionRef> &&
+           std::is_invocable_r_v<R, F&, Args...>)
+      // NOLINTNEXTLINE(google-explicit-constructor): passed as an argument, like a lambda
+      FunctionRef(F&& fn)
       : object_(const_cast<void*>(static_cast<const void*>(&fn))),
         call_([](void* object, Args... args) -> R {
           return (*static_cast<std::remove_reference_t<F>*>(object))(std::forward<Args>(args)...);

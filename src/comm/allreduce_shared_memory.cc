@@ -14,10 +14,11 @@
 // inputs and folds and copies into their outputs directly, so a fused group needs no fusion
 // buffer, and the two copies into and out of one, on this path.
 // A large step's three memory passes (the copy into the slot, the fold of the rank's slice, the
-// copies out) are each cut into parts for the runtime's helper threads (Communicator::work_splitter,
-// step_parts.h); the flags are still posted and waited for by this thread alone, after the parts.
-// Every element is computed by one fixed sequence of operations on the same inputs, so all ranks
-// end with identical bits. Reuse of a half: see detail::before_writing.
+// copies out) are each cut into parts for the runtime's helper threads
+// (Communicator::work_splitter, step_parts.h); the flags are still posted and waited for by this
+// thread alone, after the parts. Every element is computed by one fixed sequence of operations on
+// the same inputs, so all ranks end with identical bits. Reuse of a half: see
+// detail::before_writing.
 
 #include <algorithm>
 #include <cstring>
@@ -129,7 +130,8 @@ void allreduce_shared_memory(Communicator& comm, const PieceList& pieces, DataTy
         const detail::Slice theirs = detail::slice_of(elements, n, r);
         const size_t from = std::max(part_begin, theirs.begin * element);
         const size_t to = std::min(part_end, (theirs.begin + theirs.count) * element);
-        if (r != self && to > from) pieces.scatter(arena.slot(r, half) + from, at + from, to - from);
+        if (r != self && to > from)
+          pieces.scatter(arena.slot(r, half) + from, at + from, to - from);
       }
     });
   }

@@ -41,8 +41,8 @@ void ring_reduce_scatter(Communicator& comm, Bytes data, std::span<const size_t>
       comm.send_recv(right, segment(outgoing, k), left, Bytes(incoming, into.size()));
       // A large segment's fold is shared with the helper threads (step_parts.h): each element
       // still folded once, by the same operation.
-      detail::for_each_part(comm.work_splitter(), comm.split_part_bytes(), element, 0,
-                            into.size(), 0, 0, [&](size_t begin, size_t bytes) {
+      detail::for_each_part(comm.work_splitter(), comm.split_part_bytes(), element, 0, into.size(),
+                            0, 0, [&](size_t begin, size_t bytes) {
                               combine(into.data() + begin, incoming + begin, bytes / element);
                             });
     }

@@ -37,8 +37,9 @@ class WorkSplitter {
   [[nodiscard]] size_t threads() const { return helpers_.size() + 1; }
   // Calls part(i) once for each i in [0, parts), spread over the caller and the helpers, and
   // returns when all have returned. The caller takes parts as the helpers do (whoever comes
-  // next takes the next part), so a helper slow to wake only means fewer threads. An exception thrown by a part is rethrown here (the first
-  // one; the other parts still run). One caller at a time.
+  // next takes the next part), so a helper slow to wake only means fewer threads. An exception
+  // thrown by a part is rethrown here (the first one; the other parts still run). One caller at a
+  // time.
   void run(size_t parts, FunctionRef<void(size_t)> part);
   // The helpers' thread ids (for tests reading their CPU masks).
   [[nodiscard]] const std::vector<pid_t>& helper_tids() const { return tids_; }

@@ -151,8 +151,9 @@ Config Config::from_env(const EnvLookup& lookup, const std::vector<std::string>&
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), threads);
     if (error != std::errc{} || end != text.data() + text.size() || threads < 0 ||
         threads > kMaxReduceThreads) {
-      throw InvalidArgument(fmt::format("{}='{}' is not a whole number of threads from 0 (auto) to {}",
-                                        variable, text, kMaxReduceThreads));
+      throw InvalidArgument(
+          fmt::format("{}='{}' is not a whole number of threads from 0 (auto) to {}", variable,
+                      text, kMaxReduceThreads));
     }
     config.reduce_threads = threads;
   }

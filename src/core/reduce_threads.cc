@@ -24,8 +24,7 @@ ReduceHelpers::ReduceHelpers(const Config& config, const RankPlacement& placemen
   const int threads =
       reduce_threads_for(config.reduce_threads, placement.threads,
                          static_cast<int>(placement::thread_affinity().size()), local_size);
-  logger.debug("reduce threads: {} (REDUCE_THREADS={}, 0 = auto)", threads,
-               config.reduce_threads);
+  logger.debug("reduce threads: {} (REDUCE_THREADS={}, 0 = auto)", threads, config.reduce_threads);
   if (threads <= 1) return;
   splitter_ = std::make_unique<comm::WorkSplitter>(static_cast<size_t>(threads));
   comm_ = &comm;

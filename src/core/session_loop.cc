@@ -25,8 +25,8 @@ void Session::run_loop() {
   bool first = true;
   {
     std::lock_guard lock(cycle_mutex_);  // also: the constructor pinned this thread
-    reduce_helpers_ = std::make_unique<ReduceHelpers>(config_, placement_, world_.local_size,
-                                                      *comm_, logger_);
+    reduce_helpers_ =
+        std::make_unique<ReduceHelpers>(config_, placement_, world_.local_size, *comm_, logger_);
   }
   for (;;) {
     bool pending = false;

@@ -112,8 +112,8 @@ TEST_P(ArenaSplit, SameBitsAsOneThread) {
         size_t first = 0;
         while (first < alone.size() && alone[first] == split[first]) ++first;
         EXPECT_EQ(first, alone.size())
-            << "rank " << comm.rank() << " " << dtype_name(type) << " average_over "
-            << average_over << ": byte " << first << " differs with the step cut into parts";
+            << "rank " << comm.rank() << " " << dtype_name(type) << " average_over " << average_over
+            << ": byte " << first << " differs with the step cut into parts";
       }
     }
   });

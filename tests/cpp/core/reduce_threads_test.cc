@@ -14,8 +14,8 @@ namespace {
 
 TEST(ReduceThreads, SettingIsAWholeCountUnderEitherName) {
   EXPECT_EQ(Config::from_env(env_of({}), {}).reduce_threads, 0);
-  const Config kolo = Config::from_env(env_of({{"KOLO_REDUCE_THREADS", "3"}}),
-                                       {"KOLO_REDUCE_THREADS"});
+  const Config kolo =
+      Config::from_env(env_of({{"KOLO_REDUCE_THREADS", "3"}}), {"KOLO_REDUCE_THREADS"});
   EXPECT_EQ(kolo.reduce_threads, 3);
   EXPECT_TRUE(kolo.unknown_variables.empty());
   EXPECT_EQ(Config::from_env(env_of({{"HOROVOD_REDUCE_THREADS", "1"}}), {}).reduce_threads, 1);
@@ -34,14 +34,14 @@ TEST(ReduceThreads, SettingIsAWholeCountUnderEitherName) {
 TEST(ReduceThreads, AutoFollowsTheRanksShare) {
   // setting, physical cores of the share (nullopt: no placement), CPUs of the calling thread,
   // local ranks.
-  EXPECT_EQ(reduce_threads_for(0, 1, 1, 2), 1);     // this machine at np 2: a core per rank
-  EXPECT_EQ(reduce_threads_for(0, 2, 2, 1), 2);     // np 1 on 2 cores
-  EXPECT_EQ(reduce_threads_for(0, 8, 16, 1), 4);    // a GPU rank alone on 16 CPUs: capped
-  EXPECT_EQ(reduce_threads_for(0, 8, 1, 1), 1);     // THREAD_AFFINITY pinned the thread
-  EXPECT_EQ(reduce_threads_for(0, {}, 16, 2), 4);   // not placed (bind-to none): half each
+  EXPECT_EQ(reduce_threads_for(0, 1, 1, 2), 1);    // this machine at np 2: a core per rank
+  EXPECT_EQ(reduce_threads_for(0, 2, 2, 1), 2);    // np 1 on 2 cores
+  EXPECT_EQ(reduce_threads_for(0, 8, 16, 1), 4);   // a GPU rank alone on 16 CPUs: capped
+  EXPECT_EQ(reduce_threads_for(0, 8, 1, 1), 1);    // THREAD_AFFINITY pinned the thread
+  EXPECT_EQ(reduce_threads_for(0, {}, 16, 2), 4);  // not placed (bind-to none): half each
   EXPECT_EQ(reduce_threads_for(0, {}, 2, 2), 1);
   EXPECT_EQ(reduce_threads_for(0, {}, 3, 1), 3);
-  EXPECT_EQ(reduce_threads_for(3, 1, 1, 2), 3);     // a setting is taken as it is
+  EXPECT_EQ(reduce_threads_for(3, 1, 1, 2), 3);  // a setting is taken as it is
   EXPECT_EQ(reduce_threads_for(1, 8, 16, 1), 1);
 }
 

@@ -34,7 +34,8 @@ def main() -> None:
     background = threads_named("kolo-background")
     assert len(background) == 1, background
     helpers = threads_named("kolo-reduce")
-    same_mask = [os.sched_getaffinity(tid) == os.sched_getaffinity(background[0]) for tid in helpers]
+    mask = os.sched_getaffinity(background[0])
+    same_mask = [os.sched_getaffinity(tid) == mask for tid in helpers]
     print("helpers: " + json.dumps({"count": len(helpers), "same_mask": same_mask}), flush=True)
     kolo.shutdown()
     print("after shutdown: " + json.dumps(len(threads_named("kolo-reduce"))), flush=True)

@@ -1,8 +1,8 @@
 """KOLO_REDUCE_THREADS (issue 23 point 4): large allreduces with helper threads stay exact through
 the host arena (np 2 on one host), the ring (two one-slot hosts, the shared-GPU job's launch) and
 an oversubscribed host (np 3 on 2 cores: the single-copy path, which the helpers leave alone);
-the helpers run inside the background thread's CPU mask and are gone after shutdown; auto adds
-none where each rank has one core."""
+the helpers run inside the background thread's CPU mask, sleep when idle and are gone after
+shutdown; auto adds none where each rank has one core."""
 
 from __future__ import annotations
 
@@ -36,7 +36,8 @@ def test_forced_helpers_give_exact_results_inside_the_ranks_mask(np_, launcher_a
     job.assert_ok(np_)
     for rank in range(np_):
         report, after = helpers_of(job, rank)
-        assert report == {"count": 2, "same_mask": [True, True]}, f"rank {rank}: {report}"
+        assert report == {"count": 2, "same_mask": [True, True], "idle_busy": False}, (
+            f"rank {rank}: {report}")
         assert after == 0, f"rank {rank}: {after} helper(s) left after shutdown"
 
 

@@ -8,6 +8,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <numeric>
 #include <random>
@@ -104,6 +106,44 @@ TEST_P(SessionTest, SameNamesInDifferentOrdersMatch) {
           << "tensor " << t << " on rank " << rank;
     }
   });
+}
+
+// Helper threads forced (REDUCE_THREADS=3): large allreduces, cut into parts on every rank, stay
+// exact, and shutdown joins the helpers (none is left in the process).
+TEST_P(SessionTest, LargeAllreducesWithReduceHelpersAndNoneLeftAfter) {
+  const int size = GetParam();
+  Config config = test_config();
+  config.reduce_threads = 3;
+  Job job;
+  job.run(size, config, [&](int rank, Session& session, HandleTable& handles) {
+    std::vector<std::vector<float>> data(3);
+    std::vector<HandleId> ids;
+    for (size_t t = 0; t < data.size(); ++t) {
+      data[t].resize(600007 + t);  // over 1 MiB steps and segments, odd counts
+      for (size_t i = 0; i < data[t].size(); ++i) data[t][i] = static_cast<float>((i + rank) % 97);
+      ids.push_back(session.enqueue(allreduce_entry("big" + std::to_string(t), data[t])));
+    }
+    for (size_t t = 0; t < data.size(); ++t) {
+      handles.wait(ids[t]);
+      for (size_t i = 0; i < data[t].size(); ++i) {
+        float want = 0;
+        for (int r = 0; r < size; ++r) want += static_cast<float>((i + r) % 97);
+        if (data[t][i] != want) {
+          ADD_FAILURE() << "rank " << rank << " tensor " << t << " element " << i << ": "
+                        << data[t][i] << ", want " << want;
+          break;
+        }
+      }
+    }
+  });
+  int left = 0;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    if (name.starts_with("kolo-reduce")) ++left;
+  }
+  EXPECT_EQ(left, 0) << "reduce helpers still running after every session shut down";
 }
 
 TEST_P(SessionTest, MismatchFailsThatTensorOnEveryRankOnly) {

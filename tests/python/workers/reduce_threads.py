@@ -4,6 +4,7 @@ each may use the same CPUs as the background thread that started them."""
 
 import json
 import os
+import time
 
 import numpy as np
 
@@ -17,6 +18,13 @@ def threads_named(prefix: str) -> list[int]:
             if comm.read().strip().startswith(prefix):
                 found.append(int(tid))
     return found
+
+
+def cpu_ticks(tid: int) -> int:
+    """User plus system time of one thread of this process, in clock ticks."""
+    with open(f"/proc/self/task/{tid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
 
 
 def main() -> None:
@@ -36,7 +44,12 @@ def main() -> None:
     helpers = threads_named("kolo-reduce")
     mask = os.sched_getaffinity(background[0])
     same_mask = [os.sched_getaffinity(tid) == mask for tid in helpers]
-    print("helpers: " + json.dumps({"count": len(helpers), "same_mask": same_mask}), flush=True)
+    # Idle helpers sleep: over half a second without work they use (almost) no CPU.
+    before = sum(cpu_ticks(tid) for tid in helpers)
+    time.sleep(0.5)
+    idle_ticks = sum(cpu_ticks(tid) for tid in helpers) - before
+    print("helpers: " + json.dumps({"count": len(helpers), "same_mask": same_mask,
+                                    "idle_busy": idle_ticks > 5}), flush=True)
     kolo.shutdown()
     print("after shutdown: " + json.dumps(len(threads_named("kolo-reduce"))), flush=True)
     print(f"rank {rank} OK", flush=True)

@@ -90,8 +90,9 @@ def main() -> None:
         img_secs.append(args.batch_size * args.num_batches_per_iter / seconds)
     mean, conf = np.mean(img_secs), 1.96 * np.std(img_secs)
     if rank == 0:
-        print(f"Img/sec per {'GPU' if gpu else 'CPU'}: {mean:.1f} +-{conf:.1f}")
-        print(f"Total img/sec on {size} {'GPU' if gpu else 'CPU'}(s): {size * mean:.1f} +-{size * conf:.1f}")
+        unit = "GPU" if gpu else "CPU"
+        print(f"Img/sec per {unit}: {mean:.1f} +-{conf:.1f}")
+        print(f"Total img/sec on {size} {unit}(s): {size * mean:.1f} +-{size * conf:.1f}")
     if args.mode == "ddp":
         torch.distributed.destroy_process_group()
 

@@ -191,7 +191,7 @@ python3 -c 'import xdist' 2>/dev/null && parallel=(-n 4)
 KOLORUN_PATH=$(command -v kolorun) timeout "$correctness" python3 -m pytest -v -rA "${parallel[@]}" \
   -p no:cacheprovider tests/python/test_gpu_cuda.py tests/python/test_gpu_ops.py \
   tests/python/test_gpu_nccl_outputs.py tests/python/test_gpu_nccl_submit.py \
-  tests/python/test_gpu_paths.py >"$OUT/test_gpu.txt" 2>&1 &
+  tests/python/test_gpu_paths.py tests/python/test_gpu_faults.py >"$OUT/test_gpu.txt" 2>&1 &
 hvd_tests() {  # $1: np, $2: output file, $3...: launcher arguments
   local np=$1 out=$2
   shift 2

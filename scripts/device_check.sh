@@ -191,7 +191,7 @@ python3 -c 'import xdist' 2>/dev/null && parallel=(-n 4)
 KOLORUN_PATH=$(command -v kolorun) timeout "$correctness" python3 -m pytest -v -rA "${parallel[@]}" \
   -p no:cacheprovider tests/python/test_gpu_cuda.py tests/python/test_gpu_ops.py \
   tests/python/test_gpu_nccl_outputs.py tests/python/test_gpu_nccl_submit.py \
-  tests/python/test_gpu_paths.py >"$OUT/test_gpu.txt" 2>&1 &
+  tests/python/test_gpu_paths.py tests/python/test_gpu_faults.py >"$OUT/test_gpu.txt" 2>&1 &
 hvd_tests() {  # $1: np, $2: output file, $3...: launcher arguments
   local np=$1 out=$2
   shift 2
@@ -240,26 +240,37 @@ run_bench torch_np1 python3 bench/gpu/torch_synthetic.py --mode plain "${short[@
 run_bench kolo_np1 env HOROVOD_TIMELINE=/tmp/kolo-timeline.json \
   kolorun -np 1 python3 "$benchmark" "${short[@]}"
 say "timeline phases (np 1): $(grep -oE '"name": ?"[A-Z_]+"' /tmp/kolo-timeline.json 2>/dev/null | sort | uniq -c | sort -rn | head -8 | tr -s ' \n' ' ')"
-run_bench kolo_np2_async kolorun -np 2 -H localhost:1,127.0.0.1:1 python3 "$benchmark" "${short[@]}"
+# The same script and timing as the plain and DDP peers (bench/gpu/torch_synthetic.py says why):
+# np 1 beside plain torch, np 2 on one host (kolo's shared memory), launched as torchrun is.
+run_bench kolo_np1_same kolorun -np 1 python3 bench/gpu/torch_synthetic.py --mode kolo "${short[@]}"
+run_bench kolo_np2_onehost kolorun -np 2 python3 bench/gpu/torch_synthetic.py --mode kolo "${short[@]}"
 run_bench ddp_gloo_np2 torchrun --standalone --nproc_per_node 2 bench/gpu/torch_synthetic.py \
   --mode ddp --backend gloo "${short[@]}"
+# Horovod's unchanged script needs local rank 0 on both: two one-slot "hosts", joined over TCP.
+run_bench kolo_np2_async kolorun -np 2 -H localhost:1,127.0.0.1:1 python3 "$benchmark" "${short[@]}"
 run_bench kolo_np2_staging env KOLO_GPU_OPERATIONS=STAGING \
   kolorun -np 2 -H localhost:1,127.0.0.1:1 python3 "$benchmark" "${short[@]}"
 ratio() { python3 -c "a, b = float('$1'), float('$2'); print(f'{a / b:.3f}' if b else 'n/a')"; }
-say "kolo np1 / plain torch: $(ratio "$total_kolo_np1" "$total_torch_np1") (goal >= 0.98)"
-say "kolo np2 async / DDP gloo np2: $(ratio "$total_kolo_np2_async" "$total_ddp_gloo_np2") (goal >= 1.5)"
-say "kolo np2 async / kolo np2 blocking staging: $(ratio "$total_kolo_np2_async" "$total_kolo_np2_staging")"
+say "kolo np1 / plain torch: $(ratio "$total_kolo_np1" "$total_torch_np1") (Horovod's script), $(ratio "$total_kolo_np1_same" "$total_torch_np1") (the same script; goal >= 0.98)"
+say "kolo np2 one host / DDP gloo np2: $(ratio "$total_kolo_np2_onehost" "$total_ddp_gloo_np2") (the same script and launch; goal >= 1.5)"
+say "kolo np2 two hosts (Horovod's script) / DDP gloo np2: $(ratio "$total_kolo_np2_async" "$total_ddp_gloo_np2")"
+say "kolo np2 async / kolo np2 blocking staging (two hosts): $(ratio "$total_kolo_np2_async" "$total_kolo_np2_staging")"
 fi
 
 if want diag; then
 # ---- where the shared-GPU job's time goes, and NCCL's single-rank reductions ----
 say "$(timeout "$(step_timeout 40)" python3 scripts/device_nccl_one_rank.py 2>&1 | tail -4)"
-say "kolo-bench np 2 (two one-slot hosts), 100 MiB allreduce: $(timeout "$(step_timeout 30)" kolorun -np 2 -H localhost:1,127.0.0.1:1 kolo-bench -b 100M -e 100M -n 10 2>&1 | grep -E '^\[0\]<stdout>: +104857600 ' | head -1)"
-run_bench kolo_np2_async_timeline env HOROVOD_TIMELINE=/tmp/kolo-np2.json \
-  kolorun -np 2 -H localhost:1,127.0.0.1:1 python3 "$benchmark" "${short[@]}"
+hundred_mib() {  # kolo-bench's 100 MiB float32 sum line; arguments: kolorun's before the program
+  timeout "$(step_timeout 30)" kolorun -np 2 "$@" kolo-bench -b 100M -e 100M -n 10 2>&1 |
+    grep -E '^\[0\]<stdout>: +104857600 ' | head -1
+}
+say "kolo-bench np 2 (two one-slot hosts), 100 MiB allreduce: $(hundred_mib -H localhost:1,127.0.0.1:1)"
+say "kolo-bench np 2 (one host), 100 MiB allreduce: $(hundred_mib)"
+same=(bench/gpu/torch_synthetic.py --mode kolo "${short[@]}")
+run_bench kolo_np2_onehost_timeline env HOROVOD_TIMELINE=/tmp/kolo-np2.json \
+  kolorun -np 2 python3 "${same[@]}"
 python3 bench/gpu/timeline_phases.py /tmp/kolo-np2.json --skip-seconds 15 2>&1 | head -24 | tee -a "$bench" >>"$summary"
-run_bench kolo_np2_async_nofusion env HOROVOD_FUSION_THRESHOLD=0 \
-  kolorun -np 2 -H localhost:1,127.0.0.1:1 python3 "$benchmark" "${short[@]}"
+run_bench kolo_np2_onehost_nofusion env HOROVOD_FUSION_THRESHOLD=0 kolorun -np 2 python3 "${same[@]}"
 fi
 
 if want compare; then

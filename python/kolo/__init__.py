@@ -46,6 +46,17 @@ Adasum = _core.REDUCE_ADASUM
 # Keyed by (kind, process set id): a rank outside a set never calls its ops, so one counter per
 # kind would drift between ranks as soon as sets are used.
 _unnamed_counters: dict[tuple[str, int], Any] = {}
+# What holds for one session only: the counters above, and what a front end decided from the
+# session's members (the torch front end's GPU path, from the ranks' GPUs). Emptied at each init:
+# after an elastic reset old workers and new ones must decide anew, and at the same point.
+_session_caches: list[dict] = [_unnamed_counters]
+
+
+def session_cache() -> dict:
+    """A dict that init() empties at the start of every session."""
+    cache: dict = {}
+    _session_caches.append(cache)
+    return cache
 
 
 def init(process_sets=None) -> None:
@@ -61,7 +72,8 @@ def init(process_sets=None) -> None:
     if not already:
         # Unnamed ops count from zero in each session: after an elastic reset the members are
         # a mix of old workers and new ones, and all of them must give the same names.
-        _unnamed_counters.clear()
+        for cache in _session_caches:
+            cache.clear()
         _process_sets.register_at_init(wanted)
 
 

@@ -1,7 +1,8 @@
-"""Every collective on CUDA tensors against the same collective on CPU tensors, per dtype, at np 1
-and at np 2 sharing one GPU (scripts/device_check.sh runs this file on a lent machine); every test
-skips with its reason where torch sees no CUDA device, as in CI. The worker itself was checked on
-this CPU machine with `kolorun -np 2 python3 tests/python/workers/device_vs_cpu.py cpu`."""
+"""Every collective (Adasum, sparse allreduce and a sparse embedding's step too) on CUDA tensors
+against the same on CPU tensors, per dtype, at np 1 and at np 2 sharing one GPU
+(scripts/device_check.sh runs this file on a lent machine); every test skips with its reason
+where torch sees no CUDA device, as in CI. The worker itself was checked on this CPU machine
+with `kolorun -np 2 python3 tests/python/workers/device_vs_cpu.py cpu` (and np 1 and 3)."""
 
 import pytest
 

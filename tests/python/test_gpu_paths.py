@@ -296,6 +296,29 @@ def test_no_gpus_are_exchanged_where_nccl_cannot_run(monkeypatch):
     assert facts.gpus == ()
 
 
+def test_the_path_is_decided_again_in_every_session(monkeypatch):
+    # An elastic reset re-forms the job: after it, ranks that shared a GPU may be alone on theirs
+    # (and a worker that joins compares GPUs at its first CUDA tensor, so its peers must too).
+    import kolo
+    sessions = iter([("GPU-same", "GPU-same"), ("GPU-0", "GPU-1")])
+
+    def facts(device_type):
+        gpus = tuple(("h", uuid) for uuid in next(sessions))
+        return gpu_path.GpuFacts(**{**CUDA_READY, "gpus": gpus})
+
+    monkeypatch.setattr(staging, "_local_facts", facts)
+    monkeypatch.setattr(staging, "_warn_once", lambda text: None)
+    seen = []
+    for _ in range(2):
+        kolo.init()
+        try:
+            seen.append(staging.path_for("cuda", kolo._core.OP_ALLREDUCE))
+            assert staging.path_for("cuda", kolo._core.OP_ALLREDUCE) == seen[-1]  # cached
+        finally:
+            kolo.shutdown()
+    assert seen == [gpu_path.ASYNC_HOST, gpu_path.NCCL]
+
+
 # ---- the NCCL submit's route through the core ----
 
 

@@ -34,6 +34,7 @@ from typing import Any, Optional
 
 import torch
 
+import kolo
 from kolo.torch import gpu_path
 
 FORCE_ENV = "KOLO_STAGE_THROUGH_HOST"
@@ -151,7 +152,9 @@ class HostOnlyCalls:
 
 
 _calls: Any = HostOnlyCalls() if FORCED_ASYNC else CudaCalls()
-_choices: dict[str, dict[str, gpu_path.PathChoice]] = {}
+# Decided per session (kolo.init empties it): a reset may change which ranks share a GPU, and a
+# worker that joins compares GPUs at its first CUDA tensor, so every member must do so again.
+_choices: dict[str, dict[str, gpu_path.PathChoice]] = kolo.session_cache()
 _choices_lock = threading.Lock()
 
 

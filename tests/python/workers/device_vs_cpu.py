@@ -90,6 +90,34 @@ def main() -> None:
             both(device, lambda dev: values(dev, 2 * size),
                  lambda t, n: hvd.reducescatter(t, op=hvd.Average, name=n),
                  f"reducescatter average {name}")
+    # Adasum and sparse gradients, which Horovod runs on GPU tensors too (issue 23 point 2).
+    for dtype in (torch.float16, torch.float32, torch.float64):
+        both(device, lambda dev, dtype=dtype: (torch.arange(8, dtype=torch.float64) % 5 - rank)
+             .to(dtype).to(dev), lambda t, n: hvd.allreduce(t, op=hvd.Adasum, name=n),
+             f"adasum {str(dtype).split('.')[1]}")
+
+    def sparse(dev):
+        indices = torch.tensor([[rank, rank + 2, 5]])  # 5 on every rank: summed
+        return torch.sparse_coo_tensor(indices, torch.tensor([1.0, 2.0, 3.0 + rank]), (8,),
+                                       check_invariants=True, device=dev)
+
+    for op in (hvd.Sum, hvd.Average):
+        got = hvd.sparse_allreduce_async(sparse(device), f"sparse {op}/dev", op)()
+        want = hvd.sparse_allreduce_async(sparse("cpu"), f"sparse {op}/cpu", op)()
+        assert got.is_sparse and got.device.type == device.type, (op, got)
+        same(got.to_dense(), want.to_dense(), f"sparse allreduce {op}")
+    embedding = torch.nn.Embedding(6, 2, sparse=True).to(device)
+    optimizer = hvd.DistributedOptimizer(torch.optim.SGD(embedding.parameters(), lr=1.0),
+                                         named_parameters=embedding.named_parameters())
+    hvd.broadcast_parameters(embedding.state_dict(), root_rank=0)
+    before = embedding.weight.detach().cpu().clone()
+    embedding(torch.tensor([rank, 4], device=device)).sum().backward()
+    optimizer.step()
+    # Each looked-up row moves by -lr x (its count over all ranks) / size.
+    moved = torch.zeros(6, 1)
+    for r in range(size):
+        moved[[r, 4]] += 1.0 / size
+    same(embedding.weight.detach(), before - moved.expand(6, 2), "sparse embedding step")
     hvd.barrier()
     hvd.shutdown()
     print(f"rank {rank} OK")

@@ -50,6 +50,8 @@ parser.add_argument("--die-in-reset", type=int, default=None,
                     help="the worker of first-round rank N says when its first reset enters "
                          "init(), so that the test can kill it there")
 parser.add_argument("--marker-dir", default=None)
+parser.add_argument("--device", default="cpu",
+                    help="cuda: model and batches on the rank's GPU (test_gpu_faults.py)")
 args = parser.parse_args()
 
 
@@ -90,11 +92,11 @@ class SampleIds(torch.utils.data.Dataset):
 def state_hash(model, optimizer):
     digest = hashlib.sha256()
     for name, tensor in sorted(model.state_dict().items()):
-        digest.update(name.encode() + tensor.detach().numpy().tobytes())
+        digest.update(name.encode() + tensor.detach().cpu().numpy().tobytes())
     opt = optimizer.state_dict()
     for pid, entry in sorted(opt["state"].items()):
         for key, value in sorted(entry.items()):
-            data = value.numpy().tobytes() if torch.is_tensor(value) else repr(value).encode()
+            data = value.cpu().numpy().tobytes() if torch.is_tensor(value) else repr(value).encode()
             digest.update(f"{pid}.{key}".encode() + data)
     digest.update(repr([g["lr"] for g in opt["param_groups"]]).encode())
     return digest.hexdigest()[:16]
@@ -118,8 +120,13 @@ if args.die_in_reset is not None:
 hvd.init()
 torch.manual_seed(1234)
 torch.set_num_threads(1)
+device = torch.device("cpu")
+if args.device == "cuda":
+    # As the guides, with every rank on GPU 0 where the machine has one.
+    torch.cuda.set_device(hvd.local_rank() % torch.cuda.device_count())
+    device = torch.device("cuda", torch.cuda.current_device())
 dataset = SampleIds()
-model = torch.nn.Linear(4, 1)
+model = torch.nn.Linear(4, 1).to(device)
 optimizer = torch.optim.SGD(model.parameters(), lr=args.lr * hvd.size(), momentum=0.9,
                             weight_decay=1e-3)
 optimizer = hvd.DistributedOptimizer(optimizer, named_parameters=model.named_parameters())
@@ -158,7 +165,7 @@ def train(state):
             if fault and int(fault[0]) == hvd.rank() and once("raise"):
                 raise hvd.HorovodInternalError(f"simulated failure of rank {hvd.rank()}")
             state.optimizer.zero_grad()
-            loss = torch.nn.functional.mse_loss(state.model(x), y)
+            loss = torch.nn.functional.mse_loss(state.model(x.to(device)), y.to(device))
             loss.backward()
             fault = at(args.kill, *point)
             if fault and int(fault[0]) == hvd.rank() and once("kill"):

@@ -37,25 +37,32 @@ WorkSplitter::WorkSplitter(size_t threads) {
   tids_.assign(helpers, 0);
   std::atomic<size_t> started{0};
   helpers_.reserve(helpers);
-  for (size_t i = 0; i < helpers; ++i) {
-    helpers_.emplace_back([this, i, &started] {
-      tids_[i] = ::gettid();
-      started.fetch_add(1, std::memory_order_release);
-      started.notify_one();
-      helper_loop(i);
-    });
-    // top -H and perf tell them from the framework's threads (at most 15 characters).
-    const std::string name = "kolo-reduce-" + std::to_string(i + 1);
-    (void)::pthread_setname_np(helpers_.back().native_handle(), name.c_str());
+  try {
+    for (size_t i = 0; i < helpers; ++i) {
+      helpers_.emplace_back([this, i, &started] {
+        tids_[i] = ::gettid();
+        started.fetch_add(1, std::memory_order_release);
+        started.notify_one();
+        helper_loop();
+      });
+      // top -H and perf tell them from the framework's threads (at most 15 characters).
+      const std::string name = "kolo-reduce-" + std::to_string(i + 1);
+      (void)::pthread_setname_np(helpers_.back().native_handle(), name.c_str());
+    }
+  } catch (...) {  // the system refused a thread: the ones started are stopped before the throw
+    stop_and_join();
+    throw;
   }
   // Their ids are known (and `started` no longer used) before anyone can ask.
-  for (size_t now = started.load(std::memory_order_acquire); now < helpers;
+  for (size_t now = started.load(std::memory_order_acquire); now < helpers_.size();
        now = started.load(std::memory_order_acquire)) {
     started.wait(now, std::memory_order_acquire);
   }
 }
 
-WorkSplitter::~WorkSplitter() {
+WorkSplitter::~WorkSplitter() { stop_and_join(); }
+
+void WorkSplitter::stop_and_join() {
   stop_.store(true, std::memory_order_release);
   state_.fetch_add(kGeneration, std::memory_order_release);  // wakes sleepers to see stop_
   state_.notify_all();
@@ -115,7 +122,7 @@ void WorkSplitter::record_error() {
   if (!error_) error_ = std::current_exception();
 }
 
-void WorkSplitter::helper_loop(size_t /*index*/) {
+void WorkSplitter::helper_loop() {
   uint32_t seen = 0;  // the generation of the last job this helper looked at
   auto has_new_job = [&](uint32_t state) {
     return (state & kClosed) == 0 && (state & ~0xFFu) != seen;

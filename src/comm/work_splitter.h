@@ -28,6 +28,7 @@ namespace kolo::comm {
 class WorkSplitter {
  public:
   // `threads` in all, the caller of run() included: threads - 1 helpers (none for 0 or 1).
+  // Throws std::system_error when the system refuses a thread (none is left running).
   explicit WorkSplitter(size_t threads);
   ~WorkSplitter();
   WorkSplitter(const WorkSplitter&) = delete;
@@ -45,7 +46,8 @@ class WorkSplitter {
   [[nodiscard]] const std::vector<pid_t>& helper_tids() const { return tids_; }
 
  private:
-  void helper_loop(size_t index);
+  void helper_loop();
+  void stop_and_join();
   void take_parts();  // runs parts of the current job until none is left
   void record_error();
 

@@ -1,6 +1,7 @@
 #include "core/reduce_threads.h"
 
 #include <algorithm>
+#include <system_error>
 
 #include "placement/affinity.h"
 
@@ -26,7 +27,15 @@ ReduceHelpers::ReduceHelpers(const Config& config, const RankPlacement& placemen
                          static_cast<int>(placement::thread_affinity().size()), local_size);
   logger.debug("reduce threads: {} (REDUCE_THREADS={}, 0 = auto)", threads, config.reduce_threads);
   if (threads <= 1) return;
-  splitter_ = std::make_unique<comm::WorkSplitter>(static_cast<size_t>(threads));
+  try {
+    splitter_ = std::make_unique<comm::WorkSplitter>(static_cast<size_t>(threads));
+  } catch (const std::system_error& error) {  // a thread limit (ulimit -u, a container's pids)
+    logger.warn(
+        "could not start {} reduce helper thread(s) ({}): the collectives' thread folds "
+        "alone",
+        threads - 1, error.what());
+    return;
+  }
   comm_ = &comm;
   comm_->set_work_splitter(splitter_.get());
 }

@@ -41,6 +41,25 @@ def test_forced_helpers_give_exact_results_inside_the_ranks_mask(np_, launcher_a
         assert after == 0, f"rank {rank}: {after} helper(s) left after shutdown"
 
 
+@pytest.mark.skipif(CPUS < 2, reason="needs 2 CPUs to pin the ranks apart")
+def test_helpers_start_after_the_background_thread_is_pinned():
+    # HOROVOD_THREAD_AFFINITY pins each rank's background thread to one core during init(),
+    # narrower than the rank's CPUs (bind-to none: all of them): the helpers it starts (forced
+    # here; auto gives 1 then) must be on that core too.
+    job = run_job(2, "reduce_threads.py", timeout=120,
+                  env={"KOLO_REDUCE_THREADS": "3", "HOROVOD_THREAD_AFFINITY": "0,1",
+                       "KOLO_BIND_TO": "none"})
+    job.assert_ok(2)
+    cpus = sorted(os.sched_getaffinity(0))
+    for rank in range(2):
+        report, _ = helpers_of(job, rank)
+        assert report["count"] == 2 and report["same_mask"] == [True, True], (
+            f"rank {rank}: {report}")
+        background = next(json.loads(line.split(": ", 1)[1]) for line in job.lines_of(rank)
+                          if line.startswith("background mask: "))
+        assert background == [cpus[rank]], f"rank {rank}: background thread on {background}"
+
+
 @pytest.mark.skipif(CPUS != 2, reason="the auto count checked is this 2-core machine's")
 def test_auto_adds_no_thread_with_one_core_per_rank():
     job = run_job(2, "reduce_threads.py", timeout=120)

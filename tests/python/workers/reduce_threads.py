@@ -50,6 +50,7 @@ def main() -> None:
     idle_ticks = sum(cpu_ticks(tid) for tid in helpers) - before
     print("helpers: " + json.dumps({"count": len(helpers), "same_mask": same_mask,
                                     "idle_busy": idle_ticks > 5}), flush=True)
+    print("background mask: " + json.dumps(sorted(mask)), flush=True)
     kolo.shutdown()
     print("after shutdown: " + json.dumps(len(threads_named("kolo-reduce"))), flush=True)
     print(f"rank {rank} OK", flush=True)

@@ -246,6 +246,9 @@ run_bench kolo_np1_same kolorun -np 1 python3 bench/gpu/torch_synthetic.py --mod
 run_bench kolo_np2_onehost kolorun -np 2 python3 bench/gpu/torch_synthetic.py --mode kolo "${short[@]}"
 run_bench ddp_gloo_np2 torchrun --standalone --nproc_per_node 2 bench/gpu/torch_synthetic.py \
   --mode ddp --backend gloo "${short[@]}"
+# The large reductions on one thread per rank (KOLO_REDUCE_THREADS=1) against the default helpers.
+run_bench kolo_np2_onehost_reduce1 env KOLO_REDUCE_THREADS=1 \
+  kolorun -np 2 python3 bench/gpu/torch_synthetic.py --mode kolo "${short[@]}"
 # Horovod's unchanged script needs local rank 0 on both: two one-slot "hosts", joined over TCP.
 run_bench kolo_np2_async kolorun -np 2 -H localhost:1,127.0.0.1:1 python3 "$benchmark" "${short[@]}"
 run_bench kolo_np2_staging env KOLO_GPU_OPERATIONS=STAGING \
@@ -253,6 +256,7 @@ run_bench kolo_np2_staging env KOLO_GPU_OPERATIONS=STAGING \
 ratio() { python3 -c "a, b = float('$1'), float('$2'); print(f'{a / b:.3f}' if b else 'n/a')"; }
 say "kolo np1 / plain torch: $(ratio "$total_kolo_np1" "$total_torch_np1") (Horovod's script), $(ratio "$total_kolo_np1_same" "$total_torch_np1") (the same script; goal >= 0.98)"
 say "kolo np2 one host / DDP gloo np2: $(ratio "$total_kolo_np2_onehost" "$total_ddp_gloo_np2") (the same script and launch; goal >= 1.5)"
+say "kolo np2 one host, reduce helpers (auto) / KOLO_REDUCE_THREADS=1: $(ratio "$total_kolo_np2_onehost" "$total_kolo_np2_onehost_reduce1")"
 say "kolo np2 two hosts (Horovod's script) / DDP gloo np2: $(ratio "$total_kolo_np2_async" "$total_ddp_gloo_np2")"
 say "kolo np2 async / kolo np2 blocking staging (two hosts): $(ratio "$total_kolo_np2_async" "$total_kolo_np2_staging")"
 fi
@@ -261,11 +265,15 @@ if want diag; then
 # ---- where the shared-GPU job's time goes, and NCCL's single-rank reductions ----
 say "$(timeout "$(step_timeout 40)" python3 scripts/device_nccl_one_rank.py 2>&1 | tail -4)"
 hundred_mib() {  # kolo-bench's 100 MiB float32 sum line; arguments: kolorun's before the program
-  timeout "$(step_timeout 30)" kolorun -np 2 "$@" kolo-bench -b 100M -e 100M -n 10 2>&1 |
-    grep -E '^\[0\]<stdout>: +104857600 ' | head -1
+  timeout "$(step_timeout 30)" kolorun -np 2 "$@" kolo-bench -b 100M -e 100M -n 10 -t allreduce \
+    2>&1 | grep -E '^\[0\]<stdout>: +104857600 ' | head -1
 }
-say "kolo-bench np 2 (two one-slot hosts), 100 MiB allreduce: $(hundred_mib -H localhost:1,127.0.0.1:1)"
-say "kolo-bench np 2 (one host), 100 MiB allreduce: $(hundred_mib)"
+for threads in 0 1; do  # 0: the default helpers (auto), 1: the collective's thread alone
+  export KOLO_REDUCE_THREADS=$threads
+  say "kolo-bench np 2 (two one-slot hosts), 100 MiB allreduce, KOLO_REDUCE_THREADS=$threads: $(hundred_mib -H localhost:1,127.0.0.1:1)"
+  say "kolo-bench np 2 (one host), 100 MiB allreduce, KOLO_REDUCE_THREADS=$threads: $(hundred_mib)"
+done
+unset KOLO_REDUCE_THREADS
 same=(bench/gpu/torch_synthetic.py --mode kolo "${short[@]}")
 run_bench kolo_np2_onehost_timeline env HOROVOD_TIMELINE=/tmp/kolo-np2.json \
   kolorun -np 2 python3 "${same[@]}"

@@ -249,7 +249,7 @@ run_bench ddp_gloo_np2 torchrun --standalone --nproc_per_node 2 bench/gpu/torch_
 # The large reductions on one thread per rank (KOLO_REDUCE_THREADS=1) against the default helpers.
 run_bench kolo_np2_onehost_reduce1 env KOLO_REDUCE_THREADS=1 \
   kolorun -np 2 python3 bench/gpu/torch_synthetic.py --mode kolo "${short[@]}"
-# Horovod's unchanged script needs local rank 0 on both: two one-slot "hosts", joined over TCP.
+# Horovod's unchanged script needs local rank 0 on both: two one-slot "hosts" (one machine to kolo).
 run_bench kolo_np2_async kolorun -np 2 -H localhost:1,127.0.0.1:1 python3 "$benchmark" "${short[@]}"
 run_bench kolo_np2_staging env KOLO_GPU_OPERATIONS=STAGING \
   kolorun -np 2 -H localhost:1,127.0.0.1:1 python3 "$benchmark" "${short[@]}"

@@ -9,6 +9,7 @@
 
 #include "base/errors.h"
 #include "base/name_list.h"
+#include "bootstrap/machine_identity.h"
 #include "bootstrap/peer_wait.h"
 #include "comm/collective_arena.h"
 #include "rendezvous/peer_version.h"
@@ -87,20 +88,24 @@ Connected connect_world(const LaunchInfo& launch, const Options& options, uint64
       published_addresses(options, launch, hostname, transport::local_port(listener));
   // Before the host key: a peer that sees our host sees our version too.
   rendezvous::publish_version(store, key(round, "protocol", launch.rank), options.protocol_version);
-  store.set(key(round, "host", launch.rank), hostname);
+  const HostRecord mine{hostname, launch.machine};
+  store.set(key(round, "host", launch.rank), host_record_text(mine));
   store.set(key(round, "addr", launch.rank), addresses);
   logger.debug("listening at {} (host '{}'), waiting for {} peers at {}", addresses, hostname,
                launch.size - 1, server.to_string());
 
   std::vector<std::string> hostnames(launch.size);
+  std::vector<HostRecord> records(launch.size);
   transport::MeshOptions mesh;
   mesh.rank = launch.rank;
   mesh.size = launch.size;
   mesh.round = round;
   mesh.endpoints.resize(launch.size);
   for (int r = 0; r < launch.size; ++r) {
-    hostnames[r] = await_peer_key(store, key(round, "host", r), r, options.start_timeout,
-                                  server.to_string(), launch.failure_key, launch.abandon_check);
+    records[r] = parse_host_record(await_peer_key(store, key(round, "host", r), r,
+                                                  options.start_timeout, server.to_string(),
+                                                  launch.failure_key, launch.abandon_check));
+    hostnames[r] = records[r].hostname;
     if (r != launch.rank) {
       rendezvous::check_peer_version(store, key(round, "protocol", r), launch.rank, r,
                                      options.protocol_version, "negotiation protocol");
@@ -110,6 +115,10 @@ Connected connect_world(const LaunchInfo& launch, const Options& options, uint64
                                                        launch.failure_key, launch.abandon_check));
   }
   mesh.hosts = hostnames;
+  // Ranks of one machine meet in shared memory even when the launch named their hosts apart.
+  const std::vector<int> groups = memory_groups(records);
+  std::vector<bool> shares(static_cast<size_t>(launch.size));
+  for (int r = 0; r < launch.size; ++r) shares[r] = groups[r] == groups[launch.rank];
   mesh.deadline = Deadline(options.start_timeout);
   mesh.abandon_check = launch.abandon_check;
   connected.links = transport::connect_mesh(mesh, listener, secret, logger);
@@ -120,8 +129,7 @@ Connected connect_world(const LaunchInfo& launch, const Options& options, uint64
     arena_options.rank = launch.rank;
     arena_options.round = round;
     arena_options.job_tag = transport::shm::job_tag(launch.secret_hex);
-    for (int r = 0; r < launch.size; ++r)
-      arena_options.same_host.push_back(hostnames[r] == hostname);
+    arena_options.same_host = shares;
     arena_options.deadline = Deadline(options.start_timeout);
     if (auto host = transport::shm::setup_host_arena(connected.links, arena_options, logger)) {
       logger.debug("shared-memory collective arena for the {} ranks of this host",
@@ -137,7 +145,7 @@ Connected connect_world(const LaunchInfo& launch, const Options& options, uint64
     shm.round = round;
     shm.job_tag = transport::shm::job_tag(launch.secret_hex);
     shm.ring_bytes = options.shm_ring_bytes;
-    for (int r = 0; r < launch.size; ++r) shm.same_host.push_back(hostnames[r] == hostname);
+    shm.same_host = shares;
     shm.deadline = Deadline(options.start_timeout);
     const int upgraded = transport::shm::upgrade_same_host_links(connected.links, shm, logger);
     logger.debug("{} same-host peer(s) on shared memory", upgraded);

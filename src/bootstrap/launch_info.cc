@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "base/errors.h"
+#include "bootstrap/machine_identity.h"
 #include "bootstrap/mpi_launch_env.h"
 
 namespace kolo::bootstrap {
@@ -35,6 +36,7 @@ LaunchInfo LaunchInfo::from_env(const EnvLookup& lookup) {
       info.mpi_size_variable = mpi->size_variable;
       info.launcher_local_rank = mpi->local_rank;
       info.hostname = get("HOSTNAME").value_or("");
+      info.machine = machine_identity(lookup);
       return info;
     }
   }
@@ -45,6 +47,7 @@ LaunchInfo LaunchInfo::from_env(const EnvLookup& lookup) {
         fmt::format("rank {} is not within size {} (KOLO_RANK/KOLO_SIZE)", info.rank, info.size));
   }
   info.hostname = get("HOSTNAME").value_or("");
+  info.machine = machine_identity(lookup);
   // Horovod's gloo mode names its store HOROVOD_GLOO_RENDEZVOUS_ADDR/PORT; kolo's own are shorter.
   info.rendezvous_addr = get("RENDEZVOUS_ADDR").value_or(get("GLOO_RENDEZVOUS_ADDR").value_or(""));
   info.rendezvous_port =

@@ -14,6 +14,7 @@ struct LaunchInfo {
   int rank = 0;
   int size = 1;
   std::string hostname;         // empty: this machine's hostname
+  std::string machine;          // machine_identity(): who may share memory (empty: by name)
   std::string rendezvous_addr;  // empty: single process, no rendezvous
   uint16_t rendezvous_port = 0;
   std::string secret_hex;

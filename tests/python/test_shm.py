@@ -94,6 +94,21 @@ def test_fake_hosts_shm_inside_tcp_across_allreduce_exact(np_, mode, no_leak_in_
             result.output)
 
 
+@pytest.mark.parametrize("np_,hosts", [(2, "localhost:1,127.0.0.1:1"),
+                                       (3, "localhost:2,127.0.0.1:1")])
+def test_hosts_named_apart_on_one_machine_share_memory(np_, hosts, no_leak_in_dev_shm):
+    # Horovod's benchmark on a one-GPU machine runs as two one-slot "hosts" of this machine:
+    # their numbers follow the names (local size 1 and 2), their bytes go through shared memory.
+    result = run_job(np_, "shm_fake_hosts.py", "named", env={"KOLO_LOG_LEVEL": "debug"},
+                     timeout=120, launcher_args=("-H", hosts))
+    result.assert_ok(np_)
+    for rank in range(np_):
+        assert any(f"{np_ - 1} {SHM_ON}" in line for line in result.lines_of(rank, "stderr")), (
+            result.output)
+        assert any(f"arena for the {np_} ranks" in line
+                   for line in result.lines_of(rank, "stderr")), result.output
+
+
 @pytest.mark.parametrize("np_", [2, 3])
 @pytest.mark.parametrize("path", sorted(ARENA_LIMITS))
 def test_collectives_on_each_allreduce_path(np_, path, no_leak_in_dev_shm):

@@ -67,6 +67,11 @@ Communicator::Communicator(int rank, std::vector<Link*> links, Topology topology
   const int my_host = topology_.host_of_rank[static_cast<size_t>(rank_)];
   host_ranks_ = options_.host_ranks > 0 ? options_.host_ranks
                                         : static_cast<int>(topology_.ranks_on_host(my_host).size());
+  if (const CollectiveArena* arena = topology_.host_arena.get()) {
+    // The arena's members are the job's ranks on this machine, hosts named apart included
+    // (bootstrap/machine_identity.h): they compete for its CPUs too.
+    host_ranks_ = std::max(host_ranks_, static_cast<int>(arena->host.members.size()));
+  }
   const long cpus = options_.host_cpus > 0 ? options_.host_cpus : ::sysconf(_SC_NPROCESSORS_ONLN);
   oversubscribed_ = cpus > 0 && host_ranks_ > cpus;
   for (int r = 0; r < n; ++r) {

@@ -142,8 +142,8 @@ void Communicator::send_frame(int peer, ConstBytes data) {
 std::vector<std::byte> Communicator::recv_frame(int peer) {
   std::byte header[transport::kFrameHeaderSize];
   recv(peer, Bytes(header, sizeof(header)));
-  const uint64_t length = transport::decode_frame_header(
-      header, options_.frame_limit, this->peer(peer).peer_description().c_str());
+  const uint64_t length = transport::decode_frame_header(header, options_.frame_limit,
+                                                         this->peer(peer).peer_description());
   std::vector<std::byte> data(length);
   recv(peer, data);
   return data;

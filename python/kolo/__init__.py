@@ -13,6 +13,7 @@ from __future__ import annotations
 import atexit
 import itertools
 import numbers
+import operator
 import zlib
 from typing import Any, Optional
 
@@ -352,11 +353,12 @@ def barrier(process_set: int = 0) -> None:
                         process_set=process_set))
 
 
-def join() -> int:
+def join(device: int = -1) -> int:
     """Declares that this rank has no more data (Horovod's hvd.join()): until every rank joined,
     it takes part with zeros in the allreduces the others still run. Blocks until all ranks
-    joined; returns the rank that joined last."""
-    return _core.join()
+    joined; returns the rank that joined last. `device`: the CUDA device for the zeros of CUDA
+    allreduces (-1: the GPU of this rank's earlier CUDA operations; see kolo.torch.join)."""
+    return _core.join(operator.index(device))
 
 
 def _shutdown_at_exit() -> None:

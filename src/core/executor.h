@@ -141,6 +141,10 @@ class Executor {
   void execute_on_device(const fusion::FusedGroup& group,
                          std::map<std::string, TensorEntry>& pending);
   DeviceState& device_state(int device);
+  // The GPU a joined rank's zeros live on for the CUDA allreduce of `tensor`: `join_device`
+  // (hvd.join(device); -1: none) or the GPU of its earlier CUDA ops; throws Error when it has
+  // neither, or when the two differ.
+  [[nodiscard]] int joined_rank_device(int join_device, const std::string& tensor) const;
   // executor_device_outputs.cc: allgather, alltoall and reducescatter of CUDA tensors, whose
   // outputs the front end allocates (TensorEntry::device_allocator) once the sizes are agreed.
   struct DeviceOutput {

@@ -70,6 +70,28 @@ Executor::DeviceState& Executor::device_state(int device) {
   return *device_;
 }
 
+int Executor::joined_rank_device(int join_device, const std::string& tensor) const {
+  if (device_ == nullptr) {
+    if (join_device >= 0) return join_device;  // its communicator is made on that GPU now
+    throw Error(fmt::format(
+        "rank {}: joined, it has no GPU to take part with zeros in the CUDA allreduce of '{}' "
+        "(kolo uses the GPU of the rank's earlier CUDA operations; this rank ran none: "
+        "hvd.join(device) names one, e.g. hvd.join(hvd.local_rank()))",
+        options_.rank, tensor));
+  }
+  // kolo's NCCL path has one GPU per rank (device_state): zeros on another GPU could not take
+  // part through this rank's communicator, so a different device is the caller's mistake. Only
+  // this rank knows it (its peers run the allreduce): an Error, which ends the session, not an
+  // InvalidArgument, which fails these tensors as if every rank had decided it.
+  if (join_device >= 0 && join_device != device_->device) {
+    throw Error(fmt::format(
+        "rank {}: hvd.join(device={}) for the CUDA allreduce of '{}', but this rank's CUDA "
+        "operations ran on device {}: kolo's NCCL path uses one GPU per rank (pass {} or -1)",
+        options_.rank, join_device, tensor, device_->device, device_->device));
+  }
+  return device_->device;
+}
+
 void Executor::execute_on_device(const fusion::FusedGroup& group,
                                  std::map<std::string, TensorEntry>& pending) {
   const negotiation::Response& response = group.response;
@@ -97,26 +119,21 @@ void Executor::execute_on_device(const fusion::FusedGroup& group,
                     options_.rank, negotiation::op_type_name(response.op), response.names.front()));
   }
   // A joined rank's stand-ins (ProcessSet::add_joined_stand_ins: zeros in host memory, no
-  // handle) take part in its peers' CUDA allreduce with zeros in device memory, on the GPU this
-  // rank's earlier CUDA ops used (Horovod's join(device)).
+  // handle) take part in its peers' CUDA allreduce with zeros in device memory: on the device
+  // hvd.join(device) named (the stand-ins' device_index; -1: none), else on the GPU this rank's
+  // earlier CUDA ops used.
   std::vector<TensorEntry*> stand_ins;
   int device = -1;
+  int join_device = -1;
   for (TensorEntry* entry : entries) {
     if (entry->handle == kNoHandle && entry->request.device != negotiation::DeviceKind::cuda) {
       stand_ins.push_back(entry);
+      join_device = std::max(join_device, entry->request.device_index);
     } else if (device < 0) {
       device = entry->request.device_index;
     }
   }
-  if (device < 0) {
-    if (device_ == nullptr) {
-      throw Error(fmt::format(
-          "rank {}: joined, it has no GPU to take part with zeros in the CUDA allreduce of '{}' "
-          "(kolo uses the GPU of the rank's earlier CUDA operations; this rank ran none)",
-          options_.rank, response.names.front()));
-    }
-    device = device_->device;
-  }
+  if (device < 0) device = joined_rank_device(join_device, response.names.front());
   DeviceState& state = device_state(device);
   if (!stand_ins.empty()) {
     size_t bytes = 0;

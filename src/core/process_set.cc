@@ -56,8 +56,9 @@ ProcessSet::ProcessSet(int32_t id, std::vector<int> ranks, comm::Communicator& w
   }
 }
 
-void ProcessSet::execute(const std::vector<negotiation::Response>& responses, bool joined) {
-  if (joined) add_joined_stand_ins(responses);
+void ProcessSet::execute(const std::vector<negotiation::Response>& responses, bool joined,
+                         int join_device) {
+  if (joined) add_joined_stand_ins(responses, join_device);
   executor_->run(responses, pending_);
 }
 
@@ -78,7 +79,8 @@ void ProcessSet::inspect_stalls(const Logger& logger) {
   }
 }
 
-void ProcessSet::add_joined_stand_ins(const std::vector<negotiation::Response>& responses) {
+void ProcessSet::add_joined_stand_ins(const std::vector<negotiation::Response>& responses,
+                                      int join_device) {
   // A joined rank contributes zeros (Horovod's semantics) to every allreduce the other ranks
   // run; the coordinator sent the shape along because this rank never submitted the tensor. The
   // stand-in owns its zeros and has no handle, so nobody is told when it completes.
@@ -95,6 +97,9 @@ void ProcessSet::add_joined_stand_ins(const std::vector<negotiation::Response>& 
       entry.request.shape =
           response.op == OpType::allreduce ? response.shape : std::vector<int64_t>{0};
       entry.handle = kNoHandle;
+      // Host zeros still (request.device stays cpu); on a CUDA allreduce the executor puts them on
+      // this device (Executor::joined_rank_device).
+      entry.request.device_index = join_device;
       const size_t bytes = std::max<size_t>(entry.bytes(), 1);
       entry.allocated_output.data = std::shared_ptr<std::byte[]>(new std::byte[bytes]());
       entry.allocated_output.bytes = bytes;

@@ -51,8 +51,10 @@ class ProcessSet {
   [[nodiscard]] std::map<std::string, TensorEntry>& pending() { return pending_; }
 
   // Runs one cycle's agreed responses. `joined`: this rank had joined (hvd.join()) during the
-  // cycle, so it takes part with zeros in allreduces (and in barriers) it never submitted.
-  void execute(const std::vector<negotiation::Response>& responses, bool joined);
+  // cycle, so it takes part with zeros in allreduces (and in barriers) it never submitted;
+  // `join_device`: the CUDA device hvd.join(device) named for those zeros (-1: none).
+  void execute(const std::vector<negotiation::Response>& responses, bool joined,
+               int join_device = -1);
 
   // The stall inspector of a set other than the global one (whose inspector lives in
   // Observability), run by the set's coordinator after each of its cycles: warns which job ranks
@@ -61,7 +63,7 @@ class ProcessSet {
   void inspect_stalls(const Logger& logger);
 
  private:
-  void add_joined_stand_ins(const std::vector<negotiation::Response>& responses);
+  void add_joined_stand_ins(const std::vector<negotiation::Response>& responses, int join_device);
 
   int32_t id_;
   std::vector<int> ranks_;

@@ -286,9 +286,9 @@ std::vector<int32_t> Runtime::process_set_ids() const {
 
 int Runtime::join() { return static_cast<int>(wait_for_number(request_join())); }
 
-HandleId Runtime::request_join() {
+HandleId Runtime::request_join(int device) {
   std::lock_guard lock(mutex_);
-  return session().request_join();
+  return session().request_join(device);
 }
 
 void Runtime::start_timeline(const std::string& path, bool mark_cycles) {

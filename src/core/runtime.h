@@ -61,7 +61,7 @@ class Runtime {
   // join() in two halves, for a caller that waits on the handle itself (the Python layer, which
   // lets Ctrl-C through): the request, then the result of its completed handle (released here;
   // throws the failure of a failed one).
-  HandleId request_join();
+  HandleId request_join(int device = -1);
   int64_t take_number(HandleId handle);
   // A handle submitted with caller_drives that is polled, not waited for, is handed to the
   // background thread (nobody else would run its cycles soon).

@@ -231,7 +231,7 @@ negotiation::ResponseList Session::run_cycle(ProcessSet& set,
                             response.op == OpType::process_set_remove;
     (is_control ? control : data).push_back(std::move(response));
   }
-  set.execute(data, joined);
+  set.execute(data, joined, join_device_.load());
   if (observers) observers->cycle_finished();
   for (const auto& response : control) apply_control(set, response);
   agreed.responses.clear();

@@ -100,7 +100,9 @@ class Session {
   // id; 1 if the set was removed; the last rank that joined.
   HandleId request_add_process_set(std::vector<int> ranks);
   HandleId request_remove_process_set(int32_t id);
-  HandleId request_join();
+  // `device`: the CUDA device for a joined rank's zeros (hvd.join(device)); -1: the GPU of its
+  // earlier CUDA ops.
+  HandleId request_join(int device = -1);
 
   // Ranks (ascending world ranks) of a registered set; throws InvalidArgument for an unknown id.
   [[nodiscard]] std::vector<int> process_set_ranks(int32_t id) const;
@@ -193,6 +195,12 @@ class Session {
   // declared after sets_ so they go first.
   std::unique_ptr<Observability> observability_;
   DeadlockWatch deadlock_watch_;
+
+  // hvd.join(device)'s device, for the stand-ins of every set's executor. Written by the user
+  // thread before it enqueues the join request, read by the thread running cycles once that
+  // request (or a later cycle) says this rank joined: the queue's lock orders the write before
+  // that read. Atomic because a rank may call join again (from any thread) while a cycle runs.
+  std::atomic<int> join_device_{-1};
 
   mutable std::mutex mutex_;  // guards everything below up to stats_
   std::set<std::pair<int32_t, std::string>> names_in_flight_;  // (process set, name)

@@ -57,7 +57,17 @@ HandleId Session::request_remove_process_set(int32_t id) {
   return enqueue_control(negotiation::OpType::process_set_remove, "remove_process_set", {id, busy});
 }
 
-HandleId Session::request_join() { return enqueue_control(negotiation::OpType::join, "join", {}); }
+HandleId Session::request_join(int device) {
+  if (device < -1) {
+    throw InvalidArgument(fmt::format(
+        "rank {}: join(device={}): the device is a CUDA device index, or -1 for none",
+        world_.rank, device));
+  }
+  // Stays off the wire: the coordinator compares the join requests' args across ranks, and ranks
+  // may name different devices. Stored before the enqueue, which orders it for the cycles.
+  join_device_.store(device);
+  return enqueue_control(negotiation::OpType::join, "join", {});
+}
 
 std::vector<int> Session::process_set_ranks(int32_t id) const { return registry_->ranks(id); }
 

@@ -169,19 +169,22 @@ NB_MODULE(_core, m) {
   m.def("process_set_ids", [] { return kolo::core::runtime().process_set_ids(); });
   // join waits like synchronize(): Ctrl-C ends the wait (the join request stays with the
   // runtime, as an interrupted operation does).
-  m.def("join", [] {
-    const HandleId handle = [] {
-      nb::gil_scoped_release unlocked;
-      return runtime().request_join();
-    }();
-    try {
-      wait_interruptibly(handle);
-    } catch (const kolo::Error&) {
-      // take_number() below rethrows it and releases the handle.
-    }
-    nb::gil_scoped_release unlocked;
-    return static_cast<int>(runtime().take_number(handle));
-  });
+  m.def(
+      "join",
+      [](int device) {
+        const HandleId handle = [device] {
+          nb::gil_scoped_release unlocked;
+          return runtime().request_join(device);
+        }();
+        try {
+          wait_interruptibly(handle);
+        } catch (const kolo::Error&) {
+          // take_number() below rethrows it and releases the handle.
+        }
+        nb::gil_scoped_release unlocked;
+        return static_cast<int>(runtime().take_number(handle));
+      },
+      nb::arg("device") = -1);
   m.def("poll", [](kolo::core::HandleId h) { return kolo::core::runtime().poll(h); });
   m.def("callers_drive", [] { return kolo::core::runtime().callers_drive(); });
   m.def("wait", &wait_interruptibly);

@@ -336,11 +336,15 @@ def join(device: int = -1) -> int:
     the whole job's size, as in Horovod), and allgather, broadcast, alltoall and reducescatter
     fail while a rank is joined. Blocks until all ranks joined; returns the rank that joined last.
 
-    ``device`` is accepted as Horovod's (where the zeros live): for CPU tensors the zeros live
-    in host memory, for CUDA tensors on the NCCL path on the GPU of this rank's earlier CUDA
-    operations.
+    ``device`` is Horovod's: the CUDA device index for this rank's zeros in the CUDA allreduces
+    its peers still run through NCCL (the communicator is made on it if this rank ran no CUDA
+    operation yet); -1 (the default) means the GPU of this rank's earlier CUDA operations, and a
+    rank that ran none and joins with -1 fails its peers' CUDA allreduce, naming itself. kolo's
+    NCCL path has one GPU per rank: a device other than that of this rank's earlier CUDA
+    operations is an error naming both (Horovod would put the zeros there). CPU tensors' zeros
+    live in host memory whatever ``device`` is.
     """
-    return int(kolo.join())
+    return int(kolo.join(device))
 
 
 def _set_size(process_set) -> int:

@@ -175,6 +175,65 @@ TEST(ExecutorNccl, AnOpOffTheNcclPathFailsOnlyItsTensorNamingIt) {
   EXPECT_EQ(count(take_log(), "nccl"), 0);  // nothing was queued, no communicator made
 }
 
+// A joined rank's stand-in (ProcessSet::add_joined_stand_ins: host zeros, no handle) in a CUDA
+// allreduce its peers run: with no earlier CUDA op, the device hvd.join(device) named
+// (request.device_index) gets the communicator and the zeros; without one, or with one other
+// than the GPU of its earlier CUDA ops, the executor ends with an Error naming the rank.
+TensorEntry joined_stand_in(const std::string& name, int join_device, std::vector<float>& zeros) {
+  TensorEntry entry;
+  entry.request.name = name;
+  entry.request.op = OpType::allreduce;
+  entry.request.dtype = DataType::float32;
+  entry.request.shape = {static_cast<int64_t>(zeros.size())};
+  entry.request.device_index = join_device;  // request.device stays cpu, as a stand-in's does
+  entry.handle = kNoHandle;
+  entry.input = zeros.data();
+  entry.output = zeros.data();
+  return entry;
+}
+std::string run_error(Fixture& f, const Request& peers) {
+  try {
+    f.executor.run({negotiation::make_response({peers})}, f.pending);
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+TEST(ExecutorNccl, AJoinedRanksZerosGoToTheDeviceJoinNamedOrItsEarlierGpu) {
+  ASSERT_TRUE(fake_nccl().status.loaded) << fake_nccl().status.reason;
+  const Request peers = cuda_request("grad", OpType::allreduce, UserReduceOp::sum, 8);
+  std::vector<float> zeros(8, 0.0F);
+  {
+    Fixture f({1, 3, 1 << 20});  // rank 1 of 3 joined before any CUDA op: hvd.join()
+    f.pending.emplace("grad", joined_stand_in("grad", -1, zeros));
+    const std::string error = run_error(f, peers);
+    EXPECT_NE(error.find("rank 1: joined, it has no GPU"), std::string::npos) << error;
+    EXPECT_EQ(count(take_log(), "ncclCommInitRankConfig"), 0);
+  }
+  {
+    Fixture f;  // hvd.join(0) before any CUDA op
+    f.pending.emplace("grad", joined_stand_in("grad", 0, zeros));
+    f.executor.run({negotiation::make_response({peers})}, f.pending);
+    EXPECT_TRUE(f.pending.empty());
+    const std::string log = take_log();
+    EXPECT_EQ(count(log, "ncclCommInitRankConfig nranks=1 rank=0"), 1) << log;
+    EXPECT_EQ(count(log, "cudaMalloc 32"), 1) << log;  // the zeros in device memory
+    EXPECT_LT(log.find("cudaMalloc 32"), log.find("ncclAllReduce n=32")) << log;
+    // A later join naming the GPU its first one made the communicator on reuses it.
+    f.pending.emplace("grad", joined_stand_in("grad", 0, zeros));
+    f.executor.run({negotiation::make_response({peers})}, f.pending);
+    EXPECT_EQ(count(take_log(), "ncclCommInitRankConfig"), 0);
+    // Another device than that one: kolo's NCCL path has one GPU per rank.
+    f.pending.emplace("grad", joined_stand_in("grad", 2, zeros));
+    const std::string error = run_error(f, peers);
+    EXPECT_NE(error.find("rank 0: hvd.join(device=2) for the CUDA allreduce of 'grad', but this "
+                         "rank's CUDA operations ran on device 0"),
+              std::string::npos)
+        << error;
+  }
+}
+
 // The front end's allocator is asked for the agreed shape on this thread, NCCL writes into what
 // it returned, and the handle carries the shape; an allocator that throws fails the op naming
 // the rank, before any NCCL collective.

@@ -299,3 +299,34 @@ def test_cuda_tensors_in_a_process_set_then_a_barrier_then_join_with_zeros_on_th
                  "FAKE_GPU_SHARED_DIR": str(tmp_path), "HOROVOD_DYNAMIC_PROCESS_SETS": "1",
                  "HOROVOD_HIERARCHICAL_ALLREDUCE": "1"},
             launcher_args=("-H", hosts)).assert_ok(np_)
+
+
+@pytest.mark.skipif(torch.version.cuda is not None,
+                    reason="the stand-in must be the process's only CUDA runtime (a CPU torch)")
+@pytest.mark.parametrize("np_", [2, 3])
+def test_a_rank_that_joins_before_any_cuda_op_takes_part_with_zeros_on_join_s_device(np_,
+                                                                                    tmp_path):
+    """hvd.join(0) before any CUDA op: the joined rank's communicator and zeros on device 0."""
+    library = stand_in_gpu_library()
+    if library is None:
+        pytest.skip("the stand-in GPU library is built with the C++ tests (KOLO_BUILD_TESTS)")
+    run_job(np_, "nccl_fake_gpu_join_first.py", "device", timeout=60,
+            env={"FAKE_GPU_LIBRARY": library, "KOLO_NCCL_LIBRARY": library,
+                 "FAKE_GPU_SHARED_DIR": str(tmp_path)}).assert_ok(np_)
+
+
+@pytest.mark.skipif(torch.version.cuda is not None,
+                    reason="the stand-in must be the process's only CUDA runtime (a CPU torch)")
+def test_a_rank_that_joins_before_any_cuda_op_without_a_device_fails_naming_itself():
+    """hvd.join() before any CUDA op: no GPU for its zeros; its join names the rank."""
+    library = stand_in_gpu_library()
+    if library is None:
+        pytest.skip("the stand-in GPU library is built with the C++ tests (KOLO_BUILD_TESTS)")
+    # No FAKE_GPU_SHARED_DIR: the peer's allreduce does not wait for the failed rank in the
+    # stand-in's communicator (a minute); its join ends when that rank has gone.
+    result = run_job(2, "nccl_fake_gpu_join_first.py", "none", timeout=60,
+                     env={"FAKE_GPU_LIBRARY": library, "KOLO_NCCL_LIBRARY": library,
+                          "KOLO_PEER_TIMEOUT": "3"})
+    assert "rank 1 OK" in result.lines_of(1), result.output
+    ended = [line for line in result.lines_of(0) if line.startswith("rank 0 ended: ")]
+    assert len(ended) == 1 and "rank 1 " in ended[0], result.output  # its join names the rank

@@ -2,7 +2,8 @@
 DistributedOptimizer step, then joins. Every result is checked against a NumPy computation: a
 joined rank contributes zeros, and Average still divides by the job's size (Horovod 0.28).
 While a rank is joined, allgather and broadcast fail clearly and barrier still works; join()
-returns the last rank to join on every rank, and a second round of uneven steps works too.
+returns the last rank to join on every rank, and a second round of uneven steps works too (each
+rank joining with a different device, which CPU tensors ignore); join(-2) is refused.
 Errors are RuntimeErrors (HorovodInternalError), as Horovod's join tests expect."""
 
 import sys
@@ -35,7 +36,7 @@ def expected_weight(w0, r, size, lr):
     return w
 
 
-def uneven_round(rank, size, tag):
+def uneven_round(rank, size, tag, device=-1):
     lr = 0.1
     model = torch.nn.Linear(3, 1, bias=False).double()
     with torch.no_grad():
@@ -85,7 +86,7 @@ def uneven_round(rank, size, tag):
     w = model.weight.detach().numpy()[0]
     assert np.allclose(w, expected_weight(w0, rank, size, lr)), (
         w, expected_weight(w0, rank, size, lr))
-    last = hvd.join()
+    last = hvd.join(device)
     assert last == size - 1, last
     return last
 
@@ -121,8 +122,16 @@ def main():
     rank, size = hvd.rank(), hvd.size()
     each_rank_joins_first(rank, size)
     uneven_round(rank, size, "round1")
-    # The joined state resets once every rank joined: a second epoch of uneven steps works.
-    uneven_round(rank, size, "round2")
+    # The joined state resets once every rank joined: a second epoch of uneven steps works, with
+    # each rank naming another device for its zeros (ranks may differ; CPU tensors' zeros stay
+    # in host memory whatever the device).
+    uneven_round(rank, size, "round2", device=rank)
+    try:
+        hvd.join(-2)
+    except ValueError as error:
+        assert f"rank {rank}: join(device=-2)" in str(error), error
+    else:
+        raise AssertionError("join(-2) was accepted")
     # And ordinary collectives (cached again) afterwards.
     for _ in range(3):
         got = hvd.allreduce(torch.ones(4), name="after", op=hvd.Sum)

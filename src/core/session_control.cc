@@ -59,9 +59,9 @@ HandleId Session::request_remove_process_set(int32_t id) {
 
 HandleId Session::request_join(int device) {
   if (device < -1) {
-    throw InvalidArgument(fmt::format(
-        "rank {}: join(device={}): the device is a CUDA device index, or -1 for none",
-        world_.rank, device));
+    throw InvalidArgument(
+        fmt::format("rank {}: join(device={}): the device is a CUDA device index, or -1 for none",
+                    world_.rank, device));
   }
   // Stays off the wire: the coordinator compares the join requests' args across ranks, and ranks
   // may name different devices. Stored before the enqueue, which orders it for the cycles.

@@ -14,7 +14,8 @@ torch = pytest.importorskip("torch", reason="scripts/setup.sh installs torch==2.
 import horovod.torch as hvd  # noqa: E402
 from kolo import _core  # noqa: E402
 from kolo.torch import gpu_path, nccl_submit, staging  # noqa: E402
-from test_gpu_nccl_submit import NCCL_EVERYWHERE, FakeCuda, stand_in_gpu_library  # noqa: E402
+from test_gpu_nccl_submit import NCCL_EVERYWHERE, FakeCuda  # noqa: E402
+from test_gpu_nccl_submit import stand_in_gpu_env as _stand_in  # noqa: E402
 
 
 class AllocatingCuda(FakeCuda):
@@ -146,13 +147,6 @@ def test_an_integer_average_reducescatter_stays_on_the_host_path(fakes):
     assert not nccl_submit.takes(ints, _core.OP_REDUCESCATTER, hvd.Average)
 
 
-def _stand_in():
-    if torch.version.cuda is not None:
-        pytest.skip("the stand-in must be the process's only CUDA runtime (a CPU torch)")
-    library = stand_in_gpu_library()
-    if library is None:
-        pytest.skip("the stand-in GPU library is built with the C++ tests (KOLO_BUILD_TESTS)")
-    return {"FAKE_GPU_LIBRARY": library, "KOLO_NCCL_LIBRARY": library}
 
 
 def test_every_allocating_op_through_nccl_on_the_stand_in_gpu():

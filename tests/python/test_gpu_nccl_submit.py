@@ -234,47 +234,46 @@ def stand_in_gpu_library():
     return next((str(root / relative) for root in roots if (root / relative).exists()), None)
 
 
-@pytest.mark.skipif(torch.version.cuda is not None,
-                    reason="the stand-in must be the process's only CUDA runtime (a CPU torch)")
+def stand_in_gpu_env():
+    """The environment that makes the stand-in GPU library the job's CUDA runtime and NCCL;
+    skips where it is not built or torch has CUDA."""
+    if torch.version.cuda is not None:
+        pytest.skip("the stand-in must be the process's only CUDA runtime (a CPU torch)")
+    library = stand_in_gpu_library()
+    if library is None:
+        pytest.skip("the stand-in GPU library is built with the C++ tests (KOLO_BUILD_TESTS)")
+    return {"FAKE_GPU_LIBRARY": library, "KOLO_NCCL_LIBRARY": library}
+
+
+@pytest.fixture
+def stand_in_gpu():
+    return stand_in_gpu_env()
+
+
 @pytest.mark.parametrize("np_", [1])  # np 2 and 3 run on it below (a rank dying)
-def test_allreduce_and_broadcast_through_nccl_on_the_stand_in_gpu(np_):
-    library = stand_in_gpu_library()
-    if library is None:
-        pytest.skip("the stand-in GPU library is built with the C++ tests (KOLO_BUILD_TESTS)")
-    run_job(np_, "nccl_fake_gpu.py", timeout=60,
-            env={"FAKE_GPU_LIBRARY": library, "KOLO_NCCL_LIBRARY": library}).assert_ok(np_)
+def test_allreduce_and_broadcast_through_nccl_on_the_stand_in_gpu(np_, stand_in_gpu):
+    run_job(np_, "nccl_fake_gpu.py", timeout=60, env=stand_in_gpu).assert_ok(np_)
 
 
-@pytest.mark.skipif(torch.version.cuda is not None,
-                    reason="the stand-in must be the process's only CUDA runtime (a CPU torch)")
 @pytest.mark.parametrize("np_", [2, 3])
-def test_a_rank_dying_inside_an_nccl_op_ends_the_survivors_op_naming_it(np_):
-    library = stand_in_gpu_library()
-    if library is None:
-        pytest.skip("the stand-in GPU library is built with the C++ tests (KOLO_BUILD_TESTS)")
+def test_a_rank_dying_inside_an_nccl_op_ends_the_survivors_op_naming_it(np_, stand_in_gpu):
     # kolorun's grace period long enough that only kolo's own detection can end the survivors'
     # wait before the test's timeout (the default, 5 s, would also end a hang).
-    result = run_job(np_, "nccl_fake_gpu_peer_death.py", timeout=60,
-                     env={"FAKE_GPU_LIBRARY": library, "KOLO_NCCL_LIBRARY": library},
+    result = run_job(np_, "nccl_fake_gpu_peer_death.py", timeout=60, env=stand_in_gpu,
                      launcher_args=("--failure-grace-seconds", "50"))
     assert result.returncode != 0, result.output  # the dead rank's exit code
     for rank in range(np_ - 1):
         assert f"rank {rank} OK" in result.lines_of(rank), result.output
 
 
-@pytest.mark.skipif(torch.version.cuda is not None,
-                    reason="the stand-in must be the process's only CUDA runtime (a CPU torch)")
 @pytest.mark.parametrize("hosts", ["localhost:2,127.0.0.1:1", "localhost:2,127.0.0.1:2"])
-def test_hierarchical_allreduce_of_cuda_tensors_equals_the_flat_one(hosts, tmp_path):
+def test_hierarchical_allreduce_of_cuda_tensors_equals_the_flat_one(hosts, tmp_path,
+                                                                    stand_in_gpu):
     """HOROVOD_HIERARCHICAL_ALLREDUCE=1 on fake hosts: NCCL inside each host, kolo across (np 3
     as 2 + 1, np 4 as 2 + 2; with one rank per host it stays flat, checked at np 2 below)."""
-    library = stand_in_gpu_library()
-    if library is None:
-        pytest.skip("the stand-in GPU library is built with the C++ tests (KOLO_BUILD_TESTS)")
     np_ = sum(int(host.split(":")[1]) for host in hosts.split(","))
     result = run_job(np_, "nccl_fake_gpu_hierarchical.py", hosts, timeout=60,
-                     env={"FAKE_GPU_LIBRARY": library, "KOLO_NCCL_LIBRARY": library,
-                          "FAKE_GPU_SHARED_DIR": str(tmp_path),
+                     env={**stand_in_gpu, "FAKE_GPU_SHARED_DIR": str(tmp_path),
                           "HOROVOD_HIERARCHICAL_ALLREDUCE": "1"},
                      launcher_args=("-H", hosts))
     result.assert_ok(np_)
@@ -282,51 +281,34 @@ def test_hierarchical_allreduce_of_cuda_tensors_equals_the_flat_one(hosts, tmp_p
         assert f"rank {rank} path hierarchical" in result.lines_of(rank), result.output
 
 
-@pytest.mark.skipif(torch.version.cuda is not None,
-                    reason="the stand-in must be the process's only CUDA runtime (a CPU torch)")
 @pytest.mark.parametrize("np_", [2, 3])
-def test_cuda_tensors_in_a_process_set_then_a_barrier_then_join_with_zeros_on_the_gpu(np_,
-                                                                                    tmp_path):
+def test_cuda_tensors_in_a_process_set_then_a_barrier_then_join_with_zeros_on_the_gpu(
+        np_, tmp_path, stand_in_gpu):
     """A process set's own communicator; a joined rank takes part with zeros in device memory."""
-    library = stand_in_gpu_library()
-    if library is None:
-        pytest.skip("the stand-in GPU library is built with the C++ tests (KOLO_BUILD_TESTS)")
     # One rank per host with HOROVOD_HIERARCHICAL_ALLREDUCE=1 at np 2: the allreduces stay flat
     # (ncclAllReduce over every rank, which the worker's log checks see).
     hosts = "localhost:1,127.0.0.1:1" if np_ == 2 else "localhost:3"
     run_job(np_, "nccl_fake_gpu_sets_and_join.py", timeout=60,
-            env={"FAKE_GPU_LIBRARY": library, "KOLO_NCCL_LIBRARY": library,
-                 "FAKE_GPU_SHARED_DIR": str(tmp_path), "HOROVOD_DYNAMIC_PROCESS_SETS": "1",
-                 "HOROVOD_HIERARCHICAL_ALLREDUCE": "1"},
+            env={**stand_in_gpu, "FAKE_GPU_SHARED_DIR": str(tmp_path),
+                 "HOROVOD_DYNAMIC_PROCESS_SETS": "1", "HOROVOD_HIERARCHICAL_ALLREDUCE": "1"},
             launcher_args=("-H", hosts)).assert_ok(np_)
 
 
-@pytest.mark.skipif(torch.version.cuda is not None,
-                    reason="the stand-in must be the process's only CUDA runtime (a CPU torch)")
 @pytest.mark.parametrize("np_", [2, 3])
-def test_a_rank_that_joins_before_any_cuda_op_takes_part_with_zeros_on_join_s_device(np_,
-                                                                                    tmp_path):
+def test_a_rank_that_joins_before_any_cuda_op_takes_part_with_zeros_on_join_s_device(
+        np_, tmp_path, stand_in_gpu):
     """hvd.join(0) before any CUDA op: the joined rank's communicator and zeros on device 0."""
-    library = stand_in_gpu_library()
-    if library is None:
-        pytest.skip("the stand-in GPU library is built with the C++ tests (KOLO_BUILD_TESTS)")
     run_job(np_, "nccl_fake_gpu_join_first.py", "device", timeout=60,
-            env={"FAKE_GPU_LIBRARY": library, "KOLO_NCCL_LIBRARY": library,
-                 "FAKE_GPU_SHARED_DIR": str(tmp_path)}).assert_ok(np_)
+            env={**stand_in_gpu, "FAKE_GPU_SHARED_DIR": str(tmp_path)}).assert_ok(np_)
 
 
-@pytest.mark.skipif(torch.version.cuda is not None,
-                    reason="the stand-in must be the process's only CUDA runtime (a CPU torch)")
-def test_a_rank_that_joins_before_any_cuda_op_without_a_device_fails_naming_itself():
+def test_a_rank_that_joins_before_any_cuda_op_without_a_device_fails_naming_itself(
+        stand_in_gpu):
     """hvd.join() before any CUDA op: no GPU for its zeros; its join names the rank."""
-    library = stand_in_gpu_library()
-    if library is None:
-        pytest.skip("the stand-in GPU library is built with the C++ tests (KOLO_BUILD_TESTS)")
     # No FAKE_GPU_SHARED_DIR: the peer's allreduce does not wait for the failed rank in the
     # stand-in's communicator (a minute); its join ends when that rank has gone.
     result = run_job(2, "nccl_fake_gpu_join_first.py", "none", timeout=60,
-                     env={"FAKE_GPU_LIBRARY": library, "KOLO_NCCL_LIBRARY": library,
-                          "KOLO_PEER_TIMEOUT": "3"})
+                     env={**stand_in_gpu, "KOLO_PEER_TIMEOUT": "3"})
     assert "rank 1 OK" in result.lines_of(1), result.output
     ended = [line for line in result.lines_of(0) if line.startswith("rank 0 ended: ")]
     assert len(ended) == 1 and "rank 1 " in ended[0], result.output  # its join names the rank

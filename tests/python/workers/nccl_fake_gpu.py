@@ -55,6 +55,30 @@ def log() -> list:
     return FAKE.fake_gpu_log().decode().splitlines()
 
 
+def allreduce_beside_the_last_rank_joined(summed, averaged) -> None:
+    """Every rank but the last, which has joined: `summed` and `averaged` (CUDA tensors of 8
+    floats, rank + 1 each) through NCCL; Sum leaves the others' total and Average divides it by
+    the job's size, as Horovod's join does."""
+    rank, size = hvd.rank(), hvd.size()
+    others = sum(r + 1 for r in range(size - 1))
+    got = hvd.synchronize(hvd.allreduce_async(summed, op=hvd.Sum, name="summed"))
+    assert torch.equal(got, torch.full((8,), float(others))), (rank, got)
+    got = hvd.synchronize(hvd.allreduce_async(averaged, op=hvd.Average, name="averaged"))
+    assert torch.equal(got, torch.full((8,), others / size)), (rank, got)
+
+
+def joined_ranks_zeros_in_device_memory(lines) -> int:
+    """The joined rank's log (`lines`) for its peers' two allreduces of 8 floats: its zeros
+    allocated once in device memory and refilled before each ncclAllReduce. Returns the line of
+    the allocation."""
+    malloc = [i for i, line in enumerate(lines) if line == "cudaMalloc 32"]
+    zeros = [i for i, line in enumerate(lines) if line.startswith("cudaMemcpyAsync 32 ")]
+    reduce = [i for i, line in enumerate(lines) if line.startswith("ncclAllReduce n=8 ")]
+    assert len(malloc) == 1 and len(zeros) == len(reduce) == 2, lines
+    assert malloc[0] < zeros[0] < reduce[0] < zeros[1] < reduce[1], lines
+    return malloc[0]
+
+
 def main() -> None:
     hvd.init()
     assert _core.nccl_status()["loaded"] and _core.cuda_status()["loaded"], (

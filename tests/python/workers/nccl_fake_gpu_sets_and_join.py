@@ -21,7 +21,8 @@ import torch  # noqa: E402
 import horovod.torch as hvd  # noqa: E402
 from kolo.torch import gpu_path, handles, nccl_submit, staging  # noqa: E402
 
-from nccl_fake_gpu import StandInCuda  # noqa: E402
+from nccl_fake_gpu import (  # noqa: E402
+    StandInCuda, allreduce_beside_the_last_rank_joined, joined_ranks_zeros_in_device_memory)
 
 
 def main() -> None:
@@ -54,18 +55,9 @@ def main() -> None:
     FAKE.fake_gpu_clear_log()
     if rank == joining:
         last = hvd.join()
-        log = FAKE.fake_gpu_log().decode().splitlines()
-        malloc = [i for i, line in enumerate(log) if line == "cudaMalloc 32"]
-        zeros = [i for i, line in enumerate(log) if line.startswith("cudaMemcpyAsync 32 ")]
-        reduce = [i for i, line in enumerate(log) if line.startswith("ncclAllReduce n=8 ")]
-        assert len(malloc) == 1 and len(zeros) == len(reduce) == 2, log
-        assert malloc[0] < zeros[0] < reduce[0] < zeros[1] < reduce[1], log
+        joined_ranks_zeros_in_device_memory(FAKE.fake_gpu_log().decode().splitlines())
     else:
-        others = sum(r + 1 for r in range(size - 1))
-        got = hvd.synchronize(hvd.allreduce_async(summed, op=hvd.Sum, name="summed"))
-        assert torch.equal(got, torch.full((8,), float(others))), got
-        got = hvd.synchronize(hvd.allreduce_async(averaged, op=hvd.Average, name="averaged"))
-        assert torch.equal(got, torch.full((8,), others / size)), got
+        allreduce_beside_the_last_rank_joined(summed, averaged)
         log = FAKE.fake_gpu_log().decode()  # flat, though HOROVOD_HIERARCHICAL_ALLREDUCE=1
         assert "ncclAllReduce n=8 " in log and "ncclReduceScatter" not in log, log
         last = hvd.join()

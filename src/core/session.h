@@ -187,7 +187,15 @@ class Session {
   // Blocking calls may drive their own cycles (CALLER_DRIVES, and only through the arena: over
   // the links each cycle's bytes would wake the sleeping background thread anyway).
   bool caller_drives_ = false;
-  std::atomic<int> drivers_{0};            // threads inside drive() now
+  std::atomic<int> drivers_{0};  // threads inside drive() now
+  // When a caller's wait last returned with its operation unfinished (steady-clock ns since the
+  // epoch; 0: never). Such a caller waits again at once (the Python layer checks for Ctrl-C
+  // every 100 ms between waits), so for a moment it still counts as waiting: a cycle run in that
+  // gap must not tell the deadlock watch that this rank stopped waiting (under load the gaps
+  // reset it often enough that a real deadlock was never reported).
+  std::atomic<int64_t> unfinished_wait_end_ns_{0};
+  [[nodiscard]] bool waits_or_just_waited() const;
+  bool note_unfinished(bool done);         // records an unfinished wait's end; returns `done`
   std::atomic<bool> peer_hung_up_{false};  // idle() saw a link's hang-up: the next cycle reports it
   // The sets this rank belongs to, by id (ascending).
   std::map<int32_t, std::unique_ptr<ProcessSet>> sets_;

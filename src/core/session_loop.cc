@@ -63,10 +63,7 @@ bool Session::step(bool by_caller) {
   try {
     auto fresh = take_new_entries();
     const uint64_t responses_before = responses_run();
-    // A caller driving its own cycles waits too, though not on the handle table's condition.
-    sets_.at(kGlobalProcessSet)
-        ->controller()
-        .set_waiting(handles_.anyone_waiting() || drivers_.load(std::memory_order_relaxed) > 0);
+    sets_.at(kGlobalProcessSet)->controller().set_waiting(waits_or_just_waited());
     negotiation::ResponseList agreed = run_cycle(
         *sets_.at(kGlobalProcessSet), std::move(fresh[kGlobalProcessSet]), shutdown_requested_);
     if (agreed.shutdown) {
@@ -101,7 +98,7 @@ bool Session::step(bool by_caller) {
 bool Session::drive(HandleId handle, std::chrono::milliseconds timeout) {
   // Over the links the sleeping background thread arms them for reading (Session::idle): only
   // one thread may then use them, and it is the background thread.
-  if (!caller_drives_) return handles_.wait_for(handle, timeout);
+  if (!caller_drives_) return note_unfinished(handles_.wait_for(handle, timeout));
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   const comm::PatientWaits patient;  // nothing else of this rank runs meanwhile
   drivers_.fetch_add(1, std::memory_order_relaxed);
@@ -124,7 +121,33 @@ bool Session::drive(HandleId handle, std::chrono::milliseconds timeout) {
   }
   drivers_.fetch_sub(1, std::memory_order_relaxed);
   if (hand_over) queue_.wake();
-  return handles_.wait_for(handle, std::chrono::milliseconds(0));
+  return note_unfinished(handles_.wait_for(handle, std::chrono::milliseconds(0)));
+}
+
+namespace {
+
+int64_t steady_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// How long after an unfinished wait its caller still counts as waiting: twice the Python
+// layer's 100 ms between waits, far below any peer timeout (the deadlock watch's bound).
+constexpr int64_t kBetweenWaitsNs = 200'000'000;
+
+}  // namespace
+
+bool Session::note_unfinished(bool done) {
+  if (!done) unfinished_wait_end_ns_.store(steady_now_ns(), std::memory_order_relaxed);
+  return done;
+}
+
+bool Session::waits_or_just_waited() const {
+  // A caller driving its own cycles waits too, though not on the handle table's condition.
+  if (handles_.anyone_waiting() || drivers_.load(std::memory_order_relaxed) > 0) return true;
+  const int64_t ended = unfinished_wait_end_ns_.load(std::memory_order_relaxed);
+  return ended != 0 && steady_now_ns() - ended < kBetweenWaitsNs;
 }
 
 bool Session::any_pending() const {

@@ -54,6 +54,15 @@ void move_range(Communicator& comm, CollectiveArena& collective, int peer, const
     if (error == EINTR) continue;
     const int laggard[] = {peer};
     comm.check_alive(laggard);  // a peer that died meanwhile is reported as such
+    // A killed process loses its memory before its sockets close: the peer died, and is named as
+    // a lost peer (so the root cause is looked up, and this rank does not exit before the launcher
+    // has seen the death: kolorun would report this messenger as the job's first failure).
+    if (error == ESRCH) {
+      throw PeerError(peer, fmt::format("{} (pid {}) exited or was killed while rank {} was {} its "
+                                        "memory (process_vm_{}v: no such process)",
+                                        comm.peer(peer).peer_description(), block.pid, comm.rank(),
+                                        write ? "writing" : "reading", write ? "write" : "read"));
+    }
     throw SystemError(fmt::format("rank {}: {} the block of {} (pid {}) {} its memory", comm.rank(),
                                   write ? "writing" : "reading", comm.peer(peer).peer_description(),
                                   block.pid, write ? "in" : "from"),

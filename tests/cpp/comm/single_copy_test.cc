@@ -8,12 +8,18 @@
 #include "comm/single_copy.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <barrier>
 #include <cstdint>
+#include <cstring>
 #include <numeric>
+#include <string>
 #include <vector>
 
+#include "base/errors.h"
 #include "comm/collective_arena.h"
 #include "comm/collectives.h"
 #include "comm/rank_threads.h"
@@ -152,6 +158,50 @@ TEST_P(SingleCopyRanks, BroadcastOfOddSizesArrivesBitForBit) {
       EXPECT_EQ(comm.arena()->single_copy, SingleCopy::usable);
     });
   }
+}
+
+// The pid of a process that has exited and been reaped: reading its memory fails with ESRCH, as
+// a peer's read of a rank killed mid-collective does (its memory goes before its sockets close).
+uint64_t pid_of_a_gone_process() {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return static_cast<uint64_t>(child);
+}
+
+// A peer whose process is gone while its block is read is a lost peer (PeerError naming it), not
+// a system error: the survivor then looks up the root cause and waits for the launcher's report,
+// instead of exiting at once and being reported by kolorun as the job's first failure.
+TEST(SingleCopyFailure, ReadingTheBlockOfAGoneProcessNamesThePeerAsLost) {
+  const uint64_t gone = pid_of_a_gone_process();
+  auto group = arena_ranks(2);
+  std::barrier published(2);
+  group.run([&](Communicator& comm) {
+    ASSERT_TRUE(detail::single_copy_usable(comm, *comm.arena()));
+    std::vector<std::byte> buffer(detail::kSingleCopyMinBytes);
+    CollectiveArena& collective = *comm.arena();
+    if (comm.rank() == 1) {
+      const detail::PeerBlock block{gone, reinterpret_cast<uint64_t>(buffer.data()), buffer.size()};
+      std::memcpy(collective.host.arena->slot(collective.host.slot, 0), &block, sizeof(block));
+    }
+    published.arrive_and_wait();
+    if (comm.rank() == 0) {
+      try {
+        detail::read_block(comm, collective, 1, 0, 0, buffer.data(), buffer.size());
+        ADD_FAILURE() << "reading a gone process's memory succeeded";
+      } catch (const PeerError& error) {
+        EXPECT_EQ(error.peer_rank(), 1);
+        EXPECT_EQ(error.kind(), PeerError::Kind::closed);
+        const std::string message = error.what();
+        EXPECT_NE(message.find("rank 1"), std::string::npos) << message;
+        EXPECT_NE(message.find("exited or was killed"), std::string::npos) << message;
+      } catch (const Error& error) {
+        ADD_FAILURE() << "not reported as a lost peer: " << error.what();
+      }
+    }
+    published.arrive_and_wait();
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, SingleCopyRanks, ::testing::Values(2, 3));

@@ -296,5 +296,15 @@ for np in 4 8 16; do
   say "compare np $np: rc $? at $(elapsed) s"
 done
 say "$(grep -E '^ +(8|8388608) ' "$compare" | head -12)"
+# The arena allreduce's fold choice with many ranks (comm/arena_fold_choice.h): the automatic rule
+# against the 16 KiB that every rank count used before session 35, 1-32 KiB at np 8 and 16.
+for np in 8 16; do
+  for fold in 0 16384; do
+    [ $((budget - $(elapsed))) -lt 10 ] && break
+    say "np $np allreduce, KOLO_SHM_FOLD_WHOLE_BYTES=$fold (0: auto), size us: $(KOLO_SHM_FOLD_WHOLE_BYTES=$fold \
+      timeout "$(step_timeout 20)" kolorun -np "$np" kolo-bench -b 1K -e 32K -f 2 -n 2000 -t allreduce 2>&1 |
+      grep -E '^\[0\]<stdout>: +[0-9]' | awk '{printf "%s %s, ", $2, $6}')"
+  done
+done
 fi
 say "== done in $(elapsed) s"

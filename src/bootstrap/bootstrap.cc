@@ -137,6 +137,7 @@ Connected connect_world(const LaunchInfo& launch, const Options& options, uint64
       arena =
           std::make_shared<comm::CollectiveArena>(std::move(*host), options.shm_allreduce_bytes);
       arena->single_copy_allowed = options.shm_single_copy;
+      arena->fold_whole_bytes = options.shm_fold_whole_bytes;
     }
   }
   if (!options.shm_disable) {

@@ -3,7 +3,8 @@
 // cache); step s uses half s % 2 of every slot:
 //   1. each rank copies its piece into its own slot (all of it for small pieces; all but its own
 //      1/n slice otherwise) and posts `ready` = s + 1, then waits for everyone's `ready`;
-//   2a. small pieces: every rank folds all slots in rank order into its buffer (one barrier);
+//   2a. small pieces: every rank folds all slots in rank order into its buffer (one barrier;
+//       arena_fold_choice.h says when);
 //   2b. larger pieces: each rank folds its slice of every other slot into its own buffer (its own
 //       values first, then the others in rank order), copies the result into its slot, posts
 //       `reduced`, waits for everyone's `reduced`, and copies the other slices out of their
@@ -23,6 +24,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "comm/arena_fold_choice.h"
 #include "comm/arena_wait.h"
 #include "comm/collective_arena.h"
 #include "comm/collective_checks.h"
@@ -37,10 +39,6 @@ namespace kolo::comm {
 namespace {
 
 using transport::SharedArena;
-
-// Up to this size a piece is folded whole by every rank: the second barrier of the sliced path
-// costs more than folding a few extra cache lines.
-constexpr size_t kFoldWholeBytes = size_t{16} * 1024;
 
 }  // namespace
 
@@ -78,7 +76,8 @@ void allreduce_shared_memory(Communicator& comm, const PieceList& pieces, DataTy
     const size_t at = done * element;  // where the step's piece begins in the whole buffer
     const uint64_t step = collective->steps++;
     const int half = static_cast<int>(step % 2);
-    const bool fold_whole = bytes <= kFoldWholeBytes || elements < static_cast<size_t>(n);
+    const bool fold_whole = detail::folds_whole(bytes, elements, n, comm.oversubscribed(),
+                                                collective->fold_whole_bytes);
     const detail::Slice mine =
         fold_whole ? detail::Slice{0, 0} : detail::slice_of(elements, n, self);
     const size_t mine_begin = mine.begin * element;

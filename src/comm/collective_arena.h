@@ -28,6 +28,9 @@ struct CollectiveArena {
   // Single-copy reads of peers' memory (comm/single_copy.h): whether this rank may
   // (KOLO_SHM_SINGLE_COPY), and whether every member can, once probed together.
   bool single_copy_allowed = true;
+  // Allreduce steps up to this many bytes are folded whole by every rank
+  // (KOLO_SHM_FOLD_WHOLE_BYTES; 0: detail::folds_whole decides).
+  size_t fold_whole_bytes = 0;
   enum class SingleCopy { unknown, usable, unusable } single_copy = SingleCopy::unknown;
 };
 

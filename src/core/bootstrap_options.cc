@@ -12,6 +12,7 @@ bootstrap::Options bootstrap_options(const Config& config) {
   options.shm_ring_bytes = config.shm_ring_bytes;
   options.shm_allreduce_bytes = config.shm_allreduce_bytes;
   options.shm_single_copy = config.shm_single_copy;
+  options.shm_fold_whole_bytes = config.shm_fold_whole_bytes;
   options.protocol_version = negotiation::kWireVersion;
   return options;
 }

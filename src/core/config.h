@@ -34,6 +34,9 @@ struct Config {
   // SHM_ALLREDUCE_BYTES: allreduce of ranks all on one host goes through the host's shared-memory
   // arena up to this size (bytes); 0 = never (no arena is set up).
   uint64_t shm_allreduce_bytes = 1ull << 40;
+  // SHM_FOLD_WHOLE_BYTES: arena allreduce steps up to this size are folded whole by every rank;
+  // 0 = auto (comm::detail::folds_whole).
+  uint64_t shm_fold_whole_bytes = 0;
   // SHM_SINGLE_COPY: ranks of one host may read each other's buffers in one copy
   // (comm/single_copy.h); 0 keeps two copies through the arena.
   bool shm_single_copy = true;

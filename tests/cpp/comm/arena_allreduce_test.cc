@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "base/errors.h"
+#include "comm/arena_fold_choice.h"
 #include "comm/collective_arena.h"
 #include "comm/collectives.h"
 #include "comm/rank_threads.h"
@@ -59,6 +60,54 @@ INSTANTIATE_TEST_SUITE_P(RanksAndCounts, ArenaAllreduce,
                                             ::testing::Values(size_t{0}, size_t{1}, size_t{7},
                                                               size_t{4095}, size_t{4100},
                                                               size_t{100003})));
+
+// Past 4 ranks (a CPU each) small steps take the sliced path once the others' values a rank
+// would fold pass 48 KiB: at 8 ranks 1000 floats (3.9 KiB) fold whole, 2048 (8 KiB) and 4100 are
+// sliced, 7 floats (fewer than one per rank) fold whole; every result matches the reference.
+TEST(ArenaAllreduceManyRanks, BothFoldsAtEightRanksMatchReference) {
+  CommunicatorOptions options = testing::default_test_options();
+  options.host_cpus = 64;  // not oversubscribed, whatever this machine has
+  auto group = arena_group(8, SIZE_MAX, options);
+  for (const size_t count : {size_t{7}, size_t{1000}, size_t{2048}, size_t{4100}}) {
+    for (const kernels::testing::ReferenceCase& c :
+         kernels::testing::every_reference_case(8, count)) {
+      if (c.type != DataType::float32 && c.type != DataType::int64) continue;
+      group.run([&](Communicator& comm) {
+        ASSERT_FALSE(comm.oversubscribed());
+        auto data = c.inputs[comm.rank()];
+        allreduce(comm, data, count, c.type, c.op, {AllreduceAlgorithm::shared_memory});
+        EXPECT_EQ(kernels::testing::first_difference(data, c.expected, c.type), "")
+            << "rank " << comm.rank() << " count " << count << " " << dtype_name(c.type) << " "
+            << reduce_op_name(c.op);
+      });
+    }
+  }
+}
+
+TEST(ArenaFoldChoice, WholeUpTo16KiBAtFourRanksThenWithinTheOthersBudget) {
+  using detail::folds_whole;
+  // 2 to 4 ranks, or an oversubscribed host: up to 16 KiB, as before.
+  for (const int ranks : {2, 3, 4}) {
+    EXPECT_TRUE(folds_whole(16384, 4096, ranks, false, 0)) << ranks;
+    EXPECT_FALSE(folds_whole(16388, 4097, ranks, false, 0)) << ranks;
+  }
+  EXPECT_TRUE(folds_whole(8192, 2048, 16, true, 0));
+  EXPECT_FALSE(folds_whole(16388, 4097, 16, true, 0));
+  // More ranks with a CPU each: while (ranks - 1) x the step stays within 48 KiB.
+  EXPECT_TRUE(folds_whole(6 * 1024, 1536, 8, false, 0));
+  EXPECT_FALSE(folds_whole(8 * 1024, 2048, 8, false, 0));
+  EXPECT_TRUE(folds_whole(3 * 1024, 768, 16, false, 0));
+  EXPECT_FALSE(folds_whole(8 * 1024, 2048, 16, false, 0));
+  EXPECT_TRUE(folds_whole(12 * 1024, 3072, 5, false, 0));
+  EXPECT_FALSE(folds_whole(13 * 1024, 3328, 5, false, 0));
+  // Fewer elements than ranks: whole, whatever is configured.
+  EXPECT_TRUE(folds_whole(60, 15, 16, false, 0));
+  EXPECT_TRUE(folds_whole(60, 15, 16, false, 8));
+  // KOLO_SHM_FOLD_WHOLE_BYTES decides alone.
+  EXPECT_TRUE(folds_whole(8192, 2048, 16, false, 16384));
+  EXPECT_FALSE(folds_whole(8192, 2048, 2, false, 4096));
+  EXPECT_TRUE(folds_whole(65536, 16384, 2, false, 65536));
+}
 
 class ArenaRounding : public ::testing::TestWithParam<int> {};
 

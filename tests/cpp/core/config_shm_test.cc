@@ -29,6 +29,16 @@ TEST(ConfigShm, ArenaAllreduceLimit) {
   EXPECT_THROW(Config::from_env(env_of({{"KOLO_SHM_ALLREDUCE_BYTES", "-1"}}), {}), InvalidArgument);
 }
 
+TEST(ConfigShm, FoldWholeBytesDefaultsToAutoAndIsChecked) {
+  EXPECT_EQ(Config::from_env(env_of({}), {}).shm_fold_whole_bytes, 0u);
+  const Config set = Config::from_env(env_of({{"KOLO_SHM_FOLD_WHOLE_BYTES", "4096"}}),
+                                      {"KOLO_SHM_FOLD_WHOLE_BYTES"});
+  EXPECT_EQ(set.shm_fold_whole_bytes, 4096u);
+  EXPECT_TRUE(set.unknown_variables.empty());
+  EXPECT_THROW(Config::from_env(env_of({{"KOLO_SHM_FOLD_WHOLE_BYTES", "-8"}}), {}),
+               InvalidArgument);
+}
+
 TEST(ConfigShm, FlagsInEverySpellingAndHorovodName) {
   const Config on = Config::from_env(env_of({{"KOLO_SHM_DISABLE", "yes"},
                                              {"HOROVOD_HIERARCHICAL_ALLREDUCE", "1"},

@@ -14,6 +14,7 @@ import atexit
 import itertools
 import numbers
 import operator
+import threading
 import zlib
 from typing import Any, Optional
 
@@ -58,6 +59,31 @@ def session_cache() -> dict:
     cache: dict = {}
     _session_caches.append(cache)
     return cache
+
+
+# Run on every rank once per session, before its first operation on the global process set
+# (whatever the front end, the device or the operation, join and barrier included): a point every
+# rank reaches together. kolo.torch exchanges the ranks' GPUs there (torch/staging.py).
+_first_global_op_hooks: list = []
+_first_global_op_seen: dict = session_cache()  # non-empty once this session's hooks ran
+_first_global_op_lock = threading.Lock()
+
+
+def on_first_global_op(hook) -> None:
+    """Registers `hook()` to run before this rank's first operation on the global process set in
+    each session. Its own operations must be on the global set."""
+    _first_global_op_hooks.append(hook)
+
+
+def _before_first_global_op() -> None:
+    """Runs the hooks, once per session; the hooks' operations pass through here unhindered, as
+    do other threads' operations meanwhile (each is matched by name, whatever the order)."""
+    with _first_global_op_lock:
+        if _first_global_op_seen or not _core.is_initialized():
+            return
+        _first_global_op_seen["ran"] = True
+    for hook in _first_global_op_hooks:
+        hook()
 
 
 def init(process_sets=None) -> None:
@@ -142,6 +168,8 @@ def _submit(op: int, kind: str, array: Any, output: Any, name: Optional[str], *,
     asynchronous host path), (0, -1) for none. `drive`: the caller waits for it at once, and
     that wait runs the negotiation and the collective on the caller's thread (the blocking
     functions; core/session.h)."""
+    if process_set == 0 and not _first_global_op_seen:
+        _before_first_global_op()
     options = _core.EnqueueOptions(
         op=op, name=_name(kind, name, process_set), reduce_op=reduce_op, root=root,
         prescale=float(prescale), postscale=float(postscale), process_set=process_set,
@@ -358,6 +386,8 @@ def join(device: int = -1) -> int:
     it takes part with zeros in the allreduces the others still run. Blocks until all ranks
     joined; returns the rank that joined last. `device`: the CUDA device for the zeros of CUDA
     allreduces (-1: the GPU of this rank's earlier CUDA operations; see kolo.torch.join)."""
+    if not _first_global_op_seen:
+        _before_first_global_op()
     return _core.join(operator.index(device))
 
 

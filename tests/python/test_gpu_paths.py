@@ -265,35 +265,77 @@ def test_the_process_nccl_wins_over_a_named_one():
 # ---- the ranks' GPUs, compared per host ----
 
 
-def test_gpus_are_gathered_as_host_and_uuid_in_rank_order():
+def test_gpus_are_gathered_as_host_uuid_and_nccl_in_rank_order():
     sent = []
 
     def allgather(mine):
         sent.append(mine)
-        return [("a", "GPU-0"), mine, ["b", "GPU-0"]]  # as allgather_object returns them
+        return [("a", "GPU-0", True), mine, ["b", "GPU-0", True]]  # as allgather_object does
 
-    gpus = gpu_path.gather_gpus(1, lambda index: f"GPU-{index}", "a", allgather)
-    assert sent == [("a", "GPU-1")]
-    assert gpus == [("a", "GPU-0"), ("a", "GPU-1"), ("b", "GPU-0")]
-    assert gpu_path.duplicate_gpus(gpus) == {}
+    table = gpu_path.gather_gpus(("a", "GPU-1", True), allgather)
+    assert sent == [("a", "GPU-1", True)]
+    assert table == [("a", "GPU-0", True), ("a", "GPU-1", True), ("b", "GPU-0", True)]
+    facts = gpu_path.facts_from_table(table, 1, "", device_type="cuda", cuda_usable=True,
+                                      nccl_backend_built=True)
+    assert facts.gpus == (("a", "GPU-0"), ("a", "GPU-1"), ("b", "GPU-0")) and facts.nccl_loaded
+    assert gpu_path.duplicate_gpus(facts.gpus) == {}
+    assert only_path(**facts.__dict__).path == gpu_path.NCCL
+
+
+LOCAL = dict(device_type="cuda", cuda_usable=True, nccl_backend_built=True)
 
 
 def test_two_ranks_reporting_one_gpu_take_the_async_host_path_with_one_warning():
-    gpus = gpu_path.gather_gpus(0, lambda index: "GPU-same", "h",
-                                lambda mine: [mine, mine])
-    choices = gpu_path.choose(gpu_path.GpuFacts(**{**CUDA_READY, "gpus": tuple(gpus)}))
+    table = gpu_path.gather_gpus(("h", "GPU-same", True), lambda mine: [mine, mine])
+    choices = gpu_path.choose(gpu_path.facts_from_table(table, 0, "", **LOCAL))
     assert {c.path for c in choices.values()} == {gpu_path.ASYNC_HOST}
     text = gpu_path.warning_text(choices, "cuda")
     assert text.count("async host path") == 1, text
     assert "ranks 0, 1 share one GPU (GPU-same on h)" in text, text
 
 
-def test_no_gpus_are_exchanged_where_nccl_cannot_run(monkeypatch):
+def test_nccl_missing_on_one_rank_takes_every_rank_to_the_host_path_naming_it():
+    # Every rank must choose alike: rank 0, which loaded NCCL, too.
+    table = [("a", "GPU-0", True), ("b", "GPU-0", False), ("c", "GPU-0", True)]
+    for rank in (0, 2):
+        choice = only_path(**gpu_path.facts_from_table(table, rank, "", **LOCAL).__dict__)
+        assert choice == gpu_path.PathChoice(gpu_path.ASYNC_HOST, "rank 1 cannot load NCCL")
+    # The rank that could not load it gives its loader's own reason.
+    choice = only_path(**gpu_path.facts_from_table(table, 1, "NCCL not found: x", **LOCAL).__dict__)
+    assert choice.reason == "NCCL not found: x"
+
+
+def test_a_rank_without_a_chosen_gpu_keeps_nccl_away_naming_it():
+    table = [("a", "GPU-0", True), ("a", "", True), ("a", "", True)]
+    assert gpu_path.unchosen(table) == [1, 2]
+    choice = only_path(**gpu_path.facts_from_table(table, 0, "", **LOCAL).__dict__)
+    assert choice.path == gpu_path.ASYNC_HOST
+    assert choice.reason.startswith("ranks 1, 2 had no GPU chosen"), choice.reason
+
+
+def test_nothing_is_exchanged_without_cuda_or_an_nccl_backend(monkeypatch):
     from kolo import _core
-    monkeypatch.setattr(_core, "nccl_status", lambda: {"loaded": False, "reason": "not here"})
-    monkeypatch.setattr(staging, "_job_gpus", lambda: pytest.fail("exchanged GPUs"))
-    facts = staging._local_facts("cuda")
-    assert facts.gpus == ()
+    monkeypatch.setattr(staging, "_exchanged_gpus", lambda choosing: pytest.fail("exchanged"))
+    monkeypatch.setattr(staging, "_cuda_present", lambda: False)
+    assert staging._local_facts("cuda").gpus == ()
+    staging.exchange_gpus()  # the first global op's hook: nothing to compare either
+    monkeypatch.setattr(staging, "_cuda_present", lambda: True)
+    monkeypatch.setattr(_core, "NCCL_BUILT", False)
+    assert staging._local_facts("cuda").gpus == ()
+
+
+@pytest.mark.parametrize("np_", [2, 3])
+@pytest.mark.parametrize("scenario", ["first-op", "unchosen"])
+def test_the_ranks_compare_gpus_before_their_first_global_op_whatever_its_device(np_, scenario):
+    """Horovod's test_horovod_allreduce_cpu_gpu_error hung on the H200 (session 36): rank 0's
+    first tensor of the session was a CUDA one, whose path needed the ranks' GPUs, while rank 1's
+    first was a CPU one. Now every rank exchanges before its first global operation; a second
+    exchange, at the first CUDA tensor, only where a rank had chosen no GPU at the first."""
+    result = run_job(np_, "gpu_exchange_point.py", scenario, timeout=90,
+                     env={"KOLO_PEER_TIMEOUT": "10"})
+    result.assert_ok(np_)
+    for rank in range(np_):  # first-op: one exchange in each of two sessions; unchosen: two
+        assert f"rank {rank} exchanged 2 times" in result.output, result.output
 
 
 def test_the_path_is_decided_again_in_every_session(monkeypatch):

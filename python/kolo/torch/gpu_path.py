@@ -45,7 +45,7 @@ class GpuFacts:
     device_type: str  # torch.device.type of the tensors: "cuda", "xpu", "mps", ...
     cuda_usable: bool = False  # torch can make CUDA streams and events in this process
     nccl_backend_built: bool = False  # kolo._core.NCCL_BUILT
-    nccl_loaded: bool = False  # kolo._core.nccl_status()["loaded"]
+    nccl_loaded: bool = False  # on every rank (kolo._core.nccl_status()["loaded"] on each)
     nccl_reason: str = ""  # and why not
     # (host, GPU UUID) of every rank of the job, in rank order; empty when not gathered.
     gpus: Sequence[tuple[str, str]] = ()
@@ -66,16 +66,35 @@ def duplicate_gpus(gpus: Sequence[tuple[str, str]]) -> dict[tuple[str, str], lis
     return {gpu: ranks for gpu, ranks in ranks_by_gpu.items() if len(ranks) > 1}
 
 
-def gather_gpus(device_index: int, uuid_of: Callable[[int], str], host: str,
-                allgather: Callable[[tuple[str, str]], Sequence[tuple[str, str]]]
-                ) -> list[tuple[str, str]]:
-    """(host, GPU UUID) of every rank, in rank order: this rank's GPU (`uuid_of(device_index)`,
-    torch's cudaGetDeviceProperties uuid) sent to every rank by `allgather` (kolo's
-    allgather_object). Collective: every rank calls it at the same point (at the first CUDA
-    tensor, only where NCCL could otherwise be chosen, so a job that cannot use NCCL exchanges
-    nothing)."""
-    mine = (host, str(uuid_of(device_index)))
-    return [tuple(gpu) for gpu in allgather(mine)]
+def gather_gpus(mine: tuple[str, str, bool],
+                allgather: Callable[[tuple[str, str, bool]], Sequence[Sequence]]
+                ) -> list[tuple[str, str, bool]]:
+    """(host, GPU UUID, NCCL loaded) of every rank, in rank order: this rank's `mine` (its UUID
+    "" while it has not chosen a GPU) sent to every rank by `allgather` (kolo's
+    allgather_object). Collective: staging.py says at which point every rank calls it."""
+    return [(str(host), str(uuid), bool(nccl)) for host, uuid, nccl in allgather(mine)]
+
+
+def unchosen(table: Sequence[tuple[str, str, bool]]) -> list[int]:
+    """The ranks that had not chosen a GPU when the table was gathered."""
+    return [rank for rank, (_, uuid, _) in enumerate(table) if not uuid]
+
+
+def facts_from_table(table: Sequence[tuple[str, str, bool]], rank: int, own_nccl_reason: str,
+                     **local) -> GpuFacts:
+    """GpuFacts from the gathered table and this rank's own facts (`local`: device_type,
+    cuda_usable, nccl_backend_built, env): NCCL counts as loaded only where every rank loaded
+    it, so that every rank makes the same choice; the reason is this rank's loader's where it
+    is one of those that could not."""
+    lacking = [r for r, (_, _, nccl) in enumerate(table) if not nccl]
+    reason = ""
+    if rank in lacking:
+        reason = own_nccl_reason or "NCCL cannot be loaded"
+    elif lacking:
+        reason = (f"rank{'s' if len(lacking) > 1 else ''} {', '.join(map(str, lacking))} "
+                  f"cannot load NCCL")
+    return GpuFacts(nccl_loaded=bool(table) and not lacking, nccl_reason=reason,
+                    gpus=tuple((host, uuid) for host, uuid, _ in table), **local)
 
 
 def requested(env: Mapping[str, str]) -> dict[str, Optional[str]]:
@@ -104,14 +123,19 @@ def _nccl_refusal(facts: GpuFacts) -> Optional[str]:
         return "this version of kolo has no NCCL backend yet"
     if not facts.nccl_loaded:
         return facts.nccl_reason or "NCCL cannot be loaded"
+    if not facts.gpus:
+        return "the ranks' GPUs were not compared"
+    unsure = [rank for rank, (_, uuid) in enumerate(facts.gpus) if not uuid]
+    if unsure:
+        return (f"rank{'s' if len(unsure) > 1 else ''} {', '.join(map(str, unsure))} had no "
+                f"GPU chosen (no CUDA tensor or torch.cuda.set_device yet) when the ranks "
+                f"compared their GPUs")
     shared = duplicate_gpus(facts.gpus)
     if shared:
         (host, uuid), ranks = next(iter(shared.items()))
         return (f"ranks {', '.join(map(str, ranks))} share one GPU ({uuid} on {host}); NCCL "
                 f"refuses two ranks on one GPU (set torch.cuda.set_device(hvd.local_rank()) to "
                 f"give each rank its own)")
-    if not facts.gpus:
-        return "the ranks' GPUs were not compared"
     return None
 
 

@@ -78,6 +78,9 @@ def submit(op: int, kind: str, tensor: torch.Tensor, output: Optional[torch.Tens
     if not isinstance(tensor, torch.Tensor):
         raise TypeError(f"expected a torch.Tensor, got {type(tensor).__name__}")
     set_id = check_process_set(process_set)
+    if set_id == 0 and not kolo._first_global_op_seen:
+        # Before any path is chosen: a CUDA tensor's path needs the ranks' GPUs (staging.py).
+        kolo._before_first_global_op()
     if not invalid and device_scale.applies(tensor, op, reduce_op, prescale, postscale):
         return device_scale.submit_scaled(submit, op, kind, tensor, output, name, reduce_op,
                                           prescale, postscale, root=root,

@@ -170,31 +170,77 @@ def _cuda_uuid(device_index: int) -> str:
     return str(torch.cuda.get_device_properties(device_index).uuid)
 
 
-def _job_gpus() -> tuple:
-    """(host, GPU UUID) of every rank: a collective, reached by every rank at its first CUDA
-    tensor (the same point of every rank's program)."""
+# Every rank's (host, GPU UUID, NCCL loaded), exchanged once per session (kolo.init empties it)
+# before the rank's first operation on the global process set, whatever its device: a point
+# every rank reaches together. Exchanged at the first CUDA tensor instead (sessions 33 to 35), a
+# rank whose first tensor of a session was a CPU one left the others waiting in the exchange
+# (Horovod's test_horovod_allreduce_cpu_gpu_error hung on the H200 in session 36: rank 0 passes a
+# CUDA tensor, rank 1 a CPU one, and each test is a session of its own).
+_gpu_table: dict = kolo.session_cache()
+_gpu_table_lock = threading.Lock()
+# A second exchange at most: when a rank had not chosen its GPU at the first one.
+_MAX_EXCHANGES = 2
+
+
+def _cuda_present() -> bool:
+    """Whether this process can have CUDA tensors at all (a test may say yes without a GPU)."""
+    return torch.cuda.is_available()
+
+
+def _own_gpu() -> tuple[str, str, bool]:
+    """This rank's row: its host, its GPU's UUID ("" while torch has not initialized CUDA: the
+    rank has not chosen its GPU yet; asking would create a context on GPU 0) and whether NCCL
+    loaded in this process."""
     import socket
 
+    from kolo import _core
+
+    uuid = _cuda_uuid(torch.cuda.current_device()) if torch.cuda.is_initialized() else ""
+    return socket.gethostname(), uuid, bool(_core.nccl_status()["loaded"])
+
+
+def _exchanged_gpus(choosing: bool) -> tuple:
+    """Every rank's row (_own_gpu), in rank order. `choosing`: a CUDA tensor's path is being
+    chosen, and if some rank had not chosen its GPU at the first exchange (its first operation
+    came before torch.cuda.set_device), the rows are exchanged once more, now. Every rank holds
+    the same table, so every rank that chooses does so; this second exchange is the one point
+    where the ranks must reach their first CUDA tensor together (as the guides' scripts do)."""
     from kolo.common.objects import allgather_object
 
-    return tuple(gpu_path.gather_gpus(torch.cuda.current_device(), _cuda_uuid,
-                                      socket.gethostname(),
-                                      lambda mine: allgather_object(mine, name="kolo.gpu_uuids")))
+    with _gpu_table_lock:
+        table = _gpu_table.get("rows")
+        exchanges = _gpu_table.get("exchanges", 0)
+        if table is None or (choosing and gpu_path.unchosen(table) and exchanges < _MAX_EXCHANGES):
+            exchanges += 1
+            table = tuple(gpu_path.gather_gpus(_own_gpu(), lambda mine: allgather_object(
+                mine, name=f"kolo.gpu_uuids.{exchanges}")))
+            _gpu_table.update(rows=table, exchanges=exchanges)
+        return table
+
+
+def exchange_gpus() -> None:
+    """kolo's hook before a rank's first operation on the global process set in a session."""
+    if _cuda_present():
+        _exchanged_gpus(choosing=False)
+
+
+if kolo._core.NCCL_BUILT:  # without an NCCL backend the ranks' GPUs decide nothing
+    kolo.on_first_global_op(exchange_gpus)
 
 
 def _local_facts(device_type: str) -> gpu_path.GpuFacts:
-    """What the choice needs. The ranks' GPUs are compared (an allgather) only where NCCL could
-    otherwise be chosen: where kolo's NCCL backend cannot run, nothing is exchanged."""
+    """What the choice needs. The ranks' GPUs and NCCL are compared (the exchange above) only
+    where this version has an NCCL backend and the process has CUDA."""
     from kolo import _core
 
-    cuda = device_type == "cuda" and torch.cuda.is_available()
-    nccl = _core.nccl_status() if cuda else {"loaded": False, "reason": ""}
+    cuda = device_type == "cuda" and _cuda_present()
     built = bool(_core.NCCL_BUILT)
-    gpus = _job_gpus() if cuda and built and nccl["loaded"] else ()
-    return gpu_path.GpuFacts(device_type=device_type, cuda_usable=cuda,
-                             nccl_backend_built=built,
-                             nccl_loaded=bool(nccl["loaded"]), nccl_reason=str(nccl["reason"]),
-                             gpus=gpus, env=os.environ)
+    local = dict(device_type=device_type, cuda_usable=cuda, nccl_backend_built=built,
+                 env=os.environ)
+    if not (cuda and built):
+        return gpu_path.GpuFacts(**local)
+    return gpu_path.facts_from_table(_exchanged_gpus(choosing=True), kolo.rank(),
+                                     str(_core.nccl_status()["reason"]), **local)
 
 
 def path_for(device_type: str, op: int) -> str:

@@ -15,7 +15,7 @@
 #        pytorch_synthetic_benchmark.py copied from $HOROVOD_SRC (default /tmp/horovod-src: a
 #        checkout of horovod/horovod kept outside the repository; never committed).
 #   2. The device tool's run, from the repository root:
-#      command "bash scripts/device_check.sh", carry [".device"], timeout_s 400
+#      command "bash scripts/device_check.sh", carry [".device"], timeout_s 460
 #
 # The correctness runs go side by side (kolo's GPU tests, Horovod's test_torch.py at np 1 and at
 # np 2 sharing the GPU, the NCCL backend's C++ test, a probe of the path per op), then the
@@ -85,7 +85,7 @@ mkdir -p "$OUT"
 summary=$OUT/summary.txt
 : >"$summary"
 started=$(date +%s)
-budget=${DEVICE_CHECK_BUDGET:-330}  # seconds for the whole check; the device tool's timeout_s adds 60
+budget=${DEVICE_CHECK_BUDGET:-400}  # seconds for the whole check; the device tool's timeout_s adds 60
 say() { echo "$*" | tee -a "$summary"; }
 elapsed() { echo $(($(date +%s) - started)); }
 step_timeout() {  # the smaller of $1 and what is left of the budget (at least 5 s)
@@ -95,14 +95,16 @@ step_timeout() {  # the smaller of $1 and what is left of the budget (at least 5
   echo "$want"
 }
 
-# Which parts run (DEVICE_CHECK_STEPS, in this order): correctness, bench, diag, compare
-steps=${DEVICE_CHECK_STEPS:-correctness bench compare}
+# Which parts run (DEVICE_CHECK_STEPS, in this order): correctness, compare, bench, diag (compare
+# is short and comes before the benchmark, which would otherwise leave it no time: session 36)
+steps=${DEVICE_CHECK_STEPS:-correctness compare bench}
 want() { [[ " $steps " == *" $1 "* ]]; }
 
 say "== device_check $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 say "$(nvidia-smi -L 2>&1 | head -2)"
 say "$(nvidia-smi --query-gpu=driver_version,memory.total --format=csv,noheader 2>&1 | head -1)"
 say "$(python3 -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, "nccl", ".".join(map(str, torch.cuda.nccl.version())), "gpus", torch.cuda.device_count())' 2>&1 | tail -1)"
+say "$(lscpu 2>/dev/null | grep -E '^(Model name|Socket\(s\)|Core\(s\) per socket|Thread\(s\) per core|NUMA node\(s\)):' | sed 's/  */ /g' | tr '\n' ';')"
 say "cores $(nproc), $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME"), $(gcc --version 2>&1 | head -1), mpirun $(command -v mpirun || echo none)"
 
 # ---- kolo: the binaries built here for Python 3.12 (.device/prebuilt), else build it there ----
@@ -217,6 +219,36 @@ done
 say "correctness done at $(elapsed) s"
 fi
 
+if want compare; then
+# ---- collectives on the machine's cores against Open MPI (carried as its PyPI wheel) ----
+compare=$OUT/compare.txt
+: >"$compare"
+if [ -x .device/ompi/bin/mpirun ]; then
+  export OPAL_PREFIX=$top/.device/ompi OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  export PATH=$stage/bin:$OPAL_PREFIX/bin:$PATH  # kolo's first (horovodrun), then this mpirun
+fi
+for np in 4 8 16; do
+  [ $((budget - $(elapsed))) -lt 15 ] && { say "compare np $np: skipped, out of time"; continue; }
+  timeout "$(step_timeout 40)" python3 bench/compare/compare.py --np "$np" --rounds 1 \
+    -t allreduce,allgather -b 8 -e 8M -f 32 --small-iters 2000 -n 30 --skip gloo >>"$compare" 2>&1
+  say "compare np $np: rc $? at $(elapsed) s"
+done
+say "$(grep -E '^ +(8|8388608) ' "$compare" | head -12)"
+# The arena allreduce's fold choice with many ranks (comm/arena_fold_choice.h): the automatic rule
+# against the 16 KiB that every rank count used before session 35, 1-32 KiB at np 8 and 16.
+for np in 8 16; do
+  for fold in 0 16384; do
+    [ $((budget - $(elapsed))) -lt 10 ] && break
+    say "np $np allreduce, KOLO_SHM_FOLD_WHOLE_BYTES=$fold (0: auto), size us: $(KOLO_SHM_FOLD_WHOLE_BYTES=$fold \
+      timeout "$(step_timeout 20)" kolorun -np "$np" kolo-bench -b 1K -e 32K -f 2 -n 2000 -t allreduce 2>&1 |
+      grep -E '^\[0\]<stdout>: +[0-9]' | awk '{printf "%s %s, ", $2, $6}')"
+  done
+done
+# kolo's own placement at np 16 (the "plain" column; session 36: 100x slower than pinned ranks
+# up to 8 KiB there), and the CPUs it gave each rank.
+say "np 16 $(timeout "$(step_timeout 20)" kolorun --verbose -np 16 kolo-bench -b 8 -e 8 -n 100 \
+  -t allreduce 2>&1 | grep -m1 -oE 'placement: .*')"
+fi
 bench=$OUT/bench.txt
 : >"$bench"
 benchmark=.device/horovod/examples/pytorch/pytorch_synthetic_benchmark.py
@@ -246,6 +278,15 @@ run_bench kolo_np1_same kolorun -np 1 python3 bench/gpu/torch_synthetic.py --mod
 run_bench kolo_np2_onehost kolorun -np 2 python3 bench/gpu/torch_synthetic.py --mode kolo "${short[@]}"
 run_bench ddp_gloo_np2 torchrun --standalone --nproc_per_node 2 bench/gpu/torch_synthetic.py \
   --mode ddp --backend gloo "${short[@]}"
+# What two ranks on one GPU can reach at best: two plain torch processes sharing it with no
+# communication at all, their img/sec added (started together; their timed windows overlap).
+run_bench plain_np2_shared bash -c 'python3 bench/gpu/torch_synthetic.py --mode plain "$@" \
+  >/tmp/plain-a.txt 2>&1 & python3 bench/gpu/torch_synthetic.py --mode plain "$@" \
+  >/tmp/plain-b.txt 2>&1; wait; cat /tmp/plain-a.txt /tmp/plain-b.txt | python3 -c "
+import re, sys
+totals = [float(x) for x in re.findall(r\"Total img/sec on 1 GPU\(s\): ([0-9.]+)\", sys.stdin.read())]
+print(\"Total img/sec on 2 GPU(s): %.1f\" % sum(totals) if len(totals) == 2 else totals)"' \
+  plain "${short[@]}"
 # The large reductions on one thread per rank (KOLO_REDUCE_THREADS=1) against the default helpers.
 run_bench kolo_np2_onehost_reduce1 env KOLO_REDUCE_THREADS=1 \
   kolorun -np 2 python3 bench/gpu/torch_synthetic.py --mode kolo "${short[@]}"
@@ -256,6 +297,7 @@ run_bench kolo_np2_staging env KOLO_GPU_OPERATIONS=STAGING \
 ratio() { python3 -c "a, b = float('$1'), float('$2'); print(f'{a / b:.3f}' if b else 'n/a')"; }
 say "kolo np1 / plain torch: $(ratio "$total_kolo_np1" "$total_torch_np1") (Horovod's script), $(ratio "$total_kolo_np1_same" "$total_torch_np1") (the same script; goal >= 0.98)"
 say "kolo np2 one host / DDP gloo np2: $(ratio "$total_kolo_np2_onehost" "$total_ddp_gloo_np2") (the same script and launch; goal >= 1.5)"
+say "two plain processes sharing the GPU (the ceiling) / DDP gloo np2: $(ratio "$total_plain_np2_shared" "$total_ddp_gloo_np2"); kolo np2 one host / that ceiling: $(ratio "$total_kolo_np2_onehost" "$total_plain_np2_shared")"
 say "kolo np2 one host, reduce helpers (auto) / KOLO_REDUCE_THREADS=1: $(ratio "$total_kolo_np2_onehost" "$total_kolo_np2_onehost_reduce1")"
 say "kolo np2 two hosts (Horovod's script) / DDP gloo np2: $(ratio "$total_kolo_np2_async" "$total_ddp_gloo_np2")"
 say "kolo np2 async / kolo np2 blocking staging (two hosts): $(ratio "$total_kolo_np2_async" "$total_kolo_np2_staging")"
@@ -277,34 +319,8 @@ unset KOLO_REDUCE_THREADS
 same=(bench/gpu/torch_synthetic.py --mode kolo "${short[@]}")
 run_bench kolo_np2_onehost_timeline env HOROVOD_TIMELINE=/tmp/kolo-np2.json \
   kolorun -np 2 python3 "${same[@]}"
-python3 bench/gpu/timeline_phases.py /tmp/kolo-np2.json --skip-seconds 15 2>&1 | head -24 | tee -a "$bench" >>"$summary"
+python3 bench/gpu/timeline_phases.py /tmp/kolo-np2.json --skip-seconds 3 2>&1 | head -24 | tee -a "$bench" >>"$summary"
 run_bench kolo_np2_onehost_nofusion env HOROVOD_FUSION_THRESHOLD=0 kolorun -np 2 python3 "${same[@]}"
 fi
 
-if want compare; then
-# ---- collectives on the machine's cores against Open MPI (carried as its PyPI wheel) ----
-compare=$OUT/compare.txt
-: >"$compare"
-if [ -x .device/ompi/bin/mpirun ]; then
-  export OPAL_PREFIX=$top/.device/ompi OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-  export PATH=$stage/bin:$OPAL_PREFIX/bin:$PATH  # kolo's first (horovodrun), then this mpirun
-fi
-for np in 4 8 16; do
-  [ $((budget - $(elapsed))) -lt 15 ] && { say "compare np $np: skipped, out of time"; continue; }
-  timeout "$(step_timeout 40)" python3 bench/compare/compare.py --np "$np" --rounds 1 \
-    -t allreduce,allgather -b 8 -e 8M -f 32 --small-iters 2000 -n 30 --skip gloo >>"$compare" 2>&1
-  say "compare np $np: rc $? at $(elapsed) s"
-done
-say "$(grep -E '^ +(8|8388608) ' "$compare" | head -12)"
-# The arena allreduce's fold choice with many ranks (comm/arena_fold_choice.h): the automatic rule
-# against the 16 KiB that every rank count used before session 35, 1-32 KiB at np 8 and 16.
-for np in 8 16; do
-  for fold in 0 16384; do
-    [ $((budget - $(elapsed))) -lt 10 ] && break
-    say "np $np allreduce, KOLO_SHM_FOLD_WHOLE_BYTES=$fold (0: auto), size us: $(KOLO_SHM_FOLD_WHOLE_BYTES=$fold \
-      timeout "$(step_timeout 20)" kolorun -np "$np" kolo-bench -b 1K -e 32K -f 2 -n 2000 -t allreduce 2>&1 |
-      grep -E '^\[0\]<stdout>: +[0-9]' | awk '{printf "%s %s, ", $2, $6}')"
-  done
-done
-fi
 say "== done in $(elapsed) s"

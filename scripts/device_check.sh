@@ -287,6 +287,9 @@ import re, sys
 totals = [float(x) for x in re.findall(r\"Total img/sec on 1 GPU\(s\): ([0-9.]+)\", sys.stdin.read())]
 print(\"Total img/sec on 2 GPU(s): %.1f\" % sum(totals) if len(totals) == 2 else totals)"' \
   plain "${short[@]}"
+# Whether ranks sharing the GPU could reduce on it through CUDA IPC instead of through host
+# memory (a probe, not kolo's code), and what the host link costs per 100 MiB.
+say "$(timeout "$(step_timeout 40)" kolorun -np 2 python3 scripts/device_ipc_probe.py 2>&1 | tail -4)"
 # The large reductions on one thread per rank (KOLO_REDUCE_THREADS=1) against the default helpers.
 run_bench kolo_np2_onehost_reduce1 env KOLO_REDUCE_THREADS=1 \
   kolorun -np 2 python3 bench/gpu/torch_synthetic.py --mode kolo "${short[@]}"

@@ -15,7 +15,7 @@
 #        pytorch_synthetic_benchmark.py copied from $HOROVOD_SRC (default /tmp/horovod-src: a
 #        checkout of horovod/horovod kept outside the repository; never committed).
 #   2. The device tool's run, from the repository root:
-#      command "bash scripts/device_check.sh", carry [".device"], timeout_s 460
+#      command "bash scripts/device_check.sh", carry [".device"], timeout_s 480
 #
 # The correctness runs go side by side (kolo's GPU tests, Horovod's test_torch.py at np 1 and at
 # np 2 sharing the GPU, the NCCL backend's C++ test, a probe of the path per op), then the
@@ -85,7 +85,7 @@ mkdir -p "$OUT"
 summary=$OUT/summary.txt
 : >"$summary"
 started=$(date +%s)
-budget=${DEVICE_CHECK_BUDGET:-400}  # seconds for the whole check; the device tool's timeout_s adds 60
+budget=${DEVICE_CHECK_BUDGET:-420}  # seconds for the whole check; the device tool's timeout_s adds 60
 say() { echo "$*" | tee -a "$summary"; }
 elapsed() { echo $(($(date +%s) - started)); }
 step_timeout() {  # the smaller of $1 and what is left of the budget (at least 5 s)

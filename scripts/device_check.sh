@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # kolo's checks on a lent GPU machine (issue 23, point 7): run kolo there from the working tree
-# and, within about 5.5 minutes (DEVICE_CHECK_BUDGET, seconds), write to $OUT what only a GPU can
+# and, within about 7 minutes (DEVICE_CHECK_BUDGET, seconds), write to $OUT what only a GPU can
 # show. No device is needed to prepare it, and nothing here runs in CI.
 #
 #   1. Here, once per session:  bash scripts/device_check.sh --prepare

@@ -6,8 +6,9 @@
 #   1. Here, once per session:  bash scripts/device_check.sh --prepare
 #      fills .device/ (git-ignored, about 30 MiB):
 #      - prebuilt/: kolo built here for the device's Python 3.12 (PYTHON312, default: pyenv's or
-#        python3.12 on PATH, with nanobind installed in it): _core, libkolo.so, kolorun, kolo-bench
-#        and the C++ test that needs a GPU. The check builds there only when these do not load;
+#        python3.12 on PATH; nanobind is installed into it when missing; the Debian build
+#        packages of scripts/setup.sh are needed): _core, libkolo.so, kolorun, kolo-bench and the
+#        C++ test that needs a GPU. The check builds there only when these do not load;
 #      - deps/: Debian's fmt, CLI11, OpenSSL and GoogleTest, for that build and for libfmt;
 #      - ompi/: Open MPI from its PyPI wheel (the peer of bench/compare on the device's 16 cores);
 #      - wheels/: `mock`, which Horovod's tests import; python-include/: Python 3.12's headers;
@@ -53,6 +54,11 @@ if [ "${1:-}" = "--prepare" ]; then
     echo "no Python 3.12 headers found here (set PYTHON312_INCLUDE); the device's own are needed" >&2
   fi
   # kolo built here for the device's Python 3.12, so the check spends no device time compiling
+  # (nanobind from PyPI into that Python when it lacks it; the Debian build packages are
+  # scripts/setup.sh's)
+  if [ -n "$python312" ] && ! "$python312" -c 'import nanobind' 2>/dev/null; then
+    "$python312" -m pip install -q nanobind >/dev/null 2>&1 || true
+  fi
   if "${python312:-false}" -c 'import nanobind' 2>/dev/null; then
     cmake -S . -B build/device312 -G Ninja -DPython_EXECUTABLE="$python312" -DKOLO_BUILD_TESTS=ON \
       -DKOLO_TEST_LAYERS=gpu -DKOLO_WERROR=OFF >/dev/null

@@ -75,9 +75,15 @@ def gather_gpus(mine: tuple[str, str, bool],
     return [(str(host), str(uuid), bool(nccl)) for host, uuid, nccl in allgather(mine)]
 
 
-def unchosen(table: Sequence[tuple[str, str, bool]]) -> list[int]:
-    """The ranks that had not chosen a GPU when the table was gathered."""
-    return [rank for rank, (_, uuid, _) in enumerate(table) if not uuid]
+def unchosen(rows: Sequence[Sequence]) -> list[int]:
+    """The ranks that had not chosen a GPU when the rows were gathered (each row's second item is
+    the UUID: the gathered table, or GpuFacts.gpus)."""
+    return [rank for rank, row in enumerate(rows) if not row[1]]
+
+
+def _ranks_text(ranks: Sequence[int]) -> str:
+    """'rank 1' or 'ranks 1, 2', for the reasons in the warning."""
+    return f"rank{'s' if len(ranks) > 1 else ''} {', '.join(map(str, ranks))}"
 
 
 def facts_from_table(table: Sequence[tuple[str, str, bool]], rank: int, own_nccl_reason: str,
@@ -91,8 +97,7 @@ def facts_from_table(table: Sequence[tuple[str, str, bool]], rank: int, own_nccl
     if rank in lacking:
         reason = own_nccl_reason or "NCCL cannot be loaded"
     elif lacking:
-        reason = (f"rank{'s' if len(lacking) > 1 else ''} {', '.join(map(str, lacking))} "
-                  f"cannot load NCCL")
+        reason = f"{_ranks_text(lacking)} cannot load NCCL"
     return GpuFacts(nccl_loaded=bool(table) and not lacking, nccl_reason=reason,
                     gpus=tuple((host, uuid) for host, uuid, _ in table), **local)
 
@@ -125,11 +130,10 @@ def _nccl_refusal(facts: GpuFacts) -> Optional[str]:
         return facts.nccl_reason or "NCCL cannot be loaded"
     if not facts.gpus:
         return "the ranks' GPUs were not compared"
-    unsure = [rank for rank, (_, uuid) in enumerate(facts.gpus) if not uuid]
+    unsure = unchosen(facts.gpus)
     if unsure:
-        return (f"rank{'s' if len(unsure) > 1 else ''} {', '.join(map(str, unsure))} had no "
-                f"GPU chosen (no CUDA tensor or torch.cuda.set_device yet) when the ranks "
-                f"compared their GPUs")
+        return (f"{_ranks_text(unsure)} had no GPU chosen (no CUDA tensor or "
+                f"torch.cuda.set_device yet) when the ranks compared their GPUs")
     shared = duplicate_gpus(facts.gpus)
     if shared:
         (host, uuid), ranks = next(iter(shared.items()))

@@ -27,6 +27,11 @@ std::vector<std::string> resolve_all(void* handle, CudaFunctions& f) {
   resolve_symbol(handle, "cudaMalloc", f.malloc, missing);
   resolve_symbol(handle, "cudaFree", f.free, missing);
   resolve_symbol(handle, "cudaMemcpyAsync", f.memcpy_async, missing);
+  // Optional: only the shared-GPU path needs them (gpu/cuda_ipc.h says so when they are absent).
+  std::vector<std::string> optional;
+  resolve_symbol(handle, "cudaIpcGetMemHandle", f.ipc_get_mem_handle, optional);
+  resolve_symbol(handle, "cudaIpcOpenMemHandle", f.ipc_open_mem_handle, optional);
+  resolve_symbol(handle, "cudaIpcCloseMemHandle", f.ipc_close_mem_handle, optional);
   return missing;
 }
 

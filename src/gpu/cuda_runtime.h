@@ -20,6 +20,13 @@ inline constexpr cudaError_t kCudaErrorNotReady = 600;     // cudaErrorNotReady
 inline constexpr unsigned kCudaStreamNonBlocking = 0x01;   // cudaStreamNonBlocking
 inline constexpr unsigned kCudaEventDisableTiming = 0x02;  // cudaEventDisableTiming
 inline constexpr int kCudaMemcpyDefault = 4;               // cudaMemcpyDefault (UVA)
+inline constexpr unsigned kCudaIpcMemLazyEnablePeerAccess = 0x01;
+inline constexpr size_t kCudaIpcHandleBytes = 64;  // CUDA_IPC_HANDLE_SIZE
+
+// cudaIpcMemHandle_t: an opaque 64-byte value, passed by value.
+struct CudaIpcMemHandle {
+  char reserved[kCudaIpcHandleBytes];
+};
 
 // The runtime's sonames, newest first.
 std::vector<std::string> cuda_runtime_sonames();
@@ -42,6 +49,11 @@ struct CudaFunctions {
   cudaError_t (*free)(void* pointer);
   cudaError_t (*memcpy_async)(void* destination, const void* source, size_t bytes, int kind,
                               cudaStream_t stream);
+  // Optional (gpu/cuda_ipc.h; null where a runtime lacks them): device memory that other
+  // processes on the same GPU map, for ranks that share one GPU.
+  cudaError_t (*ipc_get_mem_handle)(CudaIpcMemHandle* handle, void* pointer);
+  cudaError_t (*ipc_open_mem_handle)(void** pointer, CudaIpcMemHandle handle, unsigned flags);
+  cudaError_t (*ipc_close_mem_handle)(void* pointer);
 };
 
 struct CudaStatus {

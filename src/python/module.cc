@@ -15,6 +15,7 @@
 #include "base/errors.h"
 #include "core/launcher_watch.h"
 #include "core/runtime.h"
+#include "gpu/cuda_ipc.h"
 #include "gpu/cuda_runtime.h"
 #include "gpu/nccl_library.h"
 #include "python/device_sync.h"
@@ -268,6 +269,25 @@ NB_MODULE(_core, m) {
   m.attr("CUDA_BUILT") = false;
   m.def("nccl_status", [] { return library_status(kolo::gpu::nccl_library().status); });
   m.def("cuda_status", [] { return library_status(kolo::gpu::cuda_runtime().status); });
+  // CUDA IPC for ranks sharing one GPU (kolo/torch/shared_gpu.py): mailboxes this rank exports,
+  // its peers' mapped into this process. Pointers travel as integers.
+  m.def("cuda_ipc_unavailable",
+        [] { return kolo::gpu::cuda_ipc_unavailable(kolo::gpu::cuda_runtime()); });
+  m.def("cuda_ipc_export", [](int device, size_t bytes) {
+    const auto exported = kolo::gpu::export_device_memory(kolo::gpu::cuda_runtime(), device, bytes);
+    return nb::make_tuple(exported.pointer,
+                          nb::bytes(exported.handle.data(), exported.handle.size()));
+  });
+  m.def("cuda_ipc_import", [](int device, const nb::bytes& handle) {
+    return kolo::gpu::import_device_memory(kolo::gpu::cuda_runtime(), device,
+                                           std::string(handle.c_str(), handle.size()));
+  });
+  m.def("cuda_ipc_close", [](int device, std::uintptr_t pointer) {
+    kolo::gpu::close_imported_memory(kolo::gpu::cuda_runtime(), device, pointer);
+  });
+  m.def("cuda_ipc_free", [](int device, std::uintptr_t pointer) {
+    kolo::gpu::free_exported_memory(kolo::gpu::cuda_runtime(), device, pointer);
+  });
   m.attr("GLOO_BUILT") = true;
   m.attr("ADASUM_BUILT") = true;
 

@@ -3,7 +3,7 @@
 // the two calls of gpu/device_event_wait.h: cudaSetDevice accepts device 0 only
 // (cudaErrorInvalidDevice, 101, otherwise) and cudaEventSynchronize succeeds, writing down the
 // event and the device set at that moment (fake_cudart_synchronized) so a test can check both.
-// FAKE_CUDART_WITHOUT_STREAM_WAIT leaves cudaStreamWaitEvent out.
+// FAKE_CUDART_WITHOUT_STREAM_WAIT leaves cudaStreamWaitEvent and the optional IPC calls out.
 #include <cstdint>
 
 #include "gpu/cuda_runtime.h"
@@ -61,3 +61,8 @@ NO_DEVICE(cudaEventQuery(cudaEvent_t))
 NO_DEVICE(cudaMalloc(void**, size_t))
 NO_DEVICE(cudaFree(void*))
 NO_DEVICE(cudaMemcpyAsync(void*, const void*, size_t, int, cudaStream_t))
+#ifndef FAKE_CUDART_WITHOUT_STREAM_WAIT
+NO_DEVICE(cudaIpcGetMemHandle(CudaIpcMemHandle*, void*))
+NO_DEVICE(cudaIpcOpenMemHandle(void**, CudaIpcMemHandle, unsigned))
+NO_DEVICE(cudaIpcCloseMemHandle(void*))
+#endif

@@ -104,8 +104,26 @@ def init(process_sets=None) -> None:
         _process_sets.register_at_init(wanted)
 
 
+# Run at shutdown(), before the core leaves the job (operations still complete): kolo.torch gives
+# back the device memory its ranks sharing a GPU mapped from each other (torch/shared_gpu.py).
+_shutdown_hooks: list = []
+
+
+def on_shutdown(hook) -> None:
+    """Registers `hook()` to run at the start of every shutdown() of an initialized session."""
+    _shutdown_hooks.append(hook)
+
+
 def shutdown() -> None:
     """Leaves the job; pending operations fail. ``init()`` may be called again afterwards."""
+    if _core.is_initialized():
+        for hook in _shutdown_hooks:
+            try:
+                hook()
+            except Exception as error:  # noqa: BLE001: leaving the job must not fail on cleanup
+                import warnings
+
+                warnings.warn(f"kolo: at shutdown: {error}", RuntimeWarning, stacklevel=2)
     _core.shutdown()
 
 

@@ -10,6 +10,10 @@ The paths:
   non-blocking copy into pinned memory on kolo's stream, after an event on the caller's stream;
   kolo's thread waits for the copy's event, runs the CPU collective, and the result comes back
   with a non-blocking copy on the caller's stream (staging.py).
+- ``shared GPU`` (allreduce only): every rank of the job uses one GPU, which NCCL refuses; the
+  ranks sum each other's copies on that GPU through CUDA IPC (shared_gpu.py), no host copy. Not
+  for elastic jobs (a reset must not depend on a dead peer's device memory) nor where the CUDA
+  runtime lacks the IPC calls: those take the async host path.
 - ``staging``: today's blocking copies (``.to("cpu")``), for device kinds without CUDA streams
   (xpu, mps, xla / privateuse1) and on request (``KOLO_GPU_OPERATIONS=STAGING``).
 
@@ -28,6 +32,7 @@ from typing import Callable, Mapping, Optional, Sequence
 
 NCCL = "nccl"
 ASYNC_HOST = "async host"
+SHARED_GPU = "shared GPU"
 STAGING = "staging"
 
 OPERATIONS = ("allreduce", "allgather", "broadcast", "alltoall", "reducescatter")
@@ -50,6 +55,8 @@ class GpuFacts:
     # (host, GPU UUID) of every rank of the job, in rank order; empty when not gathered.
     gpus: Sequence[tuple[str, str]] = ()
     env: Mapping[str, str] = field(default_factory=dict)
+    # Why this process cannot map other processes' device memory (CUDA IPC); "" when it can.
+    ipc_unavailable: str = "not checked"
 
 
 @dataclass(frozen=True)
@@ -143,6 +150,24 @@ def _nccl_refusal(facts: GpuFacts) -> Optional[str]:
     return None
 
 
+def one_shared_gpu(gpus: Sequence[tuple[str, str]]) -> Optional[tuple[str, str]]:
+    """The (host, UUID) every rank of the job uses, when there are several ranks and one GPU."""
+    distinct = {tuple(gpu) for gpu in gpus}
+    if len(gpus) > 1 and len(distinct) == 1:
+        gpu = next(iter(distinct))
+        return gpu if gpu[1] else None
+    return None
+
+
+def _why_not_on_the_shared_gpu(facts: GpuFacts) -> str:
+    """Why ranks sharing one GPU cannot sum on it (shared_gpu.py); "" when they can."""
+    if facts.env.get("KOLO_ELASTIC") == "1":
+        return "an elastic job keeps its reductions off the peers' device memory"
+    if facts.ipc_unavailable:
+        return f"no CUDA IPC ({facts.ipc_unavailable})"
+    return ""
+
+
 def choose(facts: GpuFacts) -> dict[str, PathChoice]:
     """The path of each operation (OPERATIONS) for tensors of facts.device_type."""
     asked = requested(facts.env)
@@ -151,6 +176,10 @@ def choose(facts: GpuFacts) -> dict[str, PathChoice]:
                   f"the asynchronous paths)")
         return {op: PathChoice(STAGING, reason) for op in OPERATIONS}
     refusal = _nccl_refusal(facts)
+    shared = one_shared_gpu(facts.gpus) if refusal is not None else None
+    why_not = _why_not_on_the_shared_gpu(facts) if shared else "no single shared GPU"
+    if shared and why_not:
+        refusal = f"{refusal}; not summed on the shared GPU: {why_not}"
     choices = {}
     for op in OPERATIONS:
         want = asked[op]
@@ -160,6 +189,13 @@ def choose(facts: GpuFacts) -> dict[str, PathChoice]:
             choices[op] = PathChoice(ASYNC_HOST, "host collectives, as asked")
         elif refusal is None:
             choices[op] = PathChoice(NCCL, "NCCL")
+        elif op == "allreduce" and not why_not:
+            prefix = "NCCL was asked for, but NCCL refuses two ranks on one GPU; " \
+                if want == NCCL else ""
+            host, uuid = shared
+            choices[op] = PathChoice(SHARED_GPU, f"{prefix}every rank shares one GPU ({uuid} on "
+                                                 f"{host}): the ranks sum each other's tensors "
+                                                 f"on it through CUDA IPC")
         else:
             prefix = "NCCL was asked for, but " if want == NCCL else ""
             choices[op] = PathChoice(ASYNC_HOST, prefix + refusal)

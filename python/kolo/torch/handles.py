@@ -18,7 +18,7 @@ import torch
 import kolo
 from kolo import _handles
 from kolo._handles import poll, synchronize  # noqa: F401  (the torch layer's, too)
-from kolo.torch import device_scale, nccl_submit, staging
+from kolo.torch import device_scale, nccl_submit, shared_gpu, staging
 from kolo.torch.process_sets import check_process_set
 
 
@@ -91,6 +91,9 @@ def submit(op: int, kind: str, tensor: torch.Tensor, output: Optional[torch.Tens
                                   postscale, set_id, group, drive)
         if handle is not None:
             return handle
+        if op == kolo._core.OP_ALLREDUCE and \
+                shared_gpu.takes(tensor, output, reduce_op, prescale * postscale):
+            return shared_gpu.submit(tensor, output, name, reduce_op, set_id, group)
         if nccl_submit.takes(tensor, op, reduce_op, prescale * postscale):
             handle = nccl_submit.submit(op, kind, tensor, output, name, reduce_op, root,
                                         prescale, postscale, set_id, group)

@@ -228,6 +228,14 @@ if kolo._core.NCCL_BUILT:  # without an NCCL backend the ranks' GPUs decide noth
     kolo.on_first_global_op(exchange_gpus)
 
 
+def _cuda_ipc_unavailable() -> str:
+    """Why this process cannot map its peers' device memory ("" when it can; tests replace it:
+    a CPU machine may have a CUDA runtime installed)."""
+    from kolo import _core
+
+    return str(_core.cuda_ipc_unavailable())
+
+
 def _local_facts(device_type: str) -> gpu_path.GpuFacts:
     """What the choice needs. The ranks' GPUs and NCCL are compared (the exchange above) only
     where this version has an NCCL backend and the process has CUDA."""
@@ -236,7 +244,8 @@ def _local_facts(device_type: str) -> gpu_path.GpuFacts:
     cuda = device_type == "cuda" and _cuda_present()
     built = bool(_core.NCCL_BUILT)
     local = dict(device_type=device_type, cuda_usable=cuda, nccl_backend_built=built,
-                 env=os.environ)
+                 env=os.environ,
+                 ipc_unavailable=_cuda_ipc_unavailable() if cuda else "no CUDA")
     if not (cuda and built):
         return gpu_path.GpuFacts(**local)
     return gpu_path.facts_from_table(_exchanged_gpus(choosing=True), kolo.rank(),

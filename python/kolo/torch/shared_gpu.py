@@ -1,0 +1,569 @@
+"""Allreduce among ranks that share one GPU, summed on that GPU: no byte crosses the host link.
+
+NCCL refuses two ranks on one GPU, and the asynchronous host path (staging.py) moves every
+gradient to the host and back while the ranks' CUDA contexts take turns on the GPU. Ranks that
+share the GPU can instead read each other's device memory (CUDA IPC): each rank copies its tensor
+into a *mailbox*, device memory it exported once and its peers mapped, and every rank sums all
+the mailboxes on the GPU with torch's kernels, in rank order, so every rank gets the same bits.
+
+One operation, on every rank:
+
+1. **submit**: kolo's stream waits for the caller's stream (an event), copies the tensor into a
+   region of the rank's mailbox and records the rank's *ready* event (interprocess). Then a small
+   CPU allgather named like the operation (the *handshake*) tells every rank where each rank's
+   copy lies, its dtype and shape, and the handles of its mailbox and events; a peer maps what it
+   has not mapped yet. The negotiation matches names as for any operation.
+2. **synchronize**: checks that the ranks agree (dtype, shape, reduction: KoloError naming the
+   ranks otherwise), waits on the CPU until every peer's ready event has fired, makes the caller's
+   current stream wait for its own copy, sums every rank's region into the result on that stream
+   and records the rank's *done* event. Then a *release*: a one-element CPU allreduce that every
+   rank submits after its sum was queued.
+3. A region is written again only after its release completed (every rank queued its sum) and
+   every rank's done event has fired (every sum ran): until then a new mailbox is exported.
+
+Peers' events are only ever queried from the CPU, never waited for on a stream: a peer that dies
+before its copy ran leaves this rank's stream free, and the wait ends after the peer timeout with
+KoloError naming the rank. The caller's thread waits at synchronize() only until the peers'
+copies ran (on a shared GPU their kernels and this rank's take turns anyway); submit never waits.
+
+``KOLO_STAGE_THROUGH_HOST=shared`` plays the whole protocol on host memory (HostSharing: mailboxes
+in /dev/shm, events that have always fired), so every step runs without a GPU in the tests.
+"""
+
+from __future__ import annotations
+
+import atexit
+import mmap
+import os
+import struct
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import torch
+
+import kolo
+from kolo import _core, _handles
+from kolo.exceptions import KoloError
+from kolo.torch import staging
+
+# A new mailbox holds at least this much (a training step's gradients fit in a few).
+MAILBOX_BYTES = 64 << 20
+# Past this much exported memory, a rank that finds no free mailbox waits up to LIMIT_WAIT_S for
+# one before it exports another (a pattern that never synchronizes would otherwise grow forever).
+EXPORT_LIMIT_BYTES = 1 << 30
+LIMIT_WAIT_S = 5.0
+_ALIGN = 256  # each region starts on a 256-byte boundary, as cudaMalloc's own blocks do
+
+_REDUCTIONS = (_core.REDUCE_SUM, _core.REDUCE_AVERAGE, _core.REDUCE_MIN, _core.REDUCE_MAX,
+               _core.REDUCE_PRODUCT)
+_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.uint8, torch.int8,
+           torch.int16, torch.int32, torch.int64)
+_DTYPE_CODES = {dtype: code for code, dtype in enumerate(_DTYPES)}
+_REDUCTION_NAMES = {_core.REDUCE_SUM: "sum", _core.REDUCE_AVERAGE: "average",
+                    _core.REDUCE_MIN: "min", _core.REDUCE_MAX: "max",
+                    _core.REDUCE_PRODUCT: "product"}
+
+# The handshake's payload: 16 little-endian int64 fields, 8 dimensions, then three 64-byte handles
+# (the mailbox, the ready event, the done event).
+_MAGIC = 0x6B6F6C6F53475055  # "koloSGPU"
+_MAX_DIMS = 8
+_HEADER = struct.Struct("<" + "q" * 16)
+_DIMS = struct.Struct("<" + "q" * _MAX_DIMS)
+_HANDLE_BYTES = 64
+PAYLOAD_BYTES = _HEADER.size + _DIMS.size + 3 * _HANDLE_BYTES
+
+
+class CudaSharing(staging.CudaCalls):
+    """The CUDA side: kolo's stream and copies (staging's), IPC mailboxes (kolo's core loads the
+    runtime's IPC calls) and interprocess events (torch's)."""
+
+    def export(self, device: int, nbytes: int) -> tuple[int, bytes]:
+        return _core.cuda_ipc_export(device, nbytes)
+
+    def import_(self, device: int, handle: bytes) -> int:
+        return _core.cuda_ipc_import(device, handle)
+
+    def close(self, device: int, pointer: int) -> None:
+        _core.cuda_ipc_close(device, pointer)
+
+    def free(self, device: int, pointer: int) -> None:
+        _core.cuda_ipc_free(device, pointer)
+
+    def view(self, pointer: int, nbytes: int, device: int) -> torch.Tensor:
+        """A uint8 tensor over device memory torch does not own (kept alive by the mailbox)."""
+        return torch.as_tensor(_DeviceBytes(pointer, nbytes), device=torch.device("cuda", device))
+
+    def ipc_event(self) -> Any:
+        return torch.cuda.Event(interprocess=True)
+
+    def event_handle(self, event: Any) -> bytes:
+        return bytes(event.ipc_handle())
+
+    def open_event(self, device: int, handle: bytes) -> Any:
+        return torch.cuda.Event.from_ipc_handle(torch.device("cuda", device), handle)
+
+    def fired(self, event: Any) -> bool:
+        return bool(event.query())
+
+    def device_of(self, tensor: torch.Tensor) -> int:
+        return tensor.device.index if tensor.device.index is not None \
+            else torch.cuda.current_device()
+
+    def synchronize(self) -> None:
+        torch.cuda.synchronize()
+
+
+class _DeviceBytes:
+    """Device memory as torch.as_tensor reads it (the CUDA Array Interface, version 3)."""
+
+    def __init__(self, pointer: int, nbytes: int) -> None:
+        self.__cuda_array_interface__ = {"shape": (nbytes,), "typestr": "|u1",
+                                         "data": (pointer, False), "version": 3,
+                                         "strides": None, "stream": None}
+
+
+class HostSharing(staging.HostOnlyCalls):
+    """The protocol on host memory (KOLO_STAGE_THROUGH_HOST=shared and the tests): a mailbox is a
+    file in /dev/shm that the peers map, events have always fired, streams are names."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._maps: dict[int, tuple[mmap.mmap, str, bool]] = {}  # pointer -> (map, path, owner)
+        self._next_pointer = 1 << 20
+        atexit.register(self._unlink_own)  # a rank that exits without shutdown leaves no file
+
+    def _unlink_own(self) -> None:
+        for _, path, owner in self._maps.values():
+            if owner and os.path.exists(path):
+                os.unlink(path)
+
+    def _map(self, path: str, owner: bool) -> int:
+        with open(path, "r+b") as file:
+            mapped = mmap.mmap(file.fileno(), 0)
+        pointer = self._next_pointer
+        self._next_pointer += 1 << 40
+        self._maps[pointer] = (mapped, path, owner)
+        return pointer
+
+    def export(self, device: int, nbytes: int) -> tuple[int, bytes]:
+        path = f"/dev/shm/kolo-shared-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        with open(path, "wb") as file:
+            file.truncate(nbytes)
+        self.log.append(("export", nbytes))
+        return self._map(path, owner=True), path.encode().ljust(_HANDLE_BYTES, b"\0")
+
+    def import_(self, device: int, handle: bytes) -> int:
+        self.log.append(("import",))
+        return self._map(handle.rstrip(b"\0").decode(), owner=False)
+
+    def close(self, device: int, pointer: int) -> None:
+        self._maps.pop(pointer)[0].close()
+
+    def free(self, device: int, pointer: int) -> None:
+        mapped, path, _ = self._maps.pop(pointer)
+        mapped.close()
+        os.unlink(path)
+
+    def view(self, pointer: int, nbytes: int, device: int) -> torch.Tensor:
+        return torch.frombuffer(self._maps[pointer][0], dtype=torch.uint8, count=nbytes)
+
+    def ipc_event(self) -> str:
+        return self.new_event()
+
+    def event_handle(self, event: str) -> bytes:
+        return event.encode().ljust(_HANDLE_BYTES, b"\0")
+
+    def open_event(self, device: int, handle: bytes) -> str:
+        return "peer " + handle.rstrip(b"\0").decode()
+
+    def fired(self, event: str) -> bool:
+        return True
+
+    def device_of(self, tensor: torch.Tensor) -> int:
+        return -1
+
+
+@dataclass
+class _Mailbox:
+    """One block of exported memory; regions are handed out from its start (a bump pointer) and
+    all become free together once every operation placed in it was released."""
+
+    number: int
+    pointer: int
+    size: int
+    handle: bytes
+    bytes_view: torch.Tensor
+    used: int = 0
+    placed: set = field(default_factory=set)  # ids of operations placed here, not yet released
+    pending: set = field(default_factory=set)  # their release handles, until completed
+
+    def unread(self) -> bool:
+        """True while some rank may still read a region of this mailbox (polls the releases)."""
+        self.pending = {h for h in self.pending if not _released(h)}
+        return bool(self.placed or self.pending)
+
+
+@dataclass
+class _Entry:
+    """What one rank said in the handshake."""
+
+    rank: int
+    mailbox: int
+    mailbox_size: int
+    offset: int
+    nbytes: int
+    dtype: int
+    reduction: int
+    shape: tuple
+    handles: tuple  # (mailbox, ready, done)
+
+
+@dataclass
+class _Operation:
+    name: str
+    tensor: torch.Tensor  # the caller's (in place) or the source of an out-of-place allreduce
+    output: Optional[torch.Tensor]
+    reduction: int
+    set_id: int
+    mailbox: _Mailbox
+
+
+class SharedGpu:
+    """One session's mailboxes, events and peers' mappings (kolo.init starts a new one)."""
+
+    def __init__(self, calls: Any, device: int) -> None:
+        self.calls = calls
+        self.device = device
+        self.ready = calls.ipc_event()
+        self.done = calls.ipc_event()
+        self._handles = (calls.event_handle(self.ready), calls.event_handle(self.done))
+        self._mailboxes: list[_Mailbox] = []
+        self._current: Optional[_Mailbox] = None
+        self._peer_memory: dict[tuple[int, int], torch.Tensor] = {}  # (rank, mailbox) -> bytes
+        self._peer_pointers: list[int] = []
+        self._peer_events: dict[int, tuple[Any, Any]] = {}  # rank -> (ready, done)
+        self._releases: dict[str, int] = {}  # the next release number of each name
+        self._lock = threading.Lock()
+
+    # -- submit ------------------------------------------------------------------------------
+
+    def submit(self, tensor: torch.Tensor, output: Optional[torch.Tensor], name: str,
+               reduction: int, set_id: int, group: tuple) -> int:
+        # Named as the other paths name an allreduce, so unnamed counters stay aligned.
+        name = kolo._name("allreduce", name, set_id)
+        source = tensor.detach()
+        nbytes = source.numel() * source.element_size()
+        with self._lock:
+            mailbox, offset = self._place(nbytes)
+        calls = self.calls
+        caller = calls.current_stream(source.device)
+        stream = calls.kolo_stream(source.device)
+        submitted = calls.new_event()
+        calls.record(submitted, caller)  # the tensor's producer and all before it
+        calls.wait(stream, submitted)
+        region = mailbox.bytes_view[offset:offset + nbytes].view(source.dtype).view(source.shape)
+        calls.copy_on(stream, region, source)
+        calls.keep_until_done(source, stream)
+        calls.record(self.ready, stream)
+        payload = self._payload(mailbox, offset, nbytes, source, reduction)
+        operation = _Operation(name, tensor, output, reduction, set_id, mailbox)
+        with self._lock:
+            mailbox.placed.add(id(operation))
+        handshake = kolo._submit(_core.OP_ALLGATHER, "allgather", payload, None, name,
+                                 process_set=set_id, group=group,
+                                 finish=lambda gathered: self._finish(operation, gathered))
+        return handshake
+
+    def _place(self, nbytes: int) -> tuple[_Mailbox, int]:
+        """A region of `nbytes` in a mailbox nobody reads any more (see the module's step 3)."""
+        need = max(_ALIGN, -(-nbytes // _ALIGN) * _ALIGN)
+        current = self._current
+        if current is None or current.used + need > current.size:
+            current = self._free_mailbox(need)
+            if current is None and self._exported_bytes() >= EXPORT_LIMIT_BYTES:
+                # Enough memory out already: the oldest mailboxes free up once the ranks
+                # synchronize what they hold (a training step's). Bounded: then one more.
+                deadline = time.monotonic() + LIMIT_WAIT_S
+                while current is None and time.monotonic() < deadline:
+                    time.sleep(1e-3)
+                    current = self._free_mailbox(need)
+            current = current or self._export(need)
+            current.used = 0
+            self._current = current
+        offset = current.used
+        current.used += need
+        return current, offset
+
+    def _exported_bytes(self) -> int:
+        return sum(mailbox.size for mailbox in self._mailboxes)
+
+    def _free_mailbox(self, need: int) -> Optional[_Mailbox]:
+        for mailbox in self._mailboxes:
+            if mailbox.size < need or mailbox.unread() or not self._every_sum_ran():
+                continue
+            # This rank's own sums read the mailbox on its caller's stream: kolo's stream, which
+            # writes the next copies, waits for them (the rank's own event: safe on a stream).
+            self.calls.wait(self.calls.kolo_stream(_torch_device(self.device)), self.done)
+            return mailbox
+        return None
+
+    def _every_sum_ran(self) -> bool:
+        return all(self.calls.fired(done) for _, done in self._peer_events.values())
+
+    def _export(self, need: int) -> _Mailbox:
+        size = max(MAILBOX_BYTES, need)
+        pointer, handle = self.calls.export(self.device, size)
+        mailbox = _Mailbox(len(self._mailboxes), pointer, size, handle,
+                           self.calls.view(pointer, size, self.device))
+        self._mailboxes.append(mailbox)
+        return mailbox
+
+    def _payload(self, mailbox: _Mailbox, offset: int, nbytes: int, source: torch.Tensor,
+                 reduction: int) -> torch.Tensor:
+        shape = tuple(source.shape)
+        header = _HEADER.pack(_MAGIC, kolo.rank(), mailbox.number, mailbox.size, offset, nbytes,
+                              _DTYPE_CODES[source.dtype], reduction, len(shape),
+                              source.numel(), 0, 0, 0, 0, 0, 0)
+        dims = _DIMS.pack(*(list(shape[:_MAX_DIMS]) + [0] * (_MAX_DIMS - min(len(shape),
+                                                                           _MAX_DIMS))))
+        raw = header + dims + mailbox.handle + self._handles[0] + self._handles[1]
+        return torch.frombuffer(bytearray(raw), dtype=torch.uint8)
+
+    # -- synchronize -------------------------------------------------------------------------
+
+    def _finish(self, operation: _Operation, gathered: torch.Tensor) -> torch.Tensor:
+        try:
+            entries = [_parse(bytes(gathered[i:i + PAYLOAD_BYTES].numpy()))
+                       for i in range(0, gathered.numel(), PAYLOAD_BYTES)]
+            _check_agreement(operation.name, entries)
+            with self._lock:
+                regions = [self._region(operation, entry) for entry in entries]
+            self._wait_for_peers(operation.name, entries)
+        except Exception:
+            # Every rank raises alike before reading anything (or a peer is gone): nobody reads
+            # this rank's region any more.
+            with self._lock:
+                operation.mailbox.placed.discard(id(operation))
+            raise
+        calls = self.calls
+        tensor = operation.tensor
+        stream = calls.current_stream(tensor.device)
+        calls.wait(stream, self.ready)  # this rank's own copy, queued on kolo's stream
+        with torch.no_grad():
+            if operation.output is not None:
+                result = operation.output
+            else:
+                result = tensor
+            _reduce(regions, operation.reduction, result, len(entries))
+        calls.record(self.done, stream)
+        self._release(operation)
+        return result
+
+    def _region(self, operation: _Operation, entry: _Entry) -> torch.Tensor:
+        if entry.rank == kolo.rank():
+            memory = operation.mailbox.bytes_view
+        else:
+            memory = self._peer_mailbox(entry)
+        dtype = _DTYPES[entry.dtype]
+        return memory[entry.offset:entry.offset + entry.nbytes].view(dtype).view(
+            operation.tensor.shape)
+
+    def _peer_mailbox(self, entry: _Entry) -> torch.Tensor:
+        key = (entry.rank, entry.mailbox)
+        memory = self._peer_memory.get(key)
+        if memory is None:
+            pointer = self.calls.import_(self.device, entry.handles[0])
+            self._peer_pointers.append(pointer)
+            memory = self._peer_memory[key] = self.calls.view(pointer, entry.mailbox_size,
+                                                              self.device)
+        if entry.rank not in self._peer_events:
+            self._peer_events[entry.rank] = (self.calls.open_event(self.device, entry.handles[1]),
+                                             self.calls.open_event(self.device, entry.handles[2]))
+        return memory
+
+    def _wait_for_peers(self, name: str, entries: list[_Entry]) -> None:
+        """Until every peer's copy ran: on the CPU, bounded by the peer timeout (a dead peer's
+        event may never fire; a stream waiting for it would hang this rank's GPU work)."""
+        pending = [e.rank for e in entries if e.rank != kolo.rank()]
+        deadline = time.monotonic() + _peer_timeout_s()
+        pause = 20e-6
+        while pending:
+            pending = [r for r in pending if not self.calls.fired(self._peer_events[r][0])]
+            if not pending:
+                return
+            if time.monotonic() > deadline:
+                raise KoloError(
+                    f"rank {kolo.rank()}: tensor '{name}': the copy of rank {pending[0]} into "
+                    f"the shared GPU's memory did not finish within {_peer_timeout_s():.0f} s "
+                    f"(the peer timeout; is rank {pending[0]} still alive?)")
+            time.sleep(pause)
+            pause = min(pause * 2, 1e-3)
+
+    def _release(self, operation: _Operation) -> None:
+        """Tells the ranks that this rank's sum is queued (module's step 2); the handle is polled
+        when a mailbox is looked for, never synchronized by the caller."""
+        with self._lock:
+            number = self._releases.get(operation.name, 0)
+            self._releases[operation.name] = number + 1
+        flag = torch.zeros(1, dtype=torch.int32)
+        handle = kolo._submit(_core.OP_ALLREDUCE, "allreduce", flag, None,
+                              f"kolo.release.{number}.{operation.name}",
+                              process_set=operation.set_id)
+        with self._lock:
+            operation.mailbox.placed.discard(id(operation))
+            operation.mailbox.pending.add(handle)
+
+    # -- the end of a session ----------------------------------------------------------------
+
+    def close(self) -> None:
+        """Unmaps the peers' mailboxes and frees this rank's, once every sum that reads them ran
+        (bounded: a mailbox whose readers do not finish within a second is left to the process's
+        end rather than freed under them)."""
+        deadline = time.monotonic() + 1.0
+        for mailbox in self._mailboxes:
+            while mailbox.unread() and time.monotonic() < deadline:
+                time.sleep(1e-3)
+        synchronize = getattr(self.calls, "synchronize", None)
+        if synchronize is not None:
+            synchronize()
+        clean = not any(m.unread() for m in self._mailboxes) and self._every_sum_ran()
+        for pointer in self._peer_pointers:
+            self.calls.close(self.device, pointer)
+        self._peer_pointers.clear()
+        self._peer_memory.clear()
+        if clean:
+            for mailbox in self._mailboxes:
+                self.calls.free(self.device, mailbox.pointer)
+        self._mailboxes.clear()
+
+
+def _released(handle: int) -> bool:
+    """Whether a release completed; a completed one leaves kolo's table (its result is unused)."""
+    try:
+        if not _handles.poll(handle):
+            return False
+        _handles.synchronize(handle)
+    except (KoloError, ValueError):
+        pass  # a failed release (a peer lost): nobody will read the region again either
+    return True
+
+
+def _torch_device(index: int) -> torch.device:
+    return torch.device("cuda", index) if index >= 0 else torch.device("cpu")
+
+
+def _peer_timeout_s() -> float:
+    return float(_core.config()["peer_timeout_s"])
+
+
+def _parse(raw: bytes) -> _Entry:
+    header = _HEADER.unpack_from(raw, 0)
+    if header[0] != _MAGIC:
+        raise KoloError("a shared-GPU handshake carried something else (a rank running another "
+                        "kolo version?)")
+    _, rank, mailbox, size, offset, nbytes, dtype, reduction, ndim, numel = header[:10]
+    dims = _DIMS.unpack_from(raw, _HEADER.size)
+    shape = tuple(dims[:ndim]) if ndim <= _MAX_DIMS else (f"{ndim} dimensions", numel)
+    start = _HEADER.size + _DIMS.size
+    handles = tuple(raw[start + i * _HANDLE_BYTES:start + (i + 1) * _HANDLE_BYTES]
+                    for i in range(3))
+    return _Entry(rank, mailbox, size, offset, nbytes, dtype, reduction, shape, handles)
+
+
+def _check_agreement(name: str, entries: list[_Entry]) -> None:
+    """KoloError in the core's words (negotiation/request_checks.cc) when the ranks differ."""
+    checks = (("dtype", lambda e: str(_DTYPES[e.dtype]).replace("torch.", "")),
+              ("shape", lambda e: "[" + ", ".join(map(str, e.shape)) + "]"),
+              ("reduce op", lambda e: _REDUCTION_NAMES.get(e.reduction, str(e.reduction))))
+    for what, value in checks:
+        groups: dict[str, list[int]] = {}
+        for entry in entries:
+            groups.setdefault(value(entry), []).append(entry.rank)
+        if len(groups) > 1:
+            parts = ", ".join(f"{_ranks_text(ranks)} submitted {v}" for v, ranks in groups.items())
+            raise KoloError(f"Mismatched {what} for tensor '{name}': {parts}")
+
+
+def _ranks_text(ranks: list[int]) -> str:
+    if len(ranks) == 1:
+        return f"rank {ranks[0]}"
+    return "ranks " + ", ".join(map(str, ranks[:-1])) + f" and {ranks[-1]}"
+
+
+def _reduce(regions: list[torch.Tensor], reduction: int, result: torch.Tensor, count: int) -> None:
+    """Every rank's region combined into `result`, in rank order (the same bits on every rank)."""
+    if len(regions) == 1:
+        result.copy_(regions[0])
+        return
+    combine = {_core.REDUCE_MIN: torch.minimum, _core.REDUCE_MAX: torch.maximum,
+               _core.REDUCE_PRODUCT: torch.mul}.get(reduction, torch.add)
+    combine(regions[0], regions[1], out=result)
+    for region in regions[2:]:
+        combine(result, region, out=result)
+    if reduction == _core.REDUCE_AVERAGE:
+        if result.dtype.is_floating_point:
+            result.div_(count)
+        else:
+            result.copy_(torch.div(result, count, rounding_mode="trunc"))
+
+
+# -- which tensors, and the session's instance -----------------------------------------------
+
+PLAYED_ON_HOST = staging._FORCE_VALUE == "shared"
+_calls: Any = HostSharing() if PLAYED_ON_HOST else CudaSharing()
+_sessions: dict = kolo.session_cache()
+_sessions_lock = threading.Lock()
+
+
+def use_calls(calls: Any) -> Any:
+    """Replaces the calls (tests); returns the previous ones."""
+    global _calls
+    previous, _calls = _calls, calls
+    return previous
+
+
+def takes(tensor: torch.Tensor, output: Optional[torch.Tensor], reduce_op: int,
+          scale: float) -> bool:
+    """Whether this allreduce runs here: a CUDA tensor whose path (gpu_path) is the shared GPU,
+    or any CPU tensor when the protocol is played on host memory; a dtype and reduction the sum
+    above computes, no scaling left (device_scale.py applies Sum's and Average's), data, and a
+    contiguous tensor where the result goes into it."""
+    if not (tensor.is_cuda or PLAYED_ON_HOST):
+        return False
+    if tensor.dtype not in _DTYPE_CODES or reduce_op not in _REDUCTIONS or scale != 1.0 \
+            or tensor.numel() == 0:
+        return False
+    if output is None and not tensor.is_contiguous():
+        return False
+    if PLAYED_ON_HOST:
+        return tensor.device.type == "cpu"
+    from kolo.torch import gpu_path
+
+    return tensor.is_cuda and staging.path_for("cuda", _core.OP_ALLREDUCE) == gpu_path.SHARED_GPU
+
+
+def submit(tensor: torch.Tensor, output: Optional[torch.Tensor], name: str, reduce_op: int,
+           set_id: int, group: tuple) -> int:
+    """Queues one allreduce on the shared GPU; synchronize() returns the result (the caller's
+    tensor when in place)."""
+    device = _calls.device_of(tensor)
+    with _sessions_lock:
+        session = _sessions.get(device)
+        if session is None:
+            session = _sessions[device] = SharedGpu(_calls, device)
+    return session.submit(tensor, output, name, reduce_op, set_id, group)
+
+
+def close_sessions() -> None:
+    """kolo.shutdown's hook: this session's mailboxes go back."""
+    with _sessions_lock:
+        sessions = list(_sessions.values())
+        _sessions.clear()
+    for session in sessions:
+        session.close()
+
+
+kolo.on_shutdown(close_sessions)

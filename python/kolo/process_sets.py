@@ -148,6 +148,16 @@ def add_process_set(process_set) -> ProcessSet:
     return process_set
 
 
+# Run with a set's id before it is removed: a front end finishes its own operations on the set
+# there (kolo.torch's ranks sharing a GPU complete their releases, torch/shared_gpu.py).
+_before_removal_hooks: list = []
+
+
+def before_removal(hook) -> None:
+    """Registers `hook(process_set_id)` to run before every removal of a process set."""
+    _before_removal_hooks.append(hook)
+
+
 def remove_process_set(process_set: ProcessSet) -> bool:
     """Unregisters a process set on every rank (collective) and invalidates the ProcessSet
     objects standing for it. False for the global set or a set that is not registered; raises
@@ -163,6 +173,8 @@ def remove_process_set(process_set: ProcessSet) -> bool:
     process_set_id = process_set.process_set_id
     if process_set_id is None or process_set_id == 0:
         return False
+    for hook in _before_removal_hooks:
+        hook(process_set_id)
     removed = bool(_core.remove_process_set(process_set_id))
     if removed:
         for some_process_set in _id_to_process_sets.pop(process_set_id, [process_set]):

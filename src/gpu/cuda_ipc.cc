@@ -37,9 +37,10 @@ std::string cuda_ipc_unavailable(const CudaRuntime& runtime) {
   const CudaFunctions& f = runtime.functions;
   if (f.ipc_get_mem_handle == nullptr || f.ipc_open_mem_handle == nullptr ||
       f.ipc_close_mem_handle == nullptr) {
-    return fmt::format("the CUDA runtime at {} lacks cudaIpcGetMemHandle/OpenMemHandle/"
-                       "CloseMemHandle",
-                       runtime.status.path);
+    return fmt::format(
+        "the CUDA runtime at {} lacks cudaIpcGetMemHandle/OpenMemHandle/"
+        "CloseMemHandle",
+        runtime.status.path);
   }
   return {};
 }

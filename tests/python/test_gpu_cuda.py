@@ -19,7 +19,16 @@ def test_cuda_tensors_on_one_rank():
             timeout=180).assert_ok(1)
 
 
-def test_two_ranks_sharing_one_gpu():
+@pytest.mark.parametrize("env", [{}, {"HOROVOD_GPU_ALLREDUCE": "MPI"}],
+                         ids=["allreduce-on-the-gpu", "allreduce-through-the-host"])
+def test_two_ranks_sharing_one_gpu(env):
     # Two one-slot "hosts" on one machine: both ranks on GPU 0, where NCCL would refuse them.
-    run_job(2, "cuda_async_host.py", timeout=180,
+    # Allreduce sums on the GPU (shared_gpu.py) unless asked to go through the host.
+    run_job(2, "cuda_async_host.py", timeout=180, env=env,
             launcher_args=("-H", "localhost:1,127.0.0.1:1")).assert_ok(2)
+
+
+@pytest.mark.parametrize("np_", [2, 3])
+def test_ranks_sharing_one_gpu_sum_on_it(np_):
+    # CUDA IPC for real: mailboxes, interprocess events, the sums on the GPU.
+    run_job(np_, "torch_shared_gpu.py", "cuda", timeout=240).assert_ok(np_)

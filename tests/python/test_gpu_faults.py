@@ -20,9 +20,9 @@ needs_two_gpus = pytest.mark.skipif(
 FAULT_ENV = {"KOLO_PEER_TIMEOUT": "3", "KOLO_FAILURE_GRACE_SECONDS": "15"}
 
 
-def survivors_fail(np_, victim, tmp_path, *fault, path):
+def survivors_fail(np_, victim, tmp_path, *fault, path, env=None):
     result = run_job(np_, "cuda_dead_peer.py", str(victim), *fault, timeout=120,
-                     env={**FAULT_ENV, "DEAD_PEER_SYNC_DIR": str(tmp_path)})
+                     env={**FAULT_ENV, "DEAD_PEER_SYNC_DIR": str(tmp_path), **(env or {})})
     for rank in range(np_):
         if rank != victim:
             lines = result.lines_of(rank)
@@ -32,14 +32,21 @@ def survivors_fail(np_, victim, tmp_path, *fault, path):
     return result
 
 
+# One host, every rank on GPU 0: the ranks sum on the shared GPU (shared_gpu.py), or take the
+# asynchronous host path when Horovod's variable asks for host collectives.
+SHARED_PATHS = [pytest.param({}, "shared GPU", id="shared-gpu"),
+                pytest.param({"HOROVOD_GPU_ALLREDUCE": "MPI"}, "async host", id="async-host")]
+
+
+@pytest.mark.parametrize("env,path", SHARED_PATHS)
 @pytest.mark.parametrize("np_,victim", [(2, 1), (3, 0)])
-def test_a_killed_rank_fails_the_ranks_sharing_its_gpu(np_, victim, tmp_path):
-    # One host, every rank on GPU 0: the asynchronous host path.
-    survivors_fail(np_, victim, tmp_path, path="async host")
+def test_a_killed_rank_fails_the_ranks_sharing_its_gpu(np_, victim, env, path, tmp_path):
+    survivors_fail(np_, victim, tmp_path, path=path, env=env)
 
 
-def test_a_frozen_rank_fails_the_ranks_sharing_its_gpu(tmp_path):
-    result = survivors_fail(2, 1, tmp_path, "stop", path="async host")
+@pytest.mark.parametrize("env,path", SHARED_PATHS)
+def test_a_frozen_rank_fails_the_ranks_sharing_its_gpu(env, path, tmp_path):
+    result = survivors_fail(2, 1, tmp_path, "stop", path=path, env=env)
     assert "no progress" in result.output, result.output
 
 

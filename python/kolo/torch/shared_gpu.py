@@ -10,9 +10,10 @@ One operation, on every rank:
 
 1. **submit**: kolo's stream waits for the caller's stream (an event), copies the tensor into a
    region of the rank's mailbox and records the rank's *ready* event (interprocess). Then a small
-   CPU allgather named like the operation (the *handshake*) tells every rank where each rank's
-   copy lies, its dtype and shape, and the handles of its mailbox and events; a peer maps what it
-   has not mapped yet. The negotiation matches names as for any operation.
+   CPU allreduce named like the operation (the *handshake*: each rank fills its own slot, so the
+   Sum gathers them; a joined rank's slot stays empty) tells every rank where each rank's copy
+   lies, its dtype and shape, and the handles of its mailbox and events; a peer maps what it has
+   not mapped yet. The negotiation matches names as for any operation.
 2. **synchronize**: checks that the ranks agree (dtype, shape, reduction: KoloError naming the
    ranks otherwise), waits on the CPU until every peer's ready event has fired, makes the caller's
    current stream wait for its own copy, sums every rank's region into the result on that stream
@@ -45,7 +46,7 @@ from typing import Any, Optional
 import torch
 
 import kolo
-from kolo import _core, _handles
+from kolo import _core, _handles, process_sets
 from kolo.exceptions import KoloError
 from kolo.torch import staging
 
@@ -198,12 +199,18 @@ class _Mailbox:
     bytes_view: torch.Tensor
     used: int = 0
     placed: set = field(default_factory=set)  # ids of operations placed here, not yet released
-    pending: set = field(default_factory=set)  # their release handles, until completed
+    pending: dict = field(default_factory=dict)  # their release handles -> set id, until done
 
     def unread(self) -> bool:
         """True while some rank may still read a region of this mailbox (polls the releases)."""
-        self.pending = {h for h in self.pending if not _released(h)}
+        self.pending = {h: s for h, s in self.pending.items() if not _released(h)}
         return bool(self.placed or self.pending)
+
+    def drain(self, set_id: int, deadline: float) -> None:
+        """Until the releases on `set_id` completed (or the deadline passed)."""
+        while any(s == set_id for s in self.pending.values()) and time.monotonic() < deadline:
+            self.unread()
+            time.sleep(1e-4)
 
 
 @dataclass
@@ -229,6 +236,7 @@ class _Operation:
     reduction: int
     set_id: int
     mailbox: _Mailbox
+    members: int  # the process set's size: Average's divisor, joined ranks included
 
 
 class SharedGpu:
@@ -268,14 +276,20 @@ class SharedGpu:
         calls.copy_on(stream, region, source)
         calls.keep_until_done(source, stream)
         calls.record(self.ready, stream)
-        payload = self._payload(mailbox, offset, nbytes, source, reduction)
-        operation = _Operation(name, tensor, output, reduction, set_id, mailbox)
+        members = list(_core.process_set_ranks(set_id))
+        payload = torch.zeros(len(members) * PAYLOAD_BYTES // 8, dtype=torch.int64)
+        slot = members.index(kolo.rank()) * PAYLOAD_BYTES
+        payload.view(torch.uint8)[slot:slot + PAYLOAD_BYTES] = self._payload(
+            mailbox, offset, nbytes, source, reduction)
+        operation = _Operation(name, tensor, output, reduction, set_id, mailbox, len(members))
         with self._lock:
             mailbox.placed.add(id(operation))
-        handshake = kolo._submit(_core.OP_ALLGATHER, "allgather", payload, None, name,
-                                 process_set=set_id, group=group,
-                                 finish=lambda gathered: self._finish(operation, gathered))
-        return handshake
+        # An allreduce (a Sum of slots only their own rank fills) rather than an allgather: a
+        # rank that joined (hvd.join) takes part with zeros, an empty slot, as Horovod's joined
+        # ranks do in an allreduce.
+        return kolo._submit(_core.OP_ALLREDUCE, "allreduce", payload, None, name,
+                            reduce_op=_core.REDUCE_SUM, process_set=set_id, group=group,
+                            finish=lambda gathered: self._finish(operation, gathered))
 
     def _place(self, nbytes: int) -> tuple[_Mailbox, int]:
         """A region of `nbytes` in a mailbox nobody reads any more (see the module's step 3)."""
@@ -336,8 +350,9 @@ class SharedGpu:
 
     def _finish(self, operation: _Operation, gathered: torch.Tensor) -> torch.Tensor:
         try:
-            entries = [_parse(bytes(gathered[i:i + PAYLOAD_BYTES].numpy()))
-                       for i in range(0, gathered.numel(), PAYLOAD_BYTES)]
+            raw = bytes(gathered.view(torch.uint8).numpy())
+            entries = [entry for entry in (_parse(raw[i:i + PAYLOAD_BYTES])
+                                           for i in range(0, len(raw), PAYLOAD_BYTES)) if entry]
             _check_agreement(operation.name, entries)
             with self._lock:
                 regions = [self._region(operation, entry) for entry in entries]
@@ -357,7 +372,9 @@ class SharedGpu:
                 result = operation.output
             else:
                 result = tensor
-            _reduce(regions, operation.reduction, result, len(entries))
+            _reduce(regions, operation.reduction, result, operation.members)
+            if len(entries) < operation.members:
+                _with_joined_zeros(result, operation.reduction)
         calls.record(self.done, stream)
         self._release(operation)
         return result
@@ -414,7 +431,7 @@ class SharedGpu:
                               process_set=operation.set_id)
         with self._lock:
             operation.mailbox.placed.discard(id(operation))
-            operation.mailbox.pending.add(handle)
+            operation.mailbox.pending[handle] = operation.set_id
 
     # -- the end of a session ----------------------------------------------------------------
 
@@ -459,8 +476,11 @@ def _peer_timeout_s() -> float:
     return float(_core.config()["peer_timeout_s"])
 
 
-def _parse(raw: bytes) -> _Entry:
+def _parse(raw: bytes) -> Optional[_Entry]:
+    """One rank's slot of the handshake; None for a rank that joined (its slot is zeros)."""
     header = _HEADER.unpack_from(raw, 0)
+    if header[0] == 0:
+        return None
     if header[0] != _MAGIC:
         raise KoloError("a shared-GPU handshake carried something else (a rank running another "
                         "kolo version?)")
@@ -488,26 +508,51 @@ def _check_agreement(name: str, entries: list[_Entry]) -> None:
 
 
 def _ranks_text(ranks: list[int]) -> str:
+    """The ranks as the core's messages name them (negotiation/request_checks.cc's
+    describe_ranks): "rank 1", "rank 0 and rank 2", "ranks 0-3, 5 and 7"."""
+    ranks = sorted(ranks)
     if len(ranks) == 1:
         return f"rank {ranks[0]}"
-    return "ranks " + ", ".join(map(str, ranks[:-1])) + f" and {ranks[-1]}"
+    if len(ranks) == 2:
+        return f"rank {ranks[0]} and rank {ranks[1]}"
+    items, i = [], 0
+    while i < len(ranks):
+        j = i
+        while j + 1 < len(ranks) and ranks[j + 1] == ranks[j] + 1:
+            j += 1
+        items += [f"{ranks[i]}-{ranks[j]}"] if j - i >= 2 else [str(r) for r in ranks[i:j + 1]]
+        i = j + 1
+    if len(items) == 1:
+        return "ranks " + items[0]
+    return "ranks " + ", ".join(items[:-1]) + f" and {items[-1]}"
 
 
 def _reduce(regions: list[torch.Tensor], reduction: int, result: torch.Tensor, count: int) -> None:
     """Every rank's region combined into `result`, in rank order (the same bits on every rank)."""
-    if len(regions) == 1:
+    if len(regions) == 1:  # alone, or the others joined
         result.copy_(regions[0])
-        return
-    combine = {_core.REDUCE_MIN: torch.minimum, _core.REDUCE_MAX: torch.maximum,
-               _core.REDUCE_PRODUCT: torch.mul}.get(reduction, torch.add)
-    combine(regions[0], regions[1], out=result)
-    for region in regions[2:]:
-        combine(result, region, out=result)
+    else:
+        combine = {_core.REDUCE_MIN: torch.minimum, _core.REDUCE_MAX: torch.maximum,
+                   _core.REDUCE_PRODUCT: torch.mul}.get(reduction, torch.add)
+        combine(regions[0], regions[1], out=result)
+        for region in regions[2:]:
+            combine(result, region, out=result)
     if reduction == _core.REDUCE_AVERAGE:
         if result.dtype.is_floating_point:
             result.div_(count)
         else:
             result.copy_(torch.div(result, count, rounding_mode="trunc"))
+
+
+def _with_joined_zeros(result: torch.Tensor, reduction: int) -> None:
+    """Ranks that joined take part with zeros (as in the core's allreduce): nothing to add to a
+    Sum (Average divides by every member already), but a Min, Max or Product sees them."""
+    if reduction == _core.REDUCE_MIN:
+        result.clamp_(max=0)
+    elif reduction == _core.REDUCE_MAX:
+        result.clamp_(min=0)
+    elif reduction == _core.REDUCE_PRODUCT:
+        result.zero_()
 
 
 # -- which tensors, and the session's instance -----------------------------------------------
@@ -557,6 +602,18 @@ def submit(tensor: torch.Tensor, output: Optional[torch.Tensor], name: str, redu
     return session.submit(tensor, output, name, reduce_op, set_id, group)
 
 
+def drain_set(process_set_id: int) -> None:
+    """Before a process set is removed: this rank's releases on it complete (every member
+    synchronized its operations on the set before removing it, so each release can complete),
+    bounded by the peer timeout; the core then finds nothing pending on the set."""
+    deadline = time.monotonic() + _peer_timeout_s()
+    with _sessions_lock:
+        sessions = list(_sessions.values())
+    for session in sessions:
+        for mailbox in list(session._mailboxes):
+            mailbox.drain(process_set_id, deadline)
+
+
 def close_sessions() -> None:
     """kolo.shutdown's hook: this session's mailboxes go back."""
     with _sessions_lock:
@@ -567,3 +624,4 @@ def close_sessions() -> None:
 
 
 kolo.on_shutdown(close_sessions)
+process_sets.before_removal(drain_set)

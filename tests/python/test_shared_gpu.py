@@ -1,0 +1,166 @@
+"""Allreduce among ranks sharing one GPU (kolo/torch/shared_gpu.py) without a GPU: when the path
+is chosen and why not (gpu_path.py, facts injected), the reductions and the messages, and the
+whole protocol on 2 and 3 ranks played on host memory (KOLO_STAGE_THROUGH_HOST=shared: mailboxes
+in /dev/shm). tests/python/test_gpu_cuda.py runs the same worker on a real GPU."""
+
+from pathlib import Path
+
+import pytest
+
+from conftest import run_job
+
+torch = pytest.importorskip("torch", reason="scripts/setup.sh installs torch==2.13.0 (CPU)")
+
+from kolo import _core  # noqa: E402
+from kolo.exceptions import KoloError  # noqa: E402
+from kolo.torch import gpu_path, shared_gpu  # noqa: E402
+
+ONE_GPU = (("a", "GPU-0"), ("a", "GPU-0"))
+FACTS = dict(device_type="cuda", cuda_usable=True, nccl_backend_built=True, nccl_loaded=True,
+             gpus=ONE_GPU, ipc_unavailable="")
+
+
+def choices(**changes) -> dict:
+    return gpu_path.choose(gpu_path.GpuFacts(**{**FACTS, **changes}))
+
+
+# ---- the choice ----
+
+
+def test_ranks_sharing_one_gpu_sum_allreduce_on_it_and_stage_the_rest():
+    chosen = choices()
+    assert chosen["allreduce"].path == gpu_path.SHARED_GPU
+    assert "every rank shares one GPU (GPU-0 on a)" in chosen["allreduce"].reason
+    assert {chosen[op].path for op in gpu_path.OPERATIONS if op != "allreduce"} == {
+        gpu_path.ASYNC_HOST}
+    text = gpu_path.warning_text(chosen, "cuda")
+    assert "allreduce: the shared GPU path" in text and "CUDA IPC" in text, text
+
+
+def test_without_nccl_the_shared_gpu_still_sums():
+    assert choices(nccl_loaded=False)["allreduce"].path == gpu_path.SHARED_GPU
+    assert choices(nccl_backend_built=False)["allreduce"].path == gpu_path.SHARED_GPU
+
+
+@pytest.mark.parametrize("changes,why", [
+    (dict(env={"KOLO_ELASTIC": "1"}), "an elastic job keeps its reductions off"),
+    (dict(ipc_unavailable="the CUDA runtime at x lacks cudaIpcGetMemHandle"), "no CUDA IPC (the "
+     "CUDA runtime at x lacks"),
+])
+def test_elastic_jobs_and_runtimes_without_ipc_take_the_host_path_saying_why(changes, why):
+    chosen = choices(**changes)
+    assert {c.path for c in chosen.values()} == {gpu_path.ASYNC_HOST}
+    assert why in chosen["allreduce"].reason, chosen["allreduce"].reason
+    # One reason for every operation: the warning stays one line per path.
+    assert len(set(chosen.values())) == 1
+
+
+def test_a_gpu_shared_by_some_ranks_only_is_not_summed_on():
+    four_on_two = (("a", "GPU-0"), ("a", "GPU-0"), ("a", "GPU-1"), ("a", "GPU-1"))
+    assert choices(gpus=four_on_two)["allreduce"].path == gpu_path.ASYNC_HOST
+    assert choices(gpus=(("a", "GPU-0"), ("b", "GPU-0")))["allreduce"].path == gpu_path.NCCL
+    assert gpu_path.one_shared_gpu(ONE_GPU) == ("a", "GPU-0")
+    assert gpu_path.one_shared_gpu((("a", "GPU-0"),)) is None  # one rank shares nothing
+    assert gpu_path.one_shared_gpu((("a", ""), ("a", ""))) is None  # no GPU chosen yet
+
+
+def test_the_variables_still_decide():
+    asked_host = choices(env={"HOROVOD_GPU_ALLREDUCE": "MPI"})["allreduce"]
+    assert asked_host == gpu_path.PathChoice(gpu_path.ASYNC_HOST, "host collectives, as asked")
+    asked_nccl = choices(env={"HOROVOD_GPU_OPERATIONS": "NCCL"})["allreduce"]
+    assert asked_nccl.path == gpu_path.SHARED_GPU
+    assert asked_nccl.reason.startswith("NCCL was asked for, but NCCL refuses two ranks on one "
+                                        "GPU; every rank shares"), asked_nccl.reason
+
+
+# ---- what the path computes and says ----
+
+
+def entry(rank, dtype=0, shape=(4,), reduction=_core.REDUCE_SUM):
+    return shared_gpu._Entry(rank, 0, 1 << 16, 0, 16, dtype, reduction, shape, (b"", b"", b""))
+
+
+def test_disagreeing_ranks_are_named_as_the_core_names_them():
+    with pytest.raises(KoloError) as error:
+        shared_gpu._check_agreement("w", [entry(0), entry(1, shape=(5,)), entry(2)])
+    assert str(error.value) == ("Mismatched shape for tensor 'w': rank 0 and rank 2 submitted "
+                                "[4], rank 1 submitted [5]")
+    with pytest.raises(KoloError, match=r"Mismatched dtype for tensor 'w': rank 0 submitted "
+                                        r"float16, ranks 1-3 submitted float32"):
+        shared_gpu._check_agreement("w", [entry(0, dtype=0)] + [entry(r, dtype=2)
+                                                               for r in (1, 2, 3)])
+    with pytest.raises(KoloError, match="Mismatched reduce op for tensor 'w': rank 0 submitted "
+                                        "sum, rank 1 submitted max"):
+        shared_gpu._check_agreement("w", [entry(0), entry(1, reduction=_core.REDUCE_MAX)])
+    shared_gpu._check_agreement("w", [entry(0), entry(1)])  # agreeing ranks pass
+
+
+def test_ranks_text_matches_the_core():
+    assert shared_gpu._ranks_text([3]) == "rank 3"
+    assert shared_gpu._ranks_text([2, 0]) == "rank 0 and rank 2"
+    assert shared_gpu._ranks_text([0, 1, 2, 3, 5, 7]) == "ranks 0-3, 5 and 7"
+    assert shared_gpu._ranks_text([0, 1, 2]) == "ranks 0-2"
+
+
+@pytest.mark.parametrize("reduction,want", [
+    (_core.REDUCE_SUM, [9, -3]), (_core.REDUCE_AVERAGE, [3, -1]), (_core.REDUCE_MIN, [2, -4]),
+    (_core.REDUCE_MAX, [4, 2]), (_core.REDUCE_PRODUCT, [24, 8])])
+def test_the_reductions_in_rank_order(reduction, want):
+    regions = [torch.tensor(v, dtype=torch.int64) for v in ([2, -1], [3, -4], [4, 2])]
+    result = torch.empty(2, dtype=torch.int64)
+    shared_gpu._reduce(regions, reduction, result, 3)
+    assert result.tolist() == want
+
+
+def test_integer_average_truncates_and_joined_ranks_count_as_zeros():
+    result = torch.empty(2, dtype=torch.int32)
+    shared_gpu._reduce([torch.tensor([7, -7], dtype=torch.int32)], _core.REDUCE_AVERAGE, result, 2)
+    assert result.tolist() == [3, -3]  # a joined rank's zeros: divided by both members
+    maxima = torch.tensor([-2.0, 5.0])
+    shared_gpu._with_joined_zeros(maxima, _core.REDUCE_MAX)
+    assert maxima.tolist() == [0.0, 5.0]
+    minima = torch.tensor([-2.0, 5.0])
+    shared_gpu._with_joined_zeros(minima, _core.REDUCE_MIN)
+    assert minima.tolist() == [-2.0, 0.0]
+
+
+def test_only_what_the_sum_computes_is_taken(monkeypatch):
+    monkeypatch.setattr(shared_gpu, "PLAYED_ON_HOST", True)
+    takes = shared_gpu.takes
+    assert takes(torch.ones(3), None, _core.REDUCE_SUM, 1.0)
+    assert not takes(torch.ones(3), None, _core.REDUCE_ADASUM, 1.0)
+    assert not takes(torch.ones(3), None, _core.REDUCE_SUM, 0.5)  # scaling left to the core
+    assert not takes(torch.ones(3, dtype=torch.bool), None, _core.REDUCE_SUM, 1.0)
+    assert not takes(torch.ones(0), None, _core.REDUCE_SUM, 1.0)
+    assert not takes(torch.ones(4, 4).t(), None, _core.REDUCE_SUM, 1.0)  # in place, strided
+    assert takes(torch.ones(4, 4).t(), torch.empty(4, 4), _core.REDUCE_SUM, 1.0)
+    monkeypatch.setattr(shared_gpu, "PLAYED_ON_HOST", False)
+    assert not takes(torch.ones(3), None, _core.REDUCE_SUM, 1.0)  # a CPU tensor, really
+
+
+def test_a_handshake_from_something_else_is_refused():
+    with pytest.raises(KoloError, match="another kolo version"):
+        shared_gpu._parse(b"\x01" * shared_gpu.PAYLOAD_BYTES)
+    assert shared_gpu._parse(bytes(shared_gpu.PAYLOAD_BYTES)) is None  # a joined rank
+
+
+# ---- the protocol on 2 and 3 ranks ----
+
+
+def leftover_mailboxes() -> set:
+    return {p.name for p in Path("/dev/shm").glob("kolo-shared-*")}
+
+
+@pytest.mark.parametrize("np_", [2, 3])
+def test_the_protocol_on_host_memory(np_):
+    before = leftover_mailboxes()
+    run_job(np_, "torch_shared_gpu.py", "host", timeout=240,
+            env={"KOLO_STAGE_THROUGH_HOST": "shared"}).assert_ok(np_)
+    assert leftover_mailboxes() == before  # shutdown gave every mailbox back
+
+
+@pytest.mark.parametrize("np_", [2, 3])
+def test_horovod_semantics_on_the_shared_gpu_path(np_):
+    # Average's divisor, joined ranks, grouped and scaled allreduces, as for the other paths.
+    run_job(np_, "torch_horovod_semantics.py", timeout=240,
+            env={"KOLO_STAGE_THROUGH_HOST": "shared"}).assert_ok(np_)

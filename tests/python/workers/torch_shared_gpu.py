@@ -1,0 +1,164 @@
+"""Allreduce among ranks sharing one GPU (kolo/torch/shared_gpu.py), on every rank of the job.
+
+argv[1]: "host" plays the protocol on host memory (KOLO_STAGE_THROUGH_HOST=shared, the test sets
+it: mailboxes in /dev/shm, CPU tensors); "cuda" runs it on the one GPU every rank uses (device 0).
+Checks: values of every reduction and dtype, in place and not; a batch larger than the mailboxes,
+submitted and synchronized in a different order on each rank, over several steps (mailboxes are
+reused, not exported again); a shape mismatch named on every rank, the job going on after it;
+a peer whose copy never finishes (host only) named within the timeout; a process set without
+rank 0; a grouped allreduce; DistributedOptimizer keeping the replicas equal.
+Prints "rank <rank> OK".
+"""
+
+import os
+import sys
+
+import torch
+
+import horovod.torch as hvd
+from kolo.exceptions import HorovodInternalError
+from kolo.torch import gpu_path, shared_gpu, staging
+
+MODE = sys.argv[1]
+DEVICE = torch.device("cuda", 0) if MODE == "cuda" else torch.device("cpu")
+REDUCTIONS = {"sum": hvd.Sum, "average": hvd.Average, "min": hvd.Min, "max": hvd.Max,
+              "product": hvd.Product}
+
+
+def session() -> shared_gpu.SharedGpu:
+    (only,) = shared_gpu._sessions.values()
+    return only
+
+
+def check_values(rank: int, size: int) -> None:
+    base = torch.arange(1, 7, dtype=torch.float64).reshape(2, 3)
+    contributions = [base * (r + 1) - 2 * r for r in range(size)]
+    for dtype in (torch.float32, torch.float64, torch.float16, torch.int32, torch.int64):
+        stack = torch.stack([c.to(dtype) for c in contributions])
+        want = {"sum": stack.sum(0), "min": stack.min(0).values, "max": stack.max(0).values,
+                "product": stack.prod(0)}
+        want["average"] = (stack.sum(0) / size if dtype.is_floating_point
+                           else stack.sum(0).div(size, rounding_mode="trunc"))
+        for label, op in REDUCTIONS.items():
+            mine = contributions[rank].to(dtype).to(DEVICE).clone()
+            kept = mine.clone()
+            got = hvd.allreduce(mine, op=op, name=f"v.{label}.{dtype}")
+            assert got is not mine and torch.equal(mine, kept), (label, dtype)  # input untouched
+            assert got.dtype == dtype and torch.equal(got.cpu(), want[label].to(dtype)), (
+                label, dtype, got, want[label])
+            again = hvd.allreduce_(mine, op=op, name=f"v.inplace.{label}.{dtype}")
+            assert again is mine and torch.equal(mine.cpu(), want[label].to(dtype)), (label, dtype)
+    scalar = hvd.allreduce(torch.tensor(float(rank), device=DEVICE), op=hvd.Sum, name="scalar")
+    assert scalar.shape == () and scalar.item() == sum(range(size)), scalar
+
+
+def check_batches(rank: int, size: int) -> None:
+    """Each step: 40 tensors of 3 KiB to 12 KiB (more than one 64 KiB mailbox), submitted in an
+    order rotated by rank and synchronized backwards, as gradient hooks and step() may."""
+    names = [f"grad.{i}" for i in range(40)]
+    order = names[rank * 7 % len(names):] + names[:rank * 7 % len(names)]
+    exported = []
+    for step in range(6):
+        handles = {}
+        for name in order:
+            i = int(name.split(".")[1])
+            values = torch.full((768 * (1 + i % 4),), float(rank + i + step), device=DEVICE)
+            handles[name] = (hvd.allreduce_async_(values, op=hvd.Sum, name=name), values, i)
+        for name in reversed(order):
+            handle, values, i = handles[name]
+            assert hvd.synchronize(handle) is values
+            want = float(sum(r + i + step for r in range(size)))
+            assert torch.all(values == want).item(), (name, step, values[:3], want)
+        exported.append(len(session()._mailboxes))
+    # A step needs several mailboxes; later steps reuse them: a step's first submits may come
+    # before the last step's releases completed, so up to two steps' worth are out, never more.
+    assert exported[0] > 1 and exported[-1] <= 2 * exported[0] + 1, exported
+
+
+def check_mismatch_is_named(rank: int, size: int) -> None:
+    values = torch.ones(4 + (rank == 1), device=DEVICE)
+    try:
+        hvd.allreduce(values, name="bad.shape")
+    except HorovodInternalError as error:
+        others = "rank 0" if size == 2 else "rank 0 and rank 2"
+        assert str(error) == (f"Mismatched shape for tensor 'bad.shape': {others} submitted [4], "
+                              f"rank 1 submitted [5]"), error
+    else:
+        raise AssertionError("a shape mismatch was accepted")
+    got = hvd.allreduce(torch.ones(3, device=DEVICE), op=hvd.Sum, name="after.mismatch")
+    assert torch.equal(got.cpu(), torch.full((3,), float(size)))
+
+
+def check_a_stuck_peer_is_named(rank: int, size: int) -> None:
+    """The host stand-in's events have always fired: here the peers' ready events never do."""
+    calls = session().calls
+    fired, timeout = calls.fired, shared_gpu._peer_timeout_s
+    calls.fired = lambda event: False
+    shared_gpu._peer_timeout_s = lambda: 0.5
+    try:
+        hvd.allreduce(torch.ones(2), name="stuck.peer")
+    except HorovodInternalError as error:
+        peer = 1 if rank == 0 else 0
+        assert f"tensor 'stuck.peer': the copy of rank {peer}" in str(error), error
+        assert "within 0 s" in str(error) or "within 1 s" in str(error), error
+    else:
+        raise AssertionError("a peer whose copy never ran was not reported")
+    finally:
+        calls.fired, shared_gpu._peer_timeout_s = fired, timeout
+    got = hvd.allreduce(torch.ones(2), op=hvd.Sum, name="after.stuck")
+    assert torch.equal(got, torch.full((2,), float(size)))
+
+
+def check_process_set_and_group(rank: int, size: int) -> None:
+    members = list(range(1, size))
+    subset = hvd.add_process_set(members)
+    if rank in members:
+        got = hvd.allreduce(torch.full((5,), float(rank), device=DEVICE), op=hvd.Sum,
+                            name="subset", process_set=subset)
+        assert torch.equal(got.cpu(), torch.full((5,), float(sum(members)))), got
+    hvd.remove_process_set(subset)
+    tensors = [torch.full((k + 1,), float(rank * k), device=DEVICE) for k in range(3)]
+    got = hvd.grouped_allreduce(tensors, op=hvd.Sum, name="grouped")
+    for k, result in enumerate(got):
+        assert torch.equal(result.cpu(), torch.full((k + 1,), float(k * sum(range(size)))))
+
+
+def check_optimizer(rank: int, size: int) -> None:
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(),
+                                torch.nn.Linear(16, 1)).to(DEVICE)
+    optimizer = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
+                                         named_parameters=model.named_parameters())
+    hvd.broadcast_parameters(model.state_dict(), root_rank=0)
+    generator = torch.Generator().manual_seed(rank)
+    for _ in range(4):
+        inputs = torch.randn(32, 8, generator=generator).to(DEVICE)
+        optimizer.zero_grad()
+        model(inputs).pow(2).mean().backward()
+        optimizer.step()
+    flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()]).cpu()
+    everyone = hvd.allgather(flat.unsqueeze(0), name="replicas")
+    assert all(torch.equal(everyone[0], row) for row in everyone), "replicas differ"
+
+
+def main() -> None:
+    os.environ["HOROVOD_DYNAMIC_PROCESS_SETS"] = "1"
+    shared_gpu.MAILBOX_BYTES = 64 << 10  # small mailboxes: the batches below need several
+    hvd.init()
+    rank, size = hvd.rank(), hvd.size()
+    if MODE == "cuda":
+        torch.cuda.set_device(0)
+        assert staging.path_for("cuda", 0) == gpu_path.SHARED_GPU, staging._choices
+    check_values(rank, size)
+    check_batches(rank, size)
+    check_mismatch_is_named(rank, size)
+    if MODE == "host":
+        check_a_stuck_peer_is_named(rank, size)
+    check_process_set_and_group(rank, size)
+    check_optimizer(rank, size)
+    hvd.shutdown()
+    print(f"rank {rank} OK", flush=True)
+
+
+if __name__ == "__main__":
+    main()

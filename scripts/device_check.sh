@@ -302,28 +302,36 @@ import re, sys
 totals = [float(x) for x in re.findall(r\"Total img/sec on 1 GPU\(s\): ([0-9.]+)\", sys.stdin.read())]
 print(\"Total img/sec on 2 GPU(s): %.1f\" % sum(totals) if len(totals) == 2 else totals)"' \
   plain "${short[@]}"
-# Whether ranks sharing the GPU could reduce on it through CUDA IPC instead of through host
-# memory (a probe, not kolo's code), and what the host link costs per 100 MiB.
-say "$(timeout "$(step_timeout 40)" kolorun -np 2 python3 scripts/device_ipc_probe.py 2>&1 | tail -4)"
-# The large reductions on one thread per rank (KOLO_REDUCE_THREADS=1) against the default helpers.
-run_bench kolo_np2_onehost_reduce1 env KOLO_REDUCE_THREADS=1 \
+# The same job with allreduce through host memory (the asynchronous host path) instead of summed
+# on the shared GPU (kolo/torch/shared_gpu.py, the default where every rank uses one GPU).
+run_bench kolo_np2_onehost_host env HOROVOD_GPU_ALLREDUCE=MPI \
   kolorun -np 2 python3 bench/gpu/torch_synthetic.py --mode kolo "${short[@]}"
 # Horovod's unchanged script needs local rank 0 on both: two one-slot "hosts" (one machine to kolo).
-run_bench kolo_np2_async kolorun -np 2 -H localhost:1,127.0.0.1:1 python3 "$benchmark" "${short[@]}"
+run_bench kolo_np2_hosts kolorun -np 2 -H localhost:1,127.0.0.1:1 python3 "$benchmark" "${short[@]}"
 run_bench kolo_np2_staging env KOLO_GPU_OPERATIONS=STAGING \
   kolorun -np 2 -H localhost:1,127.0.0.1:1 python3 "$benchmark" "${short[@]}"
 ratio() { python3 -c "a, b = float('$1'), float('$2'); print(f'{a / b:.3f}' if b else 'n/a')"; }
 say "kolo np1 / plain torch: $(ratio "$total_kolo_np1" "$total_torch_np1") (Horovod's script), $(ratio "$total_kolo_np1_same" "$total_torch_np1") (the same script; goal >= 0.98)"
-say "kolo np2 one host / DDP gloo np2: $(ratio "$total_kolo_np2_onehost" "$total_ddp_gloo_np2") (the same script and launch; goal >= 1.5)"
+say "kolo np2 one host / DDP gloo np2: $(ratio "$total_kolo_np2_onehost" "$total_ddp_gloo_np2") (the same script and launch, allreduce on the shared GPU; goal >= 1.5)"
 say "two plain processes sharing the GPU (the ceiling) / DDP gloo np2: $(ratio "$total_plain_np2_shared" "$total_ddp_gloo_np2"); kolo np2 one host / that ceiling: $(ratio "$total_kolo_np2_onehost" "$total_plain_np2_shared")"
-say "kolo np2 one host, reduce helpers (auto) / KOLO_REDUCE_THREADS=1: $(ratio "$total_kolo_np2_onehost" "$total_kolo_np2_onehost_reduce1")"
-say "kolo np2 two hosts (Horovod's script) / DDP gloo np2: $(ratio "$total_kolo_np2_async" "$total_ddp_gloo_np2")"
-say "kolo np2 async / kolo np2 blocking staging (two hosts): $(ratio "$total_kolo_np2_async" "$total_kolo_np2_staging")"
+say "kolo np2 one host, allreduce on the shared GPU / through the host: $(ratio "$total_kolo_np2_onehost" "$total_kolo_np2_onehost_host")"
+say "kolo np2 two hosts (Horovod's script) / DDP gloo np2: $(ratio "$total_kolo_np2_hosts" "$total_ddp_gloo_np2")"
+say "kolo np2 two hosts (Horovod's script) / kolo np2 blocking staging: $(ratio "$total_kolo_np2_hosts" "$total_kolo_np2_staging")"
 fi
 
 if want diag; then
 # ---- where the shared-GPU job's time goes, and NCCL's single-rank reductions ----
 say "$(timeout "$(step_timeout 40)" python3 scripts/device_nccl_one_rank.py 2>&1 | tail -4)"
+# What one allreduce costs the caller's thread on each path (161 tensors of resnet50's sizes per
+# step), and the CUDA IPC probe beside it (scripts/device_ipc_probe.py: the sum alone, and the
+# host link per 100 MiB).
+for path in "" MPI; do
+  say "per-op, allreduce ${path:-on the shared GPU}: $(HOROVOD_GPU_ALLREDUCE=$path timeout "$(step_timeout 40)" \
+    kolorun -np 2 python3 bench/gpu/shared_gpu_perop.py 2>&1 | grep -m1 -E '^\[0\]<stdout>:' | cut -d: -f2-)"
+done
+say "$(timeout "$(step_timeout 40)" kolorun -np 2 python3 scripts/device_ipc_probe.py 2>&1 | tail -4)"
+run_bench kolo_np2_onehost_reduce1 env KOLO_REDUCE_THREADS=1 HOROVOD_GPU_ALLREDUCE=MPI \
+  kolorun -np 2 python3 bench/gpu/torch_synthetic.py --mode kolo "${short[@]}"
 hundred_mib() {  # kolo-bench's 100 MiB float32 sum line; arguments: kolorun's before the program
   timeout "$(step_timeout 30)" kolorun -np 2 "$@" kolo-bench -b 100M -e 100M -n 10 -t allreduce \
     2>&1 | grep -E '^\[0\]<stdout>: +104857600 ' | head -1

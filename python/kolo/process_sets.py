@@ -148,14 +148,14 @@ def add_process_set(process_set) -> ProcessSet:
     return process_set
 
 
-# Run with a set's id before it is removed: a front end finishes its own operations on the set
-# there (kolo.torch's ranks sharing a GPU complete their releases, torch/shared_gpu.py).
-_before_removal_hooks: list = []
+# Run with a set's id once it was removed: a front end forgets what it kept about the set
+# (kolo.torch's ranks sharing a GPU, torch/shared_gpu.py).
+_after_removal_hooks: list = []
 
 
-def before_removal(hook) -> None:
-    """Registers `hook(process_set_id)` to run before every removal of a process set."""
-    _before_removal_hooks.append(hook)
+def after_removal(hook) -> None:
+    """Registers `hook(process_set_id)` to run after every removal of a process set."""
+    _after_removal_hooks.append(hook)
 
 
 def remove_process_set(process_set: ProcessSet) -> bool:
@@ -173,10 +173,10 @@ def remove_process_set(process_set: ProcessSet) -> bool:
     process_set_id = process_set.process_set_id
     if process_set_id is None or process_set_id == 0:
         return False
-    for hook in _before_removal_hooks:
-        hook(process_set_id)
     removed = bool(_core.remove_process_set(process_set_id))
     if removed:
+        for hook in _after_removal_hooks:
+            hook(process_set_id)
         for some_process_set in _id_to_process_sets.pop(process_set_id, [process_set]):
             some_process_set.invalidate()
         process_set.invalidate()

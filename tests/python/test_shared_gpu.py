@@ -77,7 +77,8 @@ def test_the_variables_still_decide():
 
 
 def entry(rank, dtype=0, shape=(4,), reduction=_core.REDUCE_SUM):
-    return shared_gpu._Entry(rank, 0, 1 << 16, 0, 16, dtype, reduction, shape, (b"", b"", b""))
+    return shared_gpu._Entry(rank, 0, 1 << 16, 0, 16, dtype, reduction, shape, 0, 0,
+                             (b"", b"", b""))
 
 
 def test_disagreeing_ranks_are_named_as_the_core_names_them():

@@ -8,19 +8,22 @@ the mailboxes on the GPU with torch's kernels, in rank order, so every rank gets
 
 One operation, on every rank:
 
-1. **submit**: kolo's stream waits for the caller's stream (an event), copies the tensor into a
-   region of the rank's mailbox and records the rank's *ready* event (interprocess). Then a small
-   CPU allreduce named like the operation (the *handshake*: each rank fills its own slot, so the
-   Sum gathers them; a joined rank's slot stays empty) tells every rank where each rank's copy
-   lies, its dtype and shape, and the handles of its mailbox and events; a peer maps what it has
-   not mapped yet. The negotiation matches names as for any operation.
+1. **submit**: the caller's stream copies the tensor into a region of the rank's mailbox and
+   records the rank's *ready* event (interprocess). Then a small CPU allreduce named like the
+   operation (the *handshake*: each rank fills its own slot, so the Sum gathers them; a joined
+   rank's slot stays empty) tells every rank where each rank's copy lies, its dtype and shape,
+   the handles of its mailbox and events, the operation's number among the rank's shared
+   allreduces on the process set, and the rank's *low mark*: every one of its operations
+   numbered below it has been summed. A peer maps what it has not mapped yet. The negotiation
+   matches names as for any operation.
 2. **synchronize**: checks that the ranks agree (dtype, shape, reduction: KoloError naming the
    ranks otherwise), waits on the CPU until every peer's ready event has fired, makes the caller's
    current stream wait for its own copy, sums every rank's region into the result on that stream
-   and records the rank's *done* event. Then a *release*: a one-element CPU allreduce that every
-   rank submits after its sum was queued.
-3. A region is written again only after its release completed (every rank queued its sum) and
-   every rank's done event has fired (every sum ran): until then a new mailbox is exported.
+   and records the rank's *done* event.
+3. A mailbox is written again only once no rank reads it: this rank summed every operation
+   placed in it, each peer's low mark (from a later handshake) passed that peer's number for
+   each of them, and every peer's done event has fired (their sums ran). Until then a new
+   mailbox is exported; in training, a step reuses the mailboxes of the step before the last.
 
 Peers' events are only ever queried from the CPU, never waited for on a stream: a peer that dies
 before its copy ran leaves this rank's stream free, and the wait ends after the peer timeout with
@@ -97,8 +100,14 @@ class CudaSharing(staging.CudaCalls):
         """A uint8 tensor over device memory torch does not own (kept alive by the mailbox)."""
         return torch.as_tensor(_DeviceBytes(pointer, nbytes), device=torch.device("cuda", device))
 
-    def ipc_event(self) -> Any:
-        return torch.cuda.Event(interprocess=True)
+    def copy_here(self, destination: torch.Tensor, source: torch.Tensor) -> None:
+        destination.copy_(source, non_blocking=True)  # on the current stream
+
+    def ipc_event(self, device: int) -> Any:
+        with torch.cuda.device(device):  # torch creates the event at its first use
+            event = torch.cuda.Event(interprocess=True)
+            event.ipc_handle()
+        return event
 
     def event_handle(self, event: Any) -> bytes:
         return bytes(event.ipc_handle())
@@ -118,12 +127,13 @@ class CudaSharing(staging.CudaCalls):
 
 
 class _DeviceBytes:
-    """Device memory as torch.as_tensor reads it (the CUDA Array Interface, version 3)."""
+    """Device memory as torch.as_tensor reads it (the CUDA Array Interface; no "stream" key:
+    nothing to synchronize, the memory is ordered by kolo's events)."""
 
     def __init__(self, pointer: int, nbytes: int) -> None:
         self.__cuda_array_interface__ = {"shape": (nbytes,), "typestr": "|u1",
-                                         "data": (pointer, False), "version": 3,
-                                         "strides": None, "stream": None}
+                                         "data": (pointer, False), "version": 2,
+                                         "strides": None}
 
 
 class HostSharing(staging.HostOnlyCalls):
@@ -171,7 +181,11 @@ class HostSharing(staging.HostOnlyCalls):
     def view(self, pointer: int, nbytes: int, device: int) -> torch.Tensor:
         return torch.frombuffer(self._maps[pointer][0], dtype=torch.uint8, count=nbytes)
 
-    def ipc_event(self) -> str:
+    def copy_here(self, destination: torch.Tensor, source: torch.Tensor) -> None:
+        self.log.append(("copy", "caller", destination.data_ptr(), source.data_ptr()))
+        destination.copy_(source)
+
+    def ipc_event(self, device: int) -> str:
         return self.new_event()
 
     def event_handle(self, event: str) -> bytes:
@@ -190,7 +204,7 @@ class HostSharing(staging.HostOnlyCalls):
 @dataclass
 class _Mailbox:
     """One block of exported memory; regions are handed out from its start (a bump pointer) and
-    all become free together once every operation placed in it was released."""
+    all become free together once no rank reads any of them (SharedGpu._unread)."""
 
     number: int
     pointer: int
@@ -198,19 +212,16 @@ class _Mailbox:
     handle: bytes
     bytes_view: torch.Tensor
     used: int = 0
-    placed: set = field(default_factory=set)  # ids of operations placed here, not yet released
-    pending: dict = field(default_factory=dict)  # their release handles -> set id, until done
+    # (set id, number) of each operation placed here -> None until this rank summed it, then
+    # what the peers must have summed: (rank, set id, that rank's number for the operation).
+    placed: dict = field(default_factory=dict)
+    typed: dict = field(default_factory=dict)  # dtype -> the whole mailbox viewed as it
 
-    def unread(self) -> bool:
-        """True while some rank may still read a region of this mailbox (polls the releases)."""
-        self.pending = {h: s for h, s in self.pending.items() if not _released(h)}
-        return bool(self.placed or self.pending)
-
-    def drain(self, set_id: int, deadline: float) -> None:
-        """Until the releases on `set_id` completed (or the deadline passed)."""
-        while any(s == set_id for s in self.pending.values()) and time.monotonic() < deadline:
-            self.unread()
-            time.sleep(1e-4)
+    def region(self, offset: int, dtype: torch.dtype, shape: tuple) -> torch.Tensor:
+        view = self.typed.get(dtype)
+        if view is None:
+            view = self.typed[dtype] = self.bytes_view.view(dtype)
+        return view.as_strided(shape, _contiguous_strides(shape), offset // view.element_size())
 
 
 @dataclass
@@ -225,6 +236,8 @@ class _Entry:
     dtype: int
     reduction: int
     shape: tuple
+    number: int  # the operation's number among this rank's shared allreduces on the set
+    low: int  # this rank had summed every one numbered below, when it submitted
     handles: tuple  # (mailbox, ready, done)
 
 
@@ -235,8 +248,26 @@ class _Operation:
     output: Optional[torch.Tensor]
     reduction: int
     set_id: int
+    number: int
     mailbox: _Mailbox
+    region: torch.Tensor  # this rank's copy
     members: int  # the process set's size: Average's divisor, joined ranks included
+
+
+class _Marks:
+    """Which of a rank's operations on one process set it has summed: every one numbered below
+    `low`, and those in `above`."""
+
+    def __init__(self) -> None:
+        self.next = 0
+        self.low = 0
+        self.above: set[int] = set()
+
+    def summed(self, number: int) -> None:
+        self.above.add(number)
+        while self.low in self.above:
+            self.above.remove(self.low)
+            self.low += 1
 
 
 class SharedGpu:
@@ -245,65 +276,81 @@ class SharedGpu:
     def __init__(self, calls: Any, device: int) -> None:
         self.calls = calls
         self.device = device
-        self.ready = calls.ipc_event()
-        self.done = calls.ipc_event()
-        self._handles = (calls.event_handle(self.ready), calls.event_handle(self.done))
+        self.rank = kolo.rank()
+        self.ready = calls.ipc_event(device)
+        self.done = calls.ipc_event(device)
+        self._handles = calls.event_handle(self.ready) + calls.event_handle(self.done)
         self._mailboxes: list[_Mailbox] = []
         self._current: Optional[_Mailbox] = None
-        self._peer_memory: dict[tuple[int, int], torch.Tensor] = {}  # (rank, mailbox) -> bytes
+        self._peer_memory: dict[tuple[int, int], _Mailbox] = {}  # (rank, number) -> its mailbox
         self._peer_pointers: list[int] = []
         self._peer_events: dict[int, tuple[Any, Any]] = {}  # rank -> (ready, done)
-        self._releases: dict[str, int] = {}  # the next release number of each name
+        self._marks: dict[int, _Marks] = {}  # process set id -> this rank's marks
+        self._known_low: dict[tuple[int, int], float] = {}  # (rank, set id) -> its latest low
+        self._members: dict[int, list[int]] = {}  # process set id -> its ranks
         self._lock = threading.Lock()
 
     # -- submit ------------------------------------------------------------------------------
 
-    def submit(self, tensor: torch.Tensor, output: Optional[torch.Tensor], name: str,
+    def submit(self, tensor: torch.Tensor, output: Optional[torch.Tensor], name: Optional[str],
                reduction: int, set_id: int, group: tuple) -> int:
         # Named as the other paths name an allreduce, so unnamed counters stay aligned.
         name = kolo._name("allreduce", name, set_id)
         source = tensor.detach()
+        shape = tuple(source.shape)
         nbytes = source.numel() * source.element_size()
         with self._lock:
-            mailbox, offset = self._place(nbytes)
+            mailbox, offset = self._place(nbytes, source.device)
+            marks = self._marks.setdefault(set_id, _Marks())
+            number = marks.next
+            marks.next += 1
+            members = self._members.get(set_id)
+            if members is None:
+                members = self._members[set_id] = list(_core.process_set_ranks(set_id))
         calls = self.calls
         caller = calls.current_stream(source.device)
-        stream = calls.kolo_stream(source.device)
-        submitted = calls.new_event()
-        calls.record(submitted, caller)  # the tensor's producer and all before it
-        calls.wait(stream, submitted)
-        region = mailbox.bytes_view[offset:offset + nbytes].view(source.dtype).view(source.shape)
-        calls.copy_on(stream, region, source)
-        calls.keep_until_done(source, stream)
-        calls.record(self.ready, stream)
-        members = list(_core.process_set_ranks(set_id))
-        payload = torch.zeros(len(members) * PAYLOAD_BYTES // 8, dtype=torch.int64)
-        slot = members.index(kolo.rank()) * PAYLOAD_BYTES
-        payload.view(torch.uint8)[slot:slot + PAYLOAD_BYTES] = self._payload(
-            mailbox, offset, nbytes, source, reduction)
-        operation = _Operation(name, tensor, output, reduction, set_id, mailbox, len(members))
+        region = mailbox.region(offset, source.dtype, shape)
+        # On the caller's stream, after the tensor's producer: a device-to-device copy, short
+        # beside the kernels around it, and no stream switch or event per tensor.
+        calls.copy_here(region, source)
+        calls.record(self.ready, caller)
+        operation = _Operation(name, tensor, output, reduction, set_id, number, mailbox, region,
+                               len(members))
+        payload = bytearray(len(members) * PAYLOAD_BYTES)
+        slot = members.index(self.rank) * PAYLOAD_BYTES
+        payload[slot:slot + PAYLOAD_BYTES] = _HEADER.pack(
+            _MAGIC, self.rank, mailbox.number, mailbox.size, offset, nbytes,
+            _DTYPE_CODES[source.dtype], reduction, len(shape), source.numel(), number,
+            marks.low, 0, 0, 0, 0) + _DIMS.pack(*_padded(shape)) + mailbox.handle + self._handles
         with self._lock:
-            mailbox.placed.add(id(operation))
+            mailbox.placed[(set_id, number)] = None
         # An allreduce (a Sum of slots only their own rank fills) rather than an allgather: a
         # rank that joined (hvd.join) takes part with zeros, an empty slot, as Horovod's joined
-        # ranks do in an allreduce.
-        return kolo._submit(_core.OP_ALLREDUCE, "allreduce", payload, None, name,
-                            reduce_op=_core.REDUCE_SUM, process_set=set_id, group=group,
-                            finish=lambda gathered: self._finish(operation, gathered))
+        # ranks do in an allreduce. Host memory, in place: the core's pointer entry.
+        slots = torch.frombuffer(payload, dtype=torch.int64)
+        address = slots.data_ptr()
+        handle = _core.enqueue_pointers(
+            _core.OP_ALLREDUCE, name, _core.REDUCE_SUM, 0, 1.0, 1.0, set_id, group[0], group[1],
+            _core.DTYPE_INT64, slots.shape, address, address)
+        _handles.track(handle, slots, None, _core.OP_ALLREDUCE,
+                       lambda gathered: self._finish(operation, gathered))
+        return handle
 
-    def _place(self, nbytes: int) -> tuple[_Mailbox, int]:
+    def _place(self, nbytes: int, device: torch.device) -> tuple[_Mailbox, int]:
         """A region of `nbytes` in a mailbox nobody reads any more (see the module's step 3)."""
         need = max(_ALIGN, -(-nbytes // _ALIGN) * _ALIGN)
         current = self._current
         if current is None or current.used + need > current.size:
-            current = self._free_mailbox(need)
+            current = self._free_mailbox(need, device)
             if current is None and self._exported_bytes() >= EXPORT_LIMIT_BYTES:
-                # Enough memory out already: the oldest mailboxes free up once the ranks
-                # synchronize what they hold (a training step's). Bounded: then one more.
+                # Enough memory out already: the oldest mailboxes free up as the ranks' later
+                # handshakes say what they summed. Bounded: then one more.
                 deadline = time.monotonic() + LIMIT_WAIT_S
                 while current is None and time.monotonic() < deadline:
+                    self._lock.release()
                     time.sleep(1e-3)
-                    current = self._free_mailbox(need)
+                    self._lock.acquire()
+                    current = self._free_mailbox(need, device)
             current = current or self._export(need)
             current.used = 0
             self._current = current
@@ -314,15 +361,28 @@ class SharedGpu:
     def _exported_bytes(self) -> int:
         return sum(mailbox.size for mailbox in self._mailboxes)
 
-    def _free_mailbox(self, need: int) -> Optional[_Mailbox]:
+    def _free_mailbox(self, need: int, device: torch.device) -> Optional[_Mailbox]:
         for mailbox in self._mailboxes:
-            if mailbox.size < need or mailbox.unread() or not self._every_sum_ran():
+            if mailbox.size < need or self._unread(mailbox) or not self._every_sum_ran():
                 continue
-            # This rank's own sums read the mailbox on its caller's stream: kolo's stream, which
-            # writes the next copies, waits for them (the rank's own event: safe on a stream).
-            self.calls.wait(self.calls.kolo_stream(_torch_device(self.device)), self.done)
+            mailbox.placed.clear()
+            # The next copies into it wait for this rank's own sums that read it, wherever they
+            # were queued (the rank's own event: safe to wait for on a stream).
+            self.calls.wait(self.calls.current_stream(device), self.done)
             return mailbox
         return None
+
+    def _unread(self, mailbox: _Mailbox) -> bool:
+        """True while a rank may still read some region of `mailbox`: this rank has not summed
+        an operation placed there, or a peer has not said (in a later handshake) that it has."""
+        known = self._known_low
+        for needs in mailbox.placed.values():
+            if needs is None:
+                return True
+            for rank, set_id, number in needs:
+                if known.get((rank, set_id), 0) <= number:
+                    return True
+        return False
 
     def _every_sum_ran(self) -> bool:
         return all(self.calls.fired(done) for _, done in self._peer_events.values())
@@ -335,137 +395,136 @@ class SharedGpu:
         self._mailboxes.append(mailbox)
         return mailbox
 
-    def _payload(self, mailbox: _Mailbox, offset: int, nbytes: int, source: torch.Tensor,
-                 reduction: int) -> torch.Tensor:
-        shape = tuple(source.shape)
-        header = _HEADER.pack(_MAGIC, kolo.rank(), mailbox.number, mailbox.size, offset, nbytes,
-                              _DTYPE_CODES[source.dtype], reduction, len(shape),
-                              source.numel(), 0, 0, 0, 0, 0, 0)
-        dims = _DIMS.pack(*(list(shape[:_MAX_DIMS]) + [0] * (_MAX_DIMS - min(len(shape),
-                                                                           _MAX_DIMS))))
-        raw = header + dims + mailbox.handle + self._handles[0] + self._handles[1]
-        return torch.frombuffer(bytearray(raw), dtype=torch.uint8)
-
     # -- synchronize -------------------------------------------------------------------------
 
     def _finish(self, operation: _Operation, gathered: torch.Tensor) -> torch.Tensor:
+        summed, entries = False, []
         try:
-            raw = bytes(gathered.view(torch.uint8).numpy())
-            entries = [entry for entry in (_parse(raw[i:i + PAYLOAD_BYTES])
-                                           for i in range(0, len(raw), PAYLOAD_BYTES)) if entry]
+            raw = gathered.numpy().tobytes()
+            entries = [e for e in (_parse(raw[i:i + PAYLOAD_BYTES])
+                                   for i in range(0, len(raw), PAYLOAD_BYTES)) if e]
+            with self._lock:
+                for entry in entries:
+                    key = (entry.rank, operation.set_id)
+                    if self._known_low.get(key, 0) < entry.low:
+                        self._known_low[key] = entry.low
             _check_agreement(operation.name, entries)
             with self._lock:
                 regions = [self._region(operation, entry) for entry in entries]
             self._wait_for_peers(operation.name, entries)
-        except Exception:
-            # Every rank raises alike before reading anything (or a peer is gone): nobody reads
-            # this rank's region any more.
+            calls = self.calls
+            result = operation.tensor if operation.output is None else operation.output
+            stream = calls.current_stream(result.device)
+            calls.wait(stream, self.ready)  # this rank's own copy, queued on kolo's stream
+            with torch.no_grad():
+                _reduce(regions, operation.reduction, result, operation.members)
+                if len(entries) < operation.members:
+                    _with_joined_zeros(result, operation.reduction)
+            calls.record(self.done, stream)
+            summed = True
+            return result
+        finally:
+            # Summed, or failed alike on every rank before any read (or a peer is gone): this
+            # rank reads the peers' regions no more, and says so in its next handshakes.
+            needs = [(e.rank, operation.set_id, e.number) for e in entries
+                     if e.rank != self.rank] if summed else []
             with self._lock:
-                operation.mailbox.placed.discard(id(operation))
-            raise
-        calls = self.calls
-        tensor = operation.tensor
-        stream = calls.current_stream(tensor.device)
-        calls.wait(stream, self.ready)  # this rank's own copy, queued on kolo's stream
-        with torch.no_grad():
-            if operation.output is not None:
-                result = operation.output
-            else:
-                result = tensor
-            _reduce(regions, operation.reduction, result, operation.members)
-            if len(entries) < operation.members:
-                _with_joined_zeros(result, operation.reduction)
-        calls.record(self.done, stream)
-        self._release(operation)
-        return result
+                operation.mailbox.placed[(operation.set_id, operation.number)] = needs
+                self._marks[operation.set_id].summed(operation.number)
 
     def _region(self, operation: _Operation, entry: _Entry) -> torch.Tensor:
-        if entry.rank == kolo.rank():
-            memory = operation.mailbox.bytes_view
-        else:
-            memory = self._peer_mailbox(entry)
-        dtype = _DTYPES[entry.dtype]
-        return memory[entry.offset:entry.offset + entry.nbytes].view(dtype).view(
-            operation.tensor.shape)
-
-    def _peer_mailbox(self, entry: _Entry) -> torch.Tensor:
-        key = (entry.rank, entry.mailbox)
-        memory = self._peer_memory.get(key)
-        if memory is None:
+        if entry.rank == self.rank:
+            return operation.region
+        mailbox = self._peer_memory.get((entry.rank, entry.mailbox))
+        if mailbox is None:
             pointer = self.calls.import_(self.device, entry.handles[0])
             self._peer_pointers.append(pointer)
-            memory = self._peer_memory[key] = self.calls.view(pointer, entry.mailbox_size,
-                                                              self.device)
+            mailbox = self._peer_memory[(entry.rank, entry.mailbox)] = _Mailbox(
+                entry.mailbox, pointer, entry.mailbox_size, entry.handles[0],
+                self.calls.view(pointer, entry.mailbox_size, self.device))
         if entry.rank not in self._peer_events:
             self._peer_events[entry.rank] = (self.calls.open_event(self.device, entry.handles[1]),
                                              self.calls.open_event(self.device, entry.handles[2]))
-        return memory
+        return mailbox.region(entry.offset, _DTYPES[entry.dtype], tuple(operation.tensor.shape))
 
     def _wait_for_peers(self, name: str, entries: list[_Entry]) -> None:
         """Until every peer's copy ran: on the CPU, bounded by the peer timeout (a dead peer's
         event may never fire; a stream waiting for it would hang this rank's GPU work)."""
-        pending = [e.rank for e in entries if e.rank != kolo.rank()]
-        deadline = time.monotonic() + _peer_timeout_s()
+        fired = self.calls.fired
+        pending = [e.rank for e in entries
+                   if e.rank != self.rank and not fired(self._peer_events[e.rank][0])]
+        if not pending:
+            return
+        timeout = _peer_timeout_s()
+        deadline = time.monotonic() + timeout
         pause = 20e-6
         while pending:
-            pending = [r for r in pending if not self.calls.fired(self._peer_events[r][0])]
-            if not pending:
-                return
-            if time.monotonic() > deadline:
-                raise KoloError(
-                    f"rank {kolo.rank()}: tensor '{name}': the copy of rank {pending[0]} into "
-                    f"the shared GPU's memory did not finish within {_peer_timeout_s():.0f} s "
-                    f"(the peer timeout; is rank {pending[0]} still alive?)")
             time.sleep(pause)
             pause = min(pause * 2, 1e-3)
+            pending = [r for r in pending if not fired(self._peer_events[r][0])]
+            if pending and time.monotonic() > deadline:
+                raise KoloError(
+                    f"rank {self.rank}: tensor '{name}': the copy of rank {pending[0]} into "
+                    f"the shared GPU's memory did not finish within {timeout:.0f} s (the peer "
+                    f"timeout; is rank {pending[0]} still alive?)")
 
-    def _release(self, operation: _Operation) -> None:
-        """Tells the ranks that this rank's sum is queued (module's step 2); the handle is polled
-        when a mailbox is looked for, never synchronized by the caller."""
-        with self._lock:
-            number = self._releases.get(operation.name, 0)
-            self._releases[operation.name] = number + 1
-        flag = torch.zeros(1, dtype=torch.int32)
-        handle = kolo._submit(_core.OP_ALLREDUCE, "allreduce", flag, None,
-                              f"kolo.release.{number}.{operation.name}",
-                              process_set=operation.set_id)
-        with self._lock:
-            operation.mailbox.placed.discard(id(operation))
-            operation.mailbox.pending[handle] = operation.set_id
+    # -- process sets and the end of a session -----------------------------------------------
 
-    # -- the end of a session ----------------------------------------------------------------
+    def forget_set(self, set_id: int) -> None:
+        """After a process set was removed: every member synchronized its operations on it
+        first (the core refuses the removal otherwise), so nobody reads their regions once the
+        sums ran (the done events); the set's numbers start again if its id comes back."""
+        with self._lock:
+            for key in [k for k in self._known_low if k[1] == set_id]:
+                self._known_low[key] = float("inf")
+            for mailbox in self._mailboxes:
+                for op, needs in mailbox.placed.items():
+                    if needs:
+                        mailbox.placed[op] = [n for n in needs if n[1] != set_id]
+            self._marks.pop(set_id, None)
+            self._members.pop(set_id, None)
 
     def close(self) -> None:
-        """Unmaps the peers' mailboxes and frees this rank's, once every sum that reads them ran
-        (bounded: a mailbox whose readers do not finish within a second is left to the process's
-        end rather than freed under them)."""
-        deadline = time.monotonic() + 1.0
-        for mailbox in self._mailboxes:
-            while mailbox.unread() and time.monotonic() < deadline:
-                time.sleep(1e-3)
+        """Unmaps the peers' mailboxes and frees this rank's once every rank reached this point
+        (an allreduce at shutdown, after this rank's own GPU work finished); when the peers do
+        not come within a second, this rank's mailboxes are left to the process's end rather
+        than freed under a peer still reading them."""
         synchronize = getattr(self.calls, "synchronize", None)
         if synchronize is not None:
             synchronize()
-        clean = not any(m.unread() for m in self._mailboxes) and self._every_sum_ran()
+        everyone_here = False
+        try:
+            handle = kolo._submit(_core.OP_ALLREDUCE, "allreduce", torch.zeros(1), None,
+                                  "kolo.shared_gpu.close")
+            deadline = time.monotonic() + 1.0
+            while not _handles.poll(handle) and time.monotonic() < deadline:
+                time.sleep(1e-3)
+            if _handles.poll(handle):
+                _handles.synchronize(handle)
+                everyone_here = True
+        except (KoloError, ValueError):
+            pass
         for pointer in self._peer_pointers:
             self.calls.close(self.device, pointer)
         self._peer_pointers.clear()
         self._peer_memory.clear()
-        if clean:
+        if everyone_here and self._every_sum_ran():
             for mailbox in self._mailboxes:
                 self.calls.free(self.device, mailbox.pointer)
         self._mailboxes.clear()
 
 
-def _released(handle: int) -> bool:
-    """Whether a release completed; a completed one leaves kolo's table (its result is unused)."""
-    try:
-        if not _handles.poll(handle):
-            return False
-        _handles.synchronize(handle)
-    except (KoloError, ValueError):
-        pass  # a failed release (a peer lost): nobody will read the region again either
-    return True
+def _contiguous_strides(shape: tuple) -> tuple:
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(size, 1)
+    return tuple(reversed(strides))
+
+
+def _padded(shape: tuple) -> list:
+    dims = list(shape[:_MAX_DIMS])
+    return dims + [0] * (_MAX_DIMS - len(dims))
 
 
 def _torch_device(index: int) -> torch.device:
@@ -484,17 +543,23 @@ def _parse(raw: bytes) -> Optional[_Entry]:
     if header[0] != _MAGIC:
         raise KoloError("a shared-GPU handshake carried something else (a rank running another "
                         "kolo version?)")
-    _, rank, mailbox, size, offset, nbytes, dtype, reduction, ndim, numel = header[:10]
+    _, rank, mailbox, size, offset, nbytes, dtype, reduction, ndim, numel, number, low = \
+        header[:12]
     dims = _DIMS.unpack_from(raw, _HEADER.size)
     shape = tuple(dims[:ndim]) if ndim <= _MAX_DIMS else (f"{ndim} dimensions", numel)
     start = _HEADER.size + _DIMS.size
     handles = tuple(raw[start + i * _HANDLE_BYTES:start + (i + 1) * _HANDLE_BYTES]
                     for i in range(3))
-    return _Entry(rank, mailbox, size, offset, nbytes, dtype, reduction, shape, handles)
+    return _Entry(rank, mailbox, size, offset, nbytes, dtype, reduction, shape, number, low,
+                  handles)
 
 
 def _check_agreement(name: str, entries: list[_Entry]) -> None:
     """KoloError in the core's words (negotiation/request_checks.cc) when the ranks differ."""
+    first = entries[0]
+    if all((e.dtype, e.shape, e.reduction) == (first.dtype, first.shape, first.reduction)
+           for e in entries):
+        return
     checks = (("dtype", lambda e: str(_DTYPES[e.dtype]).replace("torch.", "")),
               ("shape", lambda e: "[" + ", ".join(map(str, e.shape)) + "]"),
               ("reduce op", lambda e: _REDUCTION_NAMES.get(e.reduction, str(e.reduction))))
@@ -602,16 +667,12 @@ def submit(tensor: torch.Tensor, output: Optional[torch.Tensor], name: str, redu
     return session.submit(tensor, output, name, reduce_op, set_id, group)
 
 
-def drain_set(process_set_id: int) -> None:
-    """Before a process set is removed: this rank's releases on it complete (every member
-    synchronized its operations on the set before removing it, so each release can complete),
-    bounded by the peer timeout; the core then finds nothing pending on the set."""
-    deadline = time.monotonic() + _peer_timeout_s()
+def forget_set(process_set_id: int) -> None:
+    """kolo.process_sets' hook after a set was removed (SharedGpu.forget_set)."""
     with _sessions_lock:
         sessions = list(_sessions.values())
     for session in sessions:
-        for mailbox in list(session._mailboxes):
-            mailbox.drain(process_set_id, deadline)
+        session.forget_set(process_set_id)
 
 
 def close_sessions() -> None:
@@ -624,4 +685,4 @@ def close_sessions() -> None:
 
 
 kolo.on_shutdown(close_sessions)
-process_sets.before_removal(drain_set)
+process_sets.after_removal(forget_set)

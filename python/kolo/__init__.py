@@ -177,13 +177,16 @@ def _name(kind: str, name: Optional[str], process_set: int = 0) -> str:
 def _submit(op: int, kind: str, array: Any, output: Any, name: Optional[str], *,
             reduce_op: int = 0, root: int = 0, prescale: float = 1.0, postscale: float = 1.0,
             process_set: int = 0, splits: Optional[list] = None, group: tuple = (0, 0),
-            invalid: str = "", finish=None, ready: tuple = (0, -1), drive: bool = False) -> int:
+            invalid: str = "", finish=None, ready: tuple = (0, -1), drive: bool = False,
+            failed=None) -> int:
     """Queues one operation and tracks it until synchronize(). `invalid` (non-empty) says what
     is wrong with the caller's arguments: the core raises it as a ValueError and fails the name
     on the other ranks too. `group` is (id, size) for a member of a grouped operation;
     `finish(result)` is the framework layer's last step at synchronize() (_handles.py);
+    `failed()` is called instead of `finish` when the operation failed;
     `ready` is (cudaEvent_t, device) the core waits for before reading `array` (kolo.torch's
-    asynchronous host path), (0, -1) for none. `drive`: the caller waits for it at once, and
+    asynchronous host path), (0, -1) for none (a device with no event: a CUDA tensor's request
+    made on the host, kolo.torch's shared GPU path). `drive`: the caller waits for it at once, and
     that wait runs the negotiation and the collective on the caller's thread (the blocking
     functions; core/session.h)."""
     if process_set == 0 and not _first_global_op_seen:
@@ -195,7 +198,7 @@ def _submit(op: int, kind: str, array: Any, output: Any, name: Optional[str], *,
         group_size=group[1], invalid=invalid, ready_event=ready[0], ready_device=ready[1],
         caller_drives=drive)
     handle = _core.enqueue(options, array, output)
-    _handles.track(handle, array, output, op, finish)
+    _handles.track(handle, array, output, op, finish, failed=failed)
     return handle
 
 

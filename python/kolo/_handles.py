@@ -30,6 +30,9 @@ class _InFlight:
     # at synchronize(), which is made to wait for kolo's completion event; None elsewhere. With
     # it, `finish` is required and receives the alltoall's received splits ([] otherwise).
     on_stream: Optional[Callable[[], tuple]] = None
+    # Told when the operation failed (synchronize() raises instead of calling `finish`): a front
+    # end that keeps state per operation forgets it (kolo.torch's shared GPU path).
+    failed: Optional[Callable[[], None]] = None
 
 
 _in_flight: dict[int, _InFlight] = {}
@@ -49,11 +52,19 @@ _group_ids = itertools.count(1)
 
 def track(handle: int, array: Any, output: Any, op: int,
           finish: Optional[Callable[[Any], Any]] = None,
-          on_stream: Optional[Callable[[], tuple]] = None) -> None:
+          on_stream: Optional[Callable[[], tuple]] = None,
+          failed: Optional[Callable[[], None]] = None) -> None:
     """Keeps `array` and `output` referenced until synchronize(handle); `finish(result)` then
-    gives the caller's result. `on_stream` (an operation on kolo.torch's NCCL path): the
-    stream that synchronize() makes wait for the device result instead of waiting itself."""
-    _in_flight[handle] = _InFlight(array, output, op, finish, on_stream)
+    gives the caller's result, `failed()` is called instead when the operation failed.
+    `on_stream` (an operation on kolo.torch's NCCL path): the stream that synchronize() makes
+    wait for the device result instead of waiting itself."""
+    _in_flight[handle] = _InFlight(array, output, op, finish, on_stream, failed)
+
+
+def _forget_failed(handle: int, entry: _InFlight) -> None:
+    del _in_flight[handle]
+    if entry.failed is not None:
+        entry.failed()
 
 
 def then(handle: int, step: Callable[[Any], Any]) -> None:
@@ -118,7 +129,7 @@ def synchronize(handle: int) -> Any:
         try:
             received_splits = _core.finish_on_stream(handle, *entry.on_stream())
         except Exception:
-            del _in_flight[handle]
+            _forget_failed(handle, entry)
             raise
         del _in_flight[handle]
         return entry.finish(received_splits)
@@ -127,7 +138,7 @@ def synchronize(handle: int) -> Any:
         try:
             _core.finish(handle)
         except Exception:
-            del _in_flight[handle]
+            _forget_failed(handle, entry)
             raise
         del _in_flight[handle]
         result = entry.output if entry.output is not None else entry.array
@@ -137,7 +148,7 @@ def synchronize(handle: int) -> Any:
     except Exception:
         if _core.poll(handle):
             _take(handle, entry)  # frees what the core allocated for the failed operation
-        del _in_flight[handle]
+        _forget_failed(handle, entry)
         raise
     allocated = _take(handle, entry)
     del _in_flight[handle]

@@ -279,7 +279,7 @@ class SharedGpu:
         self.rank = kolo.rank()
         self.ready = calls.ipc_event(device)
         self.done = calls.ipc_event(device)
-        self._handles = calls.event_handle(self.ready) + calls.event_handle(self.done)
+        self._event_handles = calls.event_handle(self.ready) + calls.event_handle(self.done)
         self._mailboxes: list[_Mailbox] = []
         self._current: Optional[_Mailbox] = None
         self._peer_memory: dict[tuple[int, int], _Mailbox] = {}  # (rank, number) -> its mailbox
@@ -321,20 +321,21 @@ class SharedGpu:
         payload[slot:slot + PAYLOAD_BYTES] = _HEADER.pack(
             _MAGIC, self.rank, mailbox.number, mailbox.size, offset, nbytes,
             _DTYPE_CODES[source.dtype], reduction, len(shape), source.numel(), number,
-            marks.low, 0, 0, 0, 0) + _DIMS.pack(*_padded(shape)) + mailbox.handle + self._handles
+            marks.low, 0, 0, 0, 0) + _DIMS.pack(*_padded(shape)) + mailbox.handle \
+            + self._event_handles
         with self._lock:
             mailbox.placed[(set_id, number)] = None
         # An allreduce (a Sum of slots only their own rank fills) rather than an allgather: a
         # rank that joined (hvd.join) takes part with zeros, an empty slot, as Horovod's joined
-        # ranks do in an allreduce. Host memory, in place: the core's pointer entry.
-        slots = torch.frombuffer(payload, dtype=torch.int64)
-        address = slots.data_ptr()
-        handle = _core.enqueue_pointers(
-            _core.OP_ALLREDUCE, name, _core.REDUCE_SUM, 0, 1.0, 1.0, set_id, group[0], group[1],
-            _core.DTYPE_INT64, slots.shape, address, address)
-        _handles.track(handle, slots, None, _core.OP_ALLREDUCE,
-                       lambda gathered: self._finish(operation, gathered))
-        return handle
+        # ranks do in an allreduce. Marked as a CUDA tensor's host-side request (a device, no
+        # event to wait for), so a rank passing a CPU tensor under the name fails every rank
+        # with "Mismatched device", as on the other paths.
+        return kolo._submit(_core.OP_ALLREDUCE, "allreduce",
+                            torch.frombuffer(payload, dtype=torch.int64), None, name,
+                            reduce_op=_core.REDUCE_SUM, process_set=set_id, group=group,
+                            ready=(0, self.device),
+                            finish=lambda gathered: self._finish(operation, gathered),
+                            failed=lambda: self._forget(operation))
 
     def _place(self, nbytes: int, device: torch.device) -> tuple[_Mailbox, int]:
         """A region of `nbytes` in a mailbox nobody reads any more (see the module's step 3)."""
@@ -428,9 +429,19 @@ class SharedGpu:
             # rank reads the peers' regions no more, and says so in its next handshakes.
             needs = [(e.rank, operation.set_id, e.number) for e in entries
                      if e.rank != self.rank] if summed else []
-            with self._lock:
-                operation.mailbox.placed[(operation.set_id, operation.number)] = needs
-                self._marks[operation.set_id].summed(operation.number)
+            self._settle(operation, needs)
+
+    def _forget(self, operation: _Operation) -> None:
+        """The handshake failed (a mismatch the core found, a peer gone): nobody reads this
+        operation's regions."""
+        self._settle(operation, [])
+
+    def _settle(self, operation: _Operation, needs: list) -> None:
+        with self._lock:
+            operation.mailbox.placed[(operation.set_id, operation.number)] = needs
+            marks = self._marks.get(operation.set_id)
+            if marks is not None:
+                marks.summed(operation.number)
 
     def _region(self, operation: _Operation, entry: _Entry) -> torch.Tensor:
         if entry.rank == self.rank:

@@ -87,6 +87,24 @@ def check_mismatch_is_named(rank: int, size: int) -> None:
         raise AssertionError("a shape mismatch was accepted")
     got = hvd.allreduce(torch.ones(3, device=DEVICE), op=hvd.Sum, name="after.mismatch")
     assert torch.equal(got.cpu(), torch.full((3,), float(size)))
+    if MODE == "host":
+        # The handshake of a CUDA tensor is marked as one (a device, no event): here rank 0's
+        # stands for a CUDA tensor, the others' are CPU ones.
+        shared = session()
+        shared.device = 0 if rank == 0 else -1
+        try:
+            hvd.allreduce(torch.ones(2), name="bad.device")
+        except HorovodInternalError as error:
+            assert "Mismatched device for tensor 'bad.device': rank 0 submitted cuda" in str(
+                error), error
+        else:
+            raise AssertionError("a device mismatch was accepted")
+        finally:
+            shared.device = -1
+        # A failed handshake counts as done: the rank's low mark passes it (else no peer could
+        # ever reuse a mailbox again).
+        marks = shared._marks[0]
+        assert marks.low == marks.next and not marks.above, (marks.low, marks.next)
 
 
 def check_a_stuck_peer_is_named(rank: int, size: int) -> None:

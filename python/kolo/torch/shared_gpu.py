@@ -286,7 +286,7 @@ class SharedGpu:
         self._peer_pointers: list[int] = []
         self._peer_events: dict[int, tuple[Any, Any]] = {}  # rank -> (ready, done)
         self._marks: dict[int, _Marks] = {}  # process set id -> this rank's marks
-        self._known_low: dict[tuple[int, int], float] = {}  # (rank, set id) -> its latest low
+        self._known_low: dict[tuple[int, int], int] = {}  # (rank, set id) -> its latest low
         self._members: dict[int, list[int]] = {}  # process set id -> its ranks
         self._lock = threading.Lock()
 
@@ -304,6 +304,9 @@ class SharedGpu:
             marks = self._marks.setdefault(set_id, _Marks())
             number = marks.next
             marks.next += 1
+            # Placed in the same hold of the lock: another thread looking for a free mailbox
+            # must not take this one meanwhile.
+            mailbox.placed[(set_id, number)] = None
             members = self._members.get(set_id)
             if members is None:
                 members = self._members[set_id] = list(_core.process_set_ranks(set_id))
@@ -323,19 +326,21 @@ class SharedGpu:
             _DTYPE_CODES[source.dtype], reduction, len(shape), source.numel(), number,
             marks.low, 0, 0, 0, 0) + _DIMS.pack(*_padded(shape)) + mailbox.handle \
             + self._event_handles
-        with self._lock:
-            mailbox.placed[(set_id, number)] = None
         # An allreduce (a Sum of slots only their own rank fills) rather than an allgather: a
         # rank that joined (hvd.join) takes part with zeros, an empty slot, as Horovod's joined
         # ranks do in an allreduce. Marked as a CUDA tensor's host-side request (a device, no
         # event to wait for), so a rank passing a CPU tensor under the name fails every rank
         # with "Mismatched device", as on the other paths.
-        return kolo._submit(_core.OP_ALLREDUCE, "allreduce",
-                            torch.frombuffer(payload, dtype=torch.int64), None, name,
-                            reduce_op=_core.REDUCE_SUM, process_set=set_id, group=group,
-                            ready=(0, self.device),
-                            finish=lambda gathered: self._finish(operation, gathered),
-                            failed=lambda: self._forget(operation))
+        try:
+            return kolo._submit(_core.OP_ALLREDUCE, "allreduce",
+                                torch.frombuffer(payload, dtype=torch.int64), None, name,
+                                reduce_op=_core.REDUCE_SUM, process_set=set_id, group=group,
+                                ready=(0, self.device),
+                                finish=lambda gathered: self._finish(operation, gathered),
+                                failed=lambda: self._forget(operation))
+        except Exception:  # refused on this rank (a name already in flight): never submitted
+            self._forget(operation)
+            raise
 
     def _place(self, nbytes: int, device: torch.device) -> tuple[_Mailbox, int]:
         """A region of `nbytes` in a mailbox nobody reads any more (see the module's step 3)."""
@@ -416,7 +421,7 @@ class SharedGpu:
             calls = self.calls
             result = operation.tensor if operation.output is None else operation.output
             stream = calls.current_stream(result.device)
-            calls.wait(stream, self.ready)  # this rank's own copy, queued on kolo's stream
+            calls.wait(stream, self.ready)  # this rank's own copy, where submit queued it
             with torch.no_grad():
                 _reduce(regions, operation.reduction, result, operation.members)
                 if len(entries) < operation.members:
@@ -487,7 +492,7 @@ class SharedGpu:
         sums ran (the done events); the set's numbers start again if its id comes back."""
         with self._lock:
             for key in [k for k in self._known_low if k[1] == set_id]:
-                self._known_low[key] = float("inf")
+                del self._known_low[key]  # a set that comes back under the id starts anew
             for mailbox in self._mailboxes:
                 for op, needs in mailbox.placed.items():
                     if needs:

@@ -101,8 +101,17 @@ def check_mismatch_is_named(rank: int, size: int) -> None:
             raise AssertionError("a device mismatch was accepted")
         finally:
             shared.device = -1
-        # A failed handshake counts as done: the rank's low mark passes it (else no peer could
-        # ever reuse a mailbox again).
+        # A name already in flight is refused on this rank at once (Horovod's ValueError).
+        first = hvd.allreduce_async(torch.ones(2), name="twice")
+        try:
+            hvd.allreduce_async(torch.ones(2), name="twice")
+        except ValueError as error:
+            assert "twice" in str(error), error
+        else:
+            raise AssertionError("a duplicate name was accepted")
+        hvd.synchronize(first)
+        # A failed or refused handshake counts as done: the rank's low mark passes it (else no
+        # peer could ever reuse a mailbox again).
         marks = shared._marks[0]
         assert marks.low == marks.next and not marks.above, (marks.low, marks.next)
 
@@ -135,6 +144,15 @@ def check_process_set_and_group(rank: int, size: int) -> None:
                             name="subset", process_set=subset)
         assert torch.equal(got.cpu(), torch.full((5,), float(sum(members)))), got
     hvd.remove_process_set(subset)
+    # The set again (its id may come back): its numbers start anew, and a mailbox written over
+    # and over by it (20 KiB each in 64 KiB mailboxes) still gives every sum right.
+    again = hvd.add_process_set(members)
+    if rank in members:
+        for k in range(12):
+            got = hvd.allreduce(torch.full((5120,), float(rank + k), device=DEVICE), op=hvd.Sum,
+                                name=f"subset.again.{k}", process_set=again)
+            assert torch.all(got == float(sum(r + k for r in members))).item(), (k, got[:3])
+    hvd.remove_process_set(again)
     tensors = [torch.full((k + 1,), float(rank * k), device=DEVICE) for k in range(3)]
     got = hvd.grouped_allreduce(tensors, op=hvd.Sum, name="grouped")
     for k, result in enumerate(got):

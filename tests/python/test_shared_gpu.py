@@ -165,3 +165,18 @@ def test_horovod_semantics_on_the_shared_gpu_path(np_):
     # Average's divisor, joined ranks, grouped and scaled allreduces, as for the other paths.
     run_job(np_, "torch_horovod_semantics.py", timeout=240,
             env={"KOLO_STAGE_THROUGH_HOST": "shared"}).assert_ok(np_)
+
+
+@pytest.mark.parametrize("np_,victim,fault", [(2, 1, ()), (3, 0, ()), (2, 1, ("stop",))])
+def test_a_dead_or_frozen_peer_fails_the_others_naming_it(np_, victim, fault, tmp_path):
+    """cuda_dead_peer.py on host memory: the survivors' shared allreduces raise
+    HorovodInternalError naming the lost rank (the same worker runs on a GPU in
+    test_gpu_faults.py)."""
+    result = run_job(np_, "cuda_dead_peer.py", str(victim), *fault, timeout=120,
+                     env={"KOLO_STAGE_THROUGH_HOST": "shared", "CUDA_DEAD_PEER_DEVICE": "cpu",
+                          "KOLO_PEER_TIMEOUT": "3", "KOLO_FAILURE_GRACE_SECONDS": "15",
+                          "DEAD_PEER_SYNC_DIR": str(tmp_path)})
+    assert result.returncode != 0, result.output
+    for rank in range(np_):
+        if rank != victim:
+            assert f"rank {rank} OK" in result.lines_of(rank), result.output

@@ -120,7 +120,7 @@ def shutdown() -> None:
         for hook in _shutdown_hooks:
             try:
                 hook()
-            except Exception as error:  # noqa: BLE001: leaving the job must not fail on cleanup
+            except Exception as error:  # leaving the job must not fail on cleanup
                 import warnings
 
                 warnings.warn(f"kolo: at shutdown: {error}", RuntimeWarning, stacklevel=2)

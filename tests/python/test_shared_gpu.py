@@ -180,3 +180,45 @@ def test_a_dead_or_frozen_peer_fails_the_others_naming_it(np_, victim, fault, tm
     for rank in range(np_):
         if rank != victim:
             assert f"rank {rank} OK" in result.lines_of(rank), result.output
+
+
+def test_the_path_is_tried_once_before_it_is_chosen(monkeypatch):
+    """shared_gpu.self_test: a mailbox exported, viewed, written and freed, an interprocess
+    event's handle taken; any failure is the reason the job stays on the host path."""
+    calls = []
+
+    class Working(shared_gpu.CudaSharing):
+        def export(self, device, nbytes):
+            calls.append(("export", device, nbytes))
+            return 4096, b"h" * 64
+
+        def view(self, pointer, nbytes, device):
+            calls.append(("view", pointer, nbytes))
+            return torch.empty(nbytes, dtype=torch.uint8)
+
+        def ipc_event(self, device):
+            return "event"
+
+        def event_handle(self, event):
+            calls.append(("event handle", event))
+            return b"e" * 64
+
+        def free(self, device, pointer):
+            calls.append(("free", device, pointer))
+
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 3)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
+    monkeypatch.setattr(shared_gpu, "CudaSharing", Working)
+    assert shared_gpu.self_test() == ""
+    assert calls == [("export", 3, 256), ("view", 4096, 256), ("event handle", "event"),
+                     ("free", 3, 4096)]
+
+    class NoView(Working):
+        def view(self, pointer, nbytes, device):
+            raise TypeError("no __cuda_array_interface__ here")
+
+    calls.clear()
+    monkeypatch.setattr(shared_gpu, "CudaSharing", NoView)
+    assert shared_gpu.self_test() == ("its self-test failed (TypeError: no "
+                                      "__cuda_array_interface__ here)")
+    assert calls[-1] == ("free", 3, 4096)  # the mailbox is given back all the same

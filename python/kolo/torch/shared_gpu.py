@@ -644,6 +644,27 @@ _sessions: dict = kolo.session_cache()
 _sessions_lock = threading.Lock()
 
 
+def self_test() -> str:
+    """Why this process cannot share device memory after all ("" when it can): a small mailbox
+    exported, viewed as a torch tensor and written, an interprocess event made and its handle
+    taken, on the current device. Run when the path is chosen (staging.py); every rank on the
+    GPU runs the same software, so every rank finds the same, and a failure leaves the job on
+    the async host path with the reason in its warning instead of failing its first allreduce."""
+    try:
+        device = torch.cuda.current_device()
+        calls = CudaSharing()
+        pointer, _ = calls.export(device, _ALIGN)
+        try:
+            calls.view(pointer, _ALIGN, device).fill_(0)
+            calls.event_handle(calls.ipc_event(device))
+            torch.cuda.synchronize(device)
+        finally:
+            calls.free(device, pointer)
+    except Exception as error:  # any failure means: not this path
+        return f"its self-test failed ({type(error).__name__}: {error})"
+    return ""
+
+
 def use_calls(calls: Any) -> Any:
     """Replaces the calls (tests); returns the previous ones."""
     global _calls

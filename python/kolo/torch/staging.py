@@ -229,11 +229,17 @@ if kolo._core.NCCL_BUILT:  # without an NCCL backend the ranks' GPUs decide noth
 
 
 def _cuda_ipc_unavailable() -> str:
-    """Why this process cannot map its peers' device memory ("" when it can; tests replace it:
-    a CPU machine may have a CUDA runtime installed)."""
+    """Why this process cannot map its peers' device memory ("" when it can: the runtime has
+    the IPC calls and they work here, shared_gpu.self_test; tests replace it: a CPU machine may
+    have a CUDA runtime installed)."""
     from kolo import _core
 
-    return str(_core.cuda_ipc_unavailable())
+    reason = str(_core.cuda_ipc_unavailable())
+    if reason:
+        return reason
+    from kolo.torch import shared_gpu
+
+    return shared_gpu.self_test()
 
 
 def _local_facts(device_type: str) -> gpu_path.GpuFacts:

@@ -13,7 +13,8 @@ torch = pytest.importorskip("torch", reason="scripts/setup.sh installs torch==2.
 
 from kolo import _core  # noqa: E402
 from kolo.exceptions import KoloError  # noqa: E402
-from kolo.torch import gpu_path, shared_gpu  # noqa: E402
+from kolo.torch import gpu_path, shared_gpu, shared_gpu_calls  # noqa: E402
+from kolo.torch import shared_gpu_handshake as handshake  # noqa: E402
 
 ONE_GPU = (("a", "GPU-0"), ("a", "GPU-0"))
 FACTS = dict(device_type="cuda", cuda_usable=True, nccl_backend_built=True, nccl_loaded=True,
@@ -77,30 +78,30 @@ def test_the_variables_still_decide():
 
 
 def entry(rank, dtype=0, shape=(4,), reduction=_core.REDUCE_SUM):
-    return shared_gpu._Entry(rank, 0, 1 << 16, 0, 16, dtype, reduction, shape, 0, 0,
+    return handshake.Entry(rank, 0, 1 << 16, 0, 16, dtype, reduction, shape, 0, 0,
                              (b"", b"", b""))
 
 
 def test_disagreeing_ranks_are_named_as_the_core_names_them():
     with pytest.raises(KoloError) as error:
-        shared_gpu._check_agreement("w", [entry(0), entry(1, shape=(5,)), entry(2)])
+        handshake.check_agreement("w", [entry(0), entry(1, shape=(5,)), entry(2)])
     assert str(error.value) == ("Mismatched shape for tensor 'w': rank 0 and rank 2 submitted "
                                 "[4], rank 1 submitted [5]")
     with pytest.raises(KoloError, match=r"Mismatched dtype for tensor 'w': rank 0 submitted "
                                         r"float16, ranks 1-3 submitted float32"):
-        shared_gpu._check_agreement("w", [entry(0, dtype=0)] + [entry(r, dtype=2)
+        handshake.check_agreement("w", [entry(0, dtype=0)] + [entry(r, dtype=2)
                                                                for r in (1, 2, 3)])
     with pytest.raises(KoloError, match="Mismatched reduce op for tensor 'w': rank 0 submitted "
                                         "sum, rank 1 submitted max"):
-        shared_gpu._check_agreement("w", [entry(0), entry(1, reduction=_core.REDUCE_MAX)])
-    shared_gpu._check_agreement("w", [entry(0), entry(1)])  # agreeing ranks pass
+        handshake.check_agreement("w", [entry(0), entry(1, reduction=_core.REDUCE_MAX)])
+    handshake.check_agreement("w", [entry(0), entry(1)])  # agreeing ranks pass
 
 
 def test_ranks_text_matches_the_core():
-    assert shared_gpu._ranks_text([3]) == "rank 3"
-    assert shared_gpu._ranks_text([2, 0]) == "rank 0 and rank 2"
-    assert shared_gpu._ranks_text([0, 1, 2, 3, 5, 7]) == "ranks 0-3, 5 and 7"
-    assert shared_gpu._ranks_text([0, 1, 2]) == "ranks 0-2"
+    assert handshake.ranks_text([3]) == "rank 3"
+    assert handshake.ranks_text([2, 0]) == "rank 0 and rank 2"
+    assert handshake.ranks_text([0, 1, 2, 3, 5, 7]) == "ranks 0-3, 5 and 7"
+    assert handshake.ranks_text([0, 1, 2]) == "ranks 0-2"
 
 
 @pytest.mark.parametrize("reduction,want", [
@@ -139,10 +140,19 @@ def test_only_what_the_sum_computes_is_taken(monkeypatch):
     assert not takes(torch.ones(3), None, _core.REDUCE_SUM, 1.0)  # a CPU tensor, really
 
 
+def test_a_slot_reads_back_as_written():
+    raw = handshake.pack(2, 1, 1 << 20, 512, 24, torch.int32, _core.REDUCE_MAX, (2, 3), 6, 9, 7,
+                         b"m" * 64 + b"r" * 64 + b"d" * 64)
+    assert len(raw) == handshake.PAYLOAD_BYTES
+    assert handshake.parse(raw) == handshake.Entry(
+        2, 1, 1 << 20, 512, 24, handshake.DTYPE_CODES[torch.int32], _core.REDUCE_MAX, (2, 3), 9,
+        7, (b"m" * 64, b"r" * 64, b"d" * 64))
+
+
 def test_a_handshake_from_something_else_is_refused():
     with pytest.raises(KoloError, match="another kolo version"):
-        shared_gpu._parse(b"\x01" * shared_gpu.PAYLOAD_BYTES)
-    assert shared_gpu._parse(bytes(shared_gpu.PAYLOAD_BYTES)) is None  # a joined rank
+        handshake.parse(b"\x01" * handshake.PAYLOAD_BYTES)
+    assert handshake.parse(bytes(handshake.PAYLOAD_BYTES)) is None  # a joined rank
 
 
 # ---- the protocol on 2 and 3 ranks ----
@@ -183,11 +193,11 @@ def test_a_dead_or_frozen_peer_fails_the_others_naming_it(np_, victim, fault, tm
 
 
 def test_the_path_is_tried_once_before_it_is_chosen(monkeypatch):
-    """shared_gpu.self_test: a mailbox exported, viewed, written and freed, an interprocess
+    """shared_gpu_calls.self_test: a mailbox exported, viewed, written and freed, an interprocess
     event's handle taken; any failure is the reason the job stays on the host path."""
     calls = []
 
-    class Working(shared_gpu.CudaSharing):
+    class Working(shared_gpu_calls.CudaSharing):
         def export(self, device, nbytes):
             calls.append(("export", device, nbytes))
             return 4096, b"h" * 64
@@ -208,8 +218,8 @@ def test_the_path_is_tried_once_before_it_is_chosen(monkeypatch):
 
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 3)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
-    monkeypatch.setattr(shared_gpu, "CudaSharing", Working)
-    assert shared_gpu.self_test() == ""
+    monkeypatch.setattr(shared_gpu_calls, "CudaSharing", Working)
+    assert shared_gpu_calls.self_test() == ""
     assert calls == [("export", 3, 256), ("view", 4096, 256), ("event handle", "event"),
                      ("free", 3, 4096)]
 
@@ -218,7 +228,7 @@ def test_the_path_is_tried_once_before_it_is_chosen(monkeypatch):
             raise TypeError("no __cuda_array_interface__ here")
 
     calls.clear()
-    monkeypatch.setattr(shared_gpu, "CudaSharing", NoView)
-    assert shared_gpu.self_test() == ("its self-test failed (TypeError: no "
+    monkeypatch.setattr(shared_gpu_calls, "CudaSharing", NoView)
+    assert shared_gpu_calls.self_test() == ("its self-test failed (TypeError: no "
                                       "__cuda_array_interface__ here)")
     assert calls[-1] == ("free", 3, 4096)  # the mailbox is given back all the same

@@ -36,13 +36,8 @@ in /dev/shm, events that have always fired), so every step runs without a GPU in
 
 from __future__ import annotations
 
-import atexit
-import mmap
-import os
-import struct
 import threading
 import time
-import uuid
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -51,7 +46,9 @@ import torch
 import kolo
 from kolo import _core, _handles, process_sets
 from kolo.exceptions import KoloError
+from kolo.torch import shared_gpu_handshake as handshake
 from kolo.torch import staging
+from kolo.torch.shared_gpu_calls import CudaSharing, HostSharing
 
 # A new mailbox holds at least this much (a training step's gradients fit in a few).
 MAILBOX_BYTES = 64 << 20
@@ -63,144 +60,6 @@ _ALIGN = 256  # each region starts on a 256-byte boundary, as cudaMalloc's own b
 
 _REDUCTIONS = (_core.REDUCE_SUM, _core.REDUCE_AVERAGE, _core.REDUCE_MIN, _core.REDUCE_MAX,
                _core.REDUCE_PRODUCT)
-_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.uint8, torch.int8,
-           torch.int16, torch.int32, torch.int64)
-_DTYPE_CODES = {dtype: code for code, dtype in enumerate(_DTYPES)}
-_REDUCTION_NAMES = {_core.REDUCE_SUM: "sum", _core.REDUCE_AVERAGE: "average",
-                    _core.REDUCE_MIN: "min", _core.REDUCE_MAX: "max",
-                    _core.REDUCE_PRODUCT: "product"}
-
-# The handshake's payload: 16 little-endian int64 fields, 8 dimensions, then three 64-byte handles
-# (the mailbox, the ready event, the done event).
-_MAGIC = 0x6B6F6C6F53475055  # "koloSGPU"
-_MAX_DIMS = 8
-_HEADER = struct.Struct("<" + "q" * 16)
-_DIMS = struct.Struct("<" + "q" * _MAX_DIMS)
-_HANDLE_BYTES = 64
-PAYLOAD_BYTES = _HEADER.size + _DIMS.size + 3 * _HANDLE_BYTES
-
-
-class CudaSharing(staging.CudaCalls):
-    """The CUDA side: kolo's stream and copies (staging's), IPC mailboxes (kolo's core loads the
-    runtime's IPC calls) and interprocess events (torch's)."""
-
-    def export(self, device: int, nbytes: int) -> tuple[int, bytes]:
-        return _core.cuda_ipc_export(device, nbytes)
-
-    def import_(self, device: int, handle: bytes) -> int:
-        return _core.cuda_ipc_import(device, handle)
-
-    def close(self, device: int, pointer: int) -> None:
-        _core.cuda_ipc_close(device, pointer)
-
-    def free(self, device: int, pointer: int) -> None:
-        _core.cuda_ipc_free(device, pointer)
-
-    def view(self, pointer: int, nbytes: int, device: int) -> torch.Tensor:
-        """A uint8 tensor over device memory torch does not own (kept alive by the mailbox)."""
-        return torch.as_tensor(_DeviceBytes(pointer, nbytes), device=torch.device("cuda", device))
-
-    def copy_here(self, destination: torch.Tensor, source: torch.Tensor) -> None:
-        destination.copy_(source, non_blocking=True)  # on the current stream
-
-    def ipc_event(self, device: int) -> Any:
-        with torch.cuda.device(device):  # torch creates the event at its first use
-            event = torch.cuda.Event(interprocess=True)
-            event.ipc_handle()
-        return event
-
-    def event_handle(self, event: Any) -> bytes:
-        return bytes(event.ipc_handle())
-
-    def open_event(self, device: int, handle: bytes) -> Any:
-        return torch.cuda.Event.from_ipc_handle(torch.device("cuda", device), handle)
-
-    def fired(self, event: Any) -> bool:
-        return bool(event.query())
-
-    def device_of(self, tensor: torch.Tensor) -> int:
-        return tensor.device.index if tensor.device.index is not None \
-            else torch.cuda.current_device()
-
-    def synchronize(self) -> None:
-        torch.cuda.synchronize()
-
-
-class _DeviceBytes:
-    """Device memory as torch.as_tensor reads it (the CUDA Array Interface; no "stream" key:
-    nothing to synchronize, the memory is ordered by kolo's events)."""
-
-    def __init__(self, pointer: int, nbytes: int) -> None:
-        self.__cuda_array_interface__ = {"shape": (nbytes,), "typestr": "|u1",
-                                         "data": (pointer, False), "version": 2,
-                                         "strides": None}
-
-
-class HostSharing(staging.HostOnlyCalls):
-    """The protocol on host memory (KOLO_STAGE_THROUGH_HOST=shared and the tests): a mailbox is a
-    file in /dev/shm that the peers map, events have always fired, streams are names."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._maps: dict[int, tuple[mmap.mmap, str, bool]] = {}  # pointer -> (map, path, owner)
-        self._next_pointer = 1 << 20
-        atexit.register(self._unlink_own)  # a rank that exits without shutdown leaves no file
-
-    def _unlink_own(self) -> None:
-        for _, path, owner in self._maps.values():
-            if owner and os.path.exists(path):
-                os.unlink(path)
-
-    def _map(self, path: str, owner: bool) -> int:
-        with open(path, "r+b") as file:
-            mapped = mmap.mmap(file.fileno(), 0)
-        pointer = self._next_pointer
-        self._next_pointer += 1 << 40
-        self._maps[pointer] = (mapped, path, owner)
-        return pointer
-
-    def export(self, device: int, nbytes: int) -> tuple[int, bytes]:
-        path = f"/dev/shm/kolo-shared-{os.getpid()}-{uuid.uuid4().hex[:12]}"
-        with open(path, "wb") as file:
-            file.truncate(nbytes)
-        self.log.append(("export", nbytes))
-        return self._map(path, owner=True), path.encode().ljust(_HANDLE_BYTES, b"\0")
-
-    def import_(self, device: int, handle: bytes) -> int:
-        self.log.append(("import",))
-        return self._map(handle.rstrip(b"\0").decode(), owner=False)
-
-    def close(self, device: int, pointer: int) -> None:
-        self._maps.pop(pointer)[0].close()
-
-    def free(self, device: int, pointer: int) -> None:
-        mapped, path, _ = self._maps.pop(pointer)
-        mapped.close()
-        os.unlink(path)
-
-    def view(self, pointer: int, nbytes: int, device: int) -> torch.Tensor:
-        return torch.frombuffer(self._maps[pointer][0], dtype=torch.uint8, count=nbytes)
-
-    def copy_here(self, destination: torch.Tensor, source: torch.Tensor) -> None:
-        self.log.append(("copy", "caller", destination.data_ptr(), source.data_ptr()))
-        destination.copy_(source)
-
-    def ipc_event(self, device: int) -> str:
-        return self.new_event()
-
-    def event_handle(self, event: str) -> bytes:
-        return event.encode().ljust(_HANDLE_BYTES, b"\0")
-
-    def open_event(self, device: int, handle: bytes) -> str:
-        return "peer " + handle.rstrip(b"\0").decode()
-
-    def fired(self, event: str) -> bool:
-        return True
-
-    def device_of(self, tensor: torch.Tensor) -> int:
-        return -1
-
-
 @dataclass
 class _Mailbox:
     """One block of exported memory; regions are handed out from its start (a bump pointer) and
@@ -222,23 +81,6 @@ class _Mailbox:
         if view is None:
             view = self.typed[dtype] = self.bytes_view.view(dtype)
         return view.as_strided(shape, _contiguous_strides(shape), offset // view.element_size())
-
-
-@dataclass
-class _Entry:
-    """What one rank said in the handshake."""
-
-    rank: int
-    mailbox: int
-    mailbox_size: int
-    offset: int
-    nbytes: int
-    dtype: int
-    reduction: int
-    shape: tuple
-    number: int  # the operation's number among this rank's shared allreduces on the set
-    low: int  # this rank had summed every one numbered below, when it submitted
-    handles: tuple  # (mailbox, ready, done)
 
 
 @dataclass
@@ -319,13 +161,11 @@ class SharedGpu:
         calls.record(self.ready, caller)
         operation = _Operation(name, tensor, output, reduction, set_id, number, mailbox, region,
                                len(members))
-        payload = bytearray(len(members) * PAYLOAD_BYTES)
-        slot = members.index(self.rank) * PAYLOAD_BYTES
-        payload[slot:slot + PAYLOAD_BYTES] = _HEADER.pack(
-            _MAGIC, self.rank, mailbox.number, mailbox.size, offset, nbytes,
-            _DTYPE_CODES[source.dtype], reduction, len(shape), source.numel(), number,
-            marks.low, 0, 0, 0, 0) + _DIMS.pack(*_padded(shape)) + mailbox.handle \
-            + self._event_handles
+        payload = bytearray(len(members) * handshake.PAYLOAD_BYTES)
+        slot = members.index(self.rank) * handshake.PAYLOAD_BYTES
+        payload[slot:slot + handshake.PAYLOAD_BYTES] = handshake.pack(
+            self.rank, mailbox.number, mailbox.size, offset, nbytes, source.dtype, reduction,
+            shape, source.numel(), number, marks.low, mailbox.handle + self._event_handles)
         # An allreduce (a Sum of slots only their own rank fills) rather than an allgather: a
         # rank that joined (hvd.join) takes part with zeros, an empty slot, as Horovod's joined
         # ranks do in an allreduce. Marked as a CUDA tensor's host-side request (a device, no
@@ -407,14 +247,14 @@ class SharedGpu:
         summed, entries = False, []
         try:
             raw = gathered.numpy().tobytes()
-            entries = [e for e in (_parse(raw[i:i + PAYLOAD_BYTES])
-                                   for i in range(0, len(raw), PAYLOAD_BYTES)) if e]
+            entries = [e for e in (handshake.parse(raw[i:i + handshake.PAYLOAD_BYTES])
+                                   for i in range(0, len(raw), handshake.PAYLOAD_BYTES)) if e]
             with self._lock:
                 for entry in entries:
                     key = (entry.rank, operation.set_id)
                     if self._known_low.get(key, 0) < entry.low:
                         self._known_low[key] = entry.low
-            _check_agreement(operation.name, entries)
+            handshake.check_agreement(operation.name, entries)
             with self._lock:
                 regions = [self._region(operation, entry) for entry in entries]
             self._wait_for_peers(operation.name, entries)
@@ -448,7 +288,7 @@ class SharedGpu:
             if marks is not None:
                 marks.summed(operation.number)
 
-    def _region(self, operation: _Operation, entry: _Entry) -> torch.Tensor:
+    def _region(self, operation: _Operation, entry: handshake.Entry) -> torch.Tensor:
         if entry.rank == self.rank:
             return operation.region
         mailbox = self._peer_memory.get((entry.rank, entry.mailbox))
@@ -461,9 +301,10 @@ class SharedGpu:
         if entry.rank not in self._peer_events:
             self._peer_events[entry.rank] = (self.calls.open_event(self.device, entry.handles[1]),
                                              self.calls.open_event(self.device, entry.handles[2]))
-        return mailbox.region(entry.offset, _DTYPES[entry.dtype], tuple(operation.tensor.shape))
+        return mailbox.region(entry.offset, handshake.DTYPES[entry.dtype],
+                              tuple(operation.tensor.shape))
 
-    def _wait_for_peers(self, name: str, entries: list[_Entry]) -> None:
+    def _wait_for_peers(self, name: str, entries: list[handshake.Entry]) -> None:
         """Until every peer's copy ran: on the CPU, bounded by the peer timeout (a dead peer's
         event may never fire; a stream waiting for it would hang this rank's GPU work)."""
         fired = self.calls.fired
@@ -538,74 +379,12 @@ def _contiguous_strides(shape: tuple) -> tuple:
     return tuple(reversed(strides))
 
 
-def _padded(shape: tuple) -> list:
-    dims = list(shape[:_MAX_DIMS])
-    return dims + [0] * (_MAX_DIMS - len(dims))
-
-
 def _torch_device(index: int) -> torch.device:
     return torch.device("cuda", index) if index >= 0 else torch.device("cpu")
 
 
 def _peer_timeout_s() -> float:
     return float(_core.config()["peer_timeout_s"])
-
-
-def _parse(raw: bytes) -> Optional[_Entry]:
-    """One rank's slot of the handshake; None for a rank that joined (its slot is zeros)."""
-    header = _HEADER.unpack_from(raw, 0)
-    if header[0] == 0:
-        return None
-    if header[0] != _MAGIC:
-        raise KoloError("a shared-GPU handshake carried something else (a rank running another "
-                        "kolo version?)")
-    _, rank, mailbox, size, offset, nbytes, dtype, reduction, ndim, numel, number, low = \
-        header[:12]
-    dims = _DIMS.unpack_from(raw, _HEADER.size)
-    shape = tuple(dims[:ndim]) if ndim <= _MAX_DIMS else (f"{ndim} dimensions", numel)
-    start = _HEADER.size + _DIMS.size
-    handles = tuple(raw[start + i * _HANDLE_BYTES:start + (i + 1) * _HANDLE_BYTES]
-                    for i in range(3))
-    return _Entry(rank, mailbox, size, offset, nbytes, dtype, reduction, shape, number, low,
-                  handles)
-
-
-def _check_agreement(name: str, entries: list[_Entry]) -> None:
-    """KoloError in the core's words (negotiation/request_checks.cc) when the ranks differ."""
-    first = entries[0]
-    if all((e.dtype, e.shape, e.reduction) == (first.dtype, first.shape, first.reduction)
-           for e in entries):
-        return
-    checks = (("dtype", lambda e: str(_DTYPES[e.dtype]).replace("torch.", "")),
-              ("shape", lambda e: "[" + ", ".join(map(str, e.shape)) + "]"),
-              ("reduce op", lambda e: _REDUCTION_NAMES.get(e.reduction, str(e.reduction))))
-    for what, value in checks:
-        groups: dict[str, list[int]] = {}
-        for entry in entries:
-            groups.setdefault(value(entry), []).append(entry.rank)
-        if len(groups) > 1:
-            parts = ", ".join(f"{_ranks_text(ranks)} submitted {v}" for v, ranks in groups.items())
-            raise KoloError(f"Mismatched {what} for tensor '{name}': {parts}")
-
-
-def _ranks_text(ranks: list[int]) -> str:
-    """The ranks as the core's messages name them (negotiation/request_checks.cc's
-    describe_ranks): "rank 1", "rank 0 and rank 2", "ranks 0-3, 5 and 7"."""
-    ranks = sorted(ranks)
-    if len(ranks) == 1:
-        return f"rank {ranks[0]}"
-    if len(ranks) == 2:
-        return f"rank {ranks[0]} and rank {ranks[1]}"
-    items, i = [], 0
-    while i < len(ranks):
-        j = i
-        while j + 1 < len(ranks) and ranks[j + 1] == ranks[j] + 1:
-            j += 1
-        items += [f"{ranks[i]}-{ranks[j]}"] if j - i >= 2 else [str(r) for r in ranks[i:j + 1]]
-        i = j + 1
-    if len(items) == 1:
-        return "ranks " + items[0]
-    return "ranks " + ", ".join(items[:-1]) + f" and {items[-1]}"
 
 
 def _reduce(regions: list[torch.Tensor], reduction: int, result: torch.Tensor, count: int) -> None:
@@ -644,27 +423,6 @@ _sessions: dict = kolo.session_cache()
 _sessions_lock = threading.Lock()
 
 
-def self_test() -> str:
-    """Why this process cannot share device memory after all ("" when it can): a small mailbox
-    exported, viewed as a torch tensor and written, an interprocess event made and its handle
-    taken, on the current device. Run when the path is chosen (staging.py); every rank on the
-    GPU runs the same software, so every rank finds the same, and a failure leaves the job on
-    the async host path with the reason in its warning instead of failing its first allreduce."""
-    try:
-        device = torch.cuda.current_device()
-        calls = CudaSharing()
-        pointer, _ = calls.export(device, _ALIGN)
-        try:
-            calls.view(pointer, _ALIGN, device).fill_(0)
-            calls.event_handle(calls.ipc_event(device))
-            torch.cuda.synchronize(device)
-        finally:
-            calls.free(device, pointer)
-    except Exception as error:  # any failure means: not this path
-        return f"its self-test failed ({type(error).__name__}: {error})"
-    return ""
-
-
 def use_calls(calls: Any) -> Any:
     """Replaces the calls (tests); returns the previous ones."""
     global _calls
@@ -680,7 +438,7 @@ def takes(tensor: torch.Tensor, output: Optional[torch.Tensor], reduce_op: int,
     contiguous tensor where the result goes into it."""
     if not (tensor.is_cuda or PLAYED_ON_HOST):
         return False
-    if tensor.dtype not in _DTYPE_CODES or reduce_op not in _REDUCTIONS or scale != 1.0 \
+    if tensor.dtype not in handshake.DTYPE_CODES or reduce_op not in _REDUCTIONS or scale != 1.0 \
             or tensor.numel() == 0:
         return False
     if output is None and not tensor.is_contiguous():

@@ -230,16 +230,16 @@ if kolo._core.NCCL_BUILT:  # without an NCCL backend the ranks' GPUs decide noth
 
 def _cuda_ipc_unavailable() -> str:
     """Why this process cannot map its peers' device memory ("" when it can: the runtime has
-    the IPC calls and they work here, shared_gpu.self_test; tests replace it: a CPU machine may
-    have a CUDA runtime installed)."""
+    the IPC calls and they work here, shared_gpu_calls.self_test; tests replace it: a CPU machine
+    may have a CUDA runtime installed)."""
     from kolo import _core
 
     reason = str(_core.cuda_ipc_unavailable())
     if reason:
         return reason
-    from kolo.torch import shared_gpu
+    from kolo.torch import shared_gpu_calls
 
-    return shared_gpu.self_test()
+    return shared_gpu_calls.self_test()
 
 
 def _local_facts(device_type: str) -> gpu_path.GpuFacts:

@@ -162,3 +162,6 @@ def self_test() -> str:
     except Exception as error:  # any failure means: not this path
         return f"its self-test failed ({type(error).__name__}: {error})"
     return ""
+
+
+staging.on_ipc_self_test(self_test)

@@ -228,18 +228,25 @@ if kolo._core.NCCL_BUILT:  # without an NCCL backend the ranks' GPUs decide noth
     kolo.on_first_global_op(exchange_gpus)
 
 
+# The shared-GPU path's self-test (shared_gpu_calls.py registers it when kolo.torch is imported).
+_ipc_self_tests: list = []
+
+
+def on_ipc_self_test(test) -> None:
+    """Registers `test()`: why device memory cannot be shared here after all, "" when it can."""
+    _ipc_self_tests.append(test)
+
+
 def _cuda_ipc_unavailable() -> str:
     """Why this process cannot map its peers' device memory ("" when it can: the runtime has
-    the IPC calls and they work here, shared_gpu_calls.self_test; tests replace it: a CPU machine
-    may have a CUDA runtime installed)."""
+    the IPC calls and they work here; tests replace it: a CPU machine may have a CUDA runtime
+    installed)."""
     from kolo import _core
 
     reason = str(_core.cuda_ipc_unavailable())
-    if reason:
-        return reason
-    from kolo.torch import shared_gpu_calls
-
-    return shared_gpu_calls.self_test()
+    if reason or not _ipc_self_tests:
+        return reason or "the shared-GPU path is not loaded"
+    return _ipc_self_tests[0]()
 
 
 def _local_facts(device_type: str) -> gpu_path.GpuFacts:

@@ -330,8 +330,10 @@ for path in "" MPI; do
     kolorun -np 2 python3 bench/gpu/shared_gpu_perop.py 2>&1 | grep -m1 -E '^\[0\]<stdout>:' | cut -d: -f2-)"
 done
 say "$(timeout "$(step_timeout 40)" kolorun -np 2 python3 scripts/device_ipc_probe.py 2>&1 | tail -4)"
+# The host path's reduction helpers (auto) against one thread per rank, on the same job.
 run_bench kolo_np2_onehost_reduce1 env KOLO_REDUCE_THREADS=1 HOROVOD_GPU_ALLREDUCE=MPI \
   kolorun -np 2 python3 bench/gpu/torch_synthetic.py --mode kolo "${short[@]}"
+say "kolo np2 one host, host path, reduce helpers (auto; the bench step's run) / KOLO_REDUCE_THREADS=1: $(python3 -c "a, b = float('${total_kolo_np2_onehost_host:-0}'), float('${total_kolo_np2_onehost_reduce1:-0}'); print(f'{a / b:.3f}' if a and b else 'n/a')")"
 hundred_mib() {  # kolo-bench's 100 MiB float32 sum line; arguments: kolorun's before the program
   timeout "$(step_timeout 30)" kolorun -np 2 "$@" kolo-bench -b 100M -e 100M -n 10 -t allreduce \
     2>&1 | grep -E '^\[0\]<stdout>: +104857600 ' | head -1

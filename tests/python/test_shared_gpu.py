@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch", reason="scripts/setup.sh installs torch==2.
 
 from kolo import _core  # noqa: E402
 from kolo.exceptions import KoloError  # noqa: E402
-from kolo.torch import gpu_path, shared_gpu, shared_gpu_calls  # noqa: E402
+from kolo.torch import gpu_path, shared_gpu, shared_gpu_calls, shared_gpu_reduce  # noqa: E402
 from kolo.torch import shared_gpu_handshake as handshake  # noqa: E402
 
 ONE_GPU = (("a", "GPU-0"), ("a", "GPU-0"))
@@ -110,19 +110,20 @@ def test_ranks_text_matches_the_core():
 def test_the_reductions_in_rank_order(reduction, want):
     regions = [torch.tensor(v, dtype=torch.int64) for v in ([2, -1], [3, -4], [4, 2])]
     result = torch.empty(2, dtype=torch.int64)
-    shared_gpu._reduce(regions, reduction, result, 3)
+    shared_gpu_reduce.reduce_in_rank_order(regions, reduction, result, 3)
     assert result.tolist() == want
 
 
 def test_integer_average_truncates_and_joined_ranks_count_as_zeros():
     result = torch.empty(2, dtype=torch.int32)
-    shared_gpu._reduce([torch.tensor([7, -7], dtype=torch.int32)], _core.REDUCE_AVERAGE, result, 2)
+    shared_gpu_reduce.reduce_in_rank_order([torch.tensor([7, -7], dtype=torch.int32)],
+                                           _core.REDUCE_AVERAGE, result, 2)
     assert result.tolist() == [3, -3]  # a joined rank's zeros: divided by both members
     maxima = torch.tensor([-2.0, 5.0])
-    shared_gpu._with_joined_zeros(maxima, _core.REDUCE_MAX)
+    shared_gpu_reduce.with_joined_zeros(maxima, _core.REDUCE_MAX)
     assert maxima.tolist() == [0.0, 5.0]
     minima = torch.tensor([-2.0, 5.0])
-    shared_gpu._with_joined_zeros(minima, _core.REDUCE_MIN)
+    shared_gpu_reduce.with_joined_zeros(minima, _core.REDUCE_MIN)
     assert minima.tolist() == [-2.0, 0.0]
 
 

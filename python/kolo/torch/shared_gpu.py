@@ -49,6 +49,7 @@ from kolo.exceptions import KoloError
 from kolo.torch import shared_gpu_handshake as handshake
 from kolo.torch import staging
 from kolo.torch.shared_gpu_calls import CudaSharing, HostSharing
+from kolo.torch.shared_gpu_reduce import reduce_in_rank_order, with_joined_zeros
 
 # A new mailbox holds at least this much (a training step's gradients fit in a few).
 MAILBOX_BYTES = 64 << 20
@@ -188,7 +189,7 @@ class SharedGpu:
         current = self._current
         if current is None or current.used + need > current.size:
             current = self._free_mailbox(need, device)
-            if current is None and self._exported_bytes() >= EXPORT_LIMIT_BYTES:
+            if current is None and sum(m.size for m in self._mailboxes) >= EXPORT_LIMIT_BYTES:
                 # Enough memory out already: the oldest mailboxes free up as the ranks' later
                 # handshakes say what they summed. Bounded: then one more.
                 deadline = time.monotonic() + LIMIT_WAIT_S
@@ -203,9 +204,6 @@ class SharedGpu:
         offset = current.used
         current.used += need
         return current, offset
-
-    def _exported_bytes(self) -> int:
-        return sum(mailbox.size for mailbox in self._mailboxes)
 
     def _free_mailbox(self, need: int, device: torch.device) -> Optional[_Mailbox]:
         for mailbox in self._mailboxes:
@@ -263,9 +261,9 @@ class SharedGpu:
             stream = calls.current_stream(result.device)
             calls.wait(stream, self.ready)  # this rank's own copy, where submit queued it
             with torch.no_grad():
-                _reduce(regions, operation.reduction, result, operation.members)
+                reduce_in_rank_order(regions, operation.reduction, result, operation.members)
                 if len(entries) < operation.members:
-                    _with_joined_zeros(result, operation.reduction)
+                    with_joined_zeros(result, operation.reduction)
             calls.record(self.done, stream)
             summed = True
             return result
@@ -379,40 +377,8 @@ def _contiguous_strides(shape: tuple) -> tuple:
     return tuple(reversed(strides))
 
 
-def _torch_device(index: int) -> torch.device:
-    return torch.device("cuda", index) if index >= 0 else torch.device("cpu")
-
-
 def _peer_timeout_s() -> float:
     return float(_core.config()["peer_timeout_s"])
-
-
-def _reduce(regions: list[torch.Tensor], reduction: int, result: torch.Tensor, count: int) -> None:
-    """Every rank's region combined into `result`, in rank order (the same bits on every rank)."""
-    if len(regions) == 1:  # alone, or the others joined
-        result.copy_(regions[0])
-    else:
-        combine = {_core.REDUCE_MIN: torch.minimum, _core.REDUCE_MAX: torch.maximum,
-                   _core.REDUCE_PRODUCT: torch.mul}.get(reduction, torch.add)
-        combine(regions[0], regions[1], out=result)
-        for region in regions[2:]:
-            combine(result, region, out=result)
-    if reduction == _core.REDUCE_AVERAGE:
-        if result.dtype.is_floating_point:
-            result.div_(count)
-        else:
-            result.copy_(torch.div(result, count, rounding_mode="trunc"))
-
-
-def _with_joined_zeros(result: torch.Tensor, reduction: int) -> None:
-    """Ranks that joined take part with zeros (as in the core's allreduce): nothing to add to a
-    Sum (Average divides by every member already), but a Min, Max or Product sees them."""
-    if reduction == _core.REDUCE_MIN:
-        result.clamp_(max=0)
-    elif reduction == _core.REDUCE_MAX:
-        result.clamp_(min=0)
-    elif reduction == _core.REDUCE_PRODUCT:
-        result.zero_()
 
 
 # -- which tensors, and the session's instance -----------------------------------------------

@@ -101,8 +101,10 @@ step_timeout() {  # the smaller of $1 and what is left of the budget (at least 5
   echo "$want"
 }
 
-# Which parts run (DEVICE_CHECK_STEPS, in this order): correctness, compare, bench, diag (compare
-# is short and comes before the benchmark, which would otherwise leave it no time: session 36)
+# Which parts run (DEVICE_CHECK_STEPS, in this order): correctness, compare, bench, perop, diag
+# (compare is short and comes before the benchmark, which would otherwise leave it no time:
+# session 36). "np2" runs only the benchmark's two-rank jobs (the shared GPU's point), "perop"
+# what one allreduce costs the caller's thread on each path (also part of diag).
 steps=${DEVICE_CHECK_STEPS:-correctness compare bench}
 want() { [[ " $steps " == *" $1 "* ]]; }
 
@@ -290,6 +292,8 @@ say "timeline phases (np 1): $(grep -oE '"name": ?"[A-Z_]+"' /tmp/kolo-timeline.
 # The same script and timing as the plain and DDP peers (bench/gpu/torch_synthetic.py says why):
 # np 1 beside plain torch, np 2 on one host (kolo's shared memory), launched as torchrun is.
 run_bench kolo_np1_same kolorun -np 1 python3 bench/gpu/torch_synthetic.py --mode kolo "${short[@]}"
+fi
+if want bench || want np2; then
 run_bench kolo_np2_onehost kolorun -np 2 python3 bench/gpu/torch_synthetic.py --mode kolo "${short[@]}"
 run_bench ddp_gloo_np2 torchrun --standalone --nproc_per_node 2 bench/gpu/torch_synthetic.py \
   --mode ddp --backend gloo "${short[@]}"
@@ -308,27 +312,29 @@ run_bench kolo_np2_onehost_host env HOROVOD_GPU_ALLREDUCE=MPI \
   kolorun -np 2 python3 bench/gpu/torch_synthetic.py --mode kolo "${short[@]}"
 # Horovod's unchanged script needs local rank 0 on both: two one-slot "hosts" (one machine to kolo).
 run_bench kolo_np2_hosts kolorun -np 2 -H localhost:1,127.0.0.1:1 python3 "$benchmark" "${short[@]}"
-run_bench kolo_np2_staging env KOLO_GPU_OPERATIONS=STAGING \
+want bench && run_bench kolo_np2_staging env KOLO_GPU_OPERATIONS=STAGING \
   kolorun -np 2 -H localhost:1,127.0.0.1:1 python3 "$benchmark" "${short[@]}"
-ratio() { python3 -c "a, b = float('$1'), float('$2'); print(f'{a / b:.3f}' if b else 'n/a')"; }
-say "kolo np1 / plain torch: $(ratio "$total_kolo_np1" "$total_torch_np1") (Horovod's script), $(ratio "$total_kolo_np1_same" "$total_torch_np1") (the same script; goal >= 0.98)"
+ratio() { python3 -c "a, b = float('${1:-0}'), float('${2:-0}'); print(f'{a / b:.3f}' if a and b else 'n/a')"; }
+want bench && say "kolo np1 / plain torch: $(ratio "$total_kolo_np1" "$total_torch_np1") (Horovod's script), $(ratio "$total_kolo_np1_same" "$total_torch_np1") (the same script; goal >= 0.98)"
 say "kolo np2 one host / DDP gloo np2: $(ratio "$total_kolo_np2_onehost" "$total_ddp_gloo_np2") (the same script and launch, allreduce on the shared GPU; goal >= 1.5)"
 say "two plain processes sharing the GPU (the ceiling) / DDP gloo np2: $(ratio "$total_plain_np2_shared" "$total_ddp_gloo_np2"); kolo np2 one host / that ceiling: $(ratio "$total_kolo_np2_onehost" "$total_plain_np2_shared")"
 say "kolo np2 one host, allreduce on the shared GPU / through the host: $(ratio "$total_kolo_np2_onehost" "$total_kolo_np2_onehost_host")"
 say "kolo np2 two hosts (Horovod's script) / DDP gloo np2: $(ratio "$total_kolo_np2_hosts" "$total_ddp_gloo_np2")"
-say "kolo np2 two hosts (Horovod's script) / kolo np2 blocking staging: $(ratio "$total_kolo_np2_hosts" "$total_kolo_np2_staging")"
+want bench && say "kolo np2 two hosts (Horovod's script) / kolo np2 blocking staging: $(ratio "$total_kolo_np2_hosts" "$total_kolo_np2_staging")"
 fi
 
-if want diag; then
-# ---- where the shared-GPU job's time goes, and NCCL's single-rank reductions ----
-say "$(timeout "$(step_timeout 40)" python3 scripts/device_nccl_one_rank.py 2>&1 | tail -4)"
+if want perop || want diag; then
 # What one allreduce costs the caller's thread on each path (161 tensors of resnet50's sizes per
-# step), and the CUDA IPC probe beside it (scripts/device_ipc_probe.py: the sum alone, and the
-# host link per 100 MiB).
+# step).
 for path in "" MPI; do
   say "per-op, allreduce ${path:-on the shared GPU}: $(HOROVOD_GPU_ALLREDUCE=$path timeout "$(step_timeout 40)" \
     kolorun -np 2 python3 bench/gpu/shared_gpu_perop.py 2>&1 | grep -m1 -E '^\[0\]<stdout>:' | cut -d: -f2-)"
 done
+fi
+if want diag; then
+# ---- where the shared-GPU job's time goes, and NCCL's single-rank reductions ----
+say "$(timeout "$(step_timeout 40)" python3 scripts/device_nccl_one_rank.py 2>&1 | tail -4)"
+# The CUDA IPC probe (scripts/device_ipc_probe.py: the sum alone, and the host link per 100 MiB).
 say "$(timeout "$(step_timeout 40)" kolorun -np 2 python3 scripts/device_ipc_probe.py 2>&1 | tail -4)"
 # The host path's reduction helpers (auto) against one thread per rank, on the same job.
 run_bench kolo_np2_onehost_reduce1 env KOLO_REDUCE_THREADS=1 HOROVOD_GPU_ALLREDUCE=MPI \

@@ -13,6 +13,7 @@
 
 #include "bench_args.h"
 #include "bench_cases.h"
+#include "comm/collective_arena.h"
 #include "comm/collectives.h"
 #include "core/bootstrap_options.h"
 #include "core/config.h"
@@ -108,6 +109,16 @@ int run(int argc, char** argv) {
   if (print)
     std::printf("# Out of bounds values : %llu %s\n", static_cast<unsigned long long>(errors),
                 errors == 0 ? "OK" : "FAILED");
+  // Which way this machine's ranks moved large allgather and alltoall blocks (single_copy.h).
+  if (print && comm.arena() != nullptr &&
+      comm.arena()->single_copy != comm::CollectiveArena::SingleCopy::unknown) {
+    const size_t from = comm.arena()->single_copy_blocks_from;
+    std::printf("# single-copy reads (allgather, alltoall): %s\n",
+                from == SIZE_MAX ? "never"
+                                 : ("from blocks of " + std::to_string(from) + " bytes" +
+                                    (comm.arena()->single_copy_measured ? " (measured)" : ""))
+                                       .c_str());
+  }
   // Leave together; from here a rank that already left is not an error for the others.
   comm.stop_watching_uninvolved_peers();
   comm::barrier(comm);

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "base/copy_bytes.h"
 #include "base/errors.h"
 #include "comm/adasum.h"
 
@@ -110,7 +111,7 @@ void MpiBackend::adasum(Bytes data, size_t count, DataType type) {
   const std::vector<size_t> blocks(static_cast<size_t>(size_), bytes);
   allgatherv(data.first(bytes), gathered, blocks);
   comm::adasum_gathered(gathered, size_, count, type);
-  std::memcpy(data.data(), gathered.data(), bytes);
+  copy_bytes(data.data(), gathered.data(), bytes);
 }
 
 }  // namespace kolo::backends

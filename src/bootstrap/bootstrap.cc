@@ -136,7 +136,8 @@ Connected connect_world(const LaunchInfo& launch, const Options& options, uint64
                    host->members.size());
       arena =
           std::make_shared<comm::CollectiveArena>(std::move(*host), options.shm_allreduce_bytes);
-      arena->single_copy_allowed = options.shm_single_copy;
+      arena->single_copy_allowed = options.shm_single_copy.value_or(true);
+      arena->single_copy_measured = !options.shm_single_copy.has_value();
       arena->fold_whole_bytes = options.shm_fold_whole_bytes;
     }
   }

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,8 +30,10 @@ struct Options {
   bool shm_disable = false;                   // same-host peers stay on TCP
   uint64_t shm_ring_bytes = 1ull << 20;       // per direction of a same-host link
   uint64_t shm_allreduce_bytes = 1ull << 40;  // 0: no host arena is set up
-  bool shm_single_copy = true;                // this rank may read peers' memory (single_copy.h)
-  uint64_t shm_fold_whole_bytes = 0;          // arena allreduce steps folded whole (0: auto)
+  // This rank may read peers' memory (single_copy.h): nullopt, from the size the probe measures;
+  // true, from 32 KiB; false, never.
+  std::optional<bool> shm_single_copy;
+  uint64_t shm_fold_whole_bytes = 0;  // arena allreduce steps folded whole (0: auto)
   // The negotiation protocol this rank speaks (core: negotiation::kWireVersion). Every rank
   // publishes it and checks each peer's, so a rank of another kolo build fails here naming both.
   uint32_t protocol_version = 0;

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <vector>
 
+#include "base/copy_bytes.h"
 #include "comm/allgather_choice.h"
 #include "comm/arena_wait.h"
 #include "comm/collective_checks.h"
@@ -41,7 +42,7 @@ void allgatherv_ring(Communicator& comm, ConstBytes mine, Bytes out,
     r = ((r % n) + n) % n;
     return out.subspan(offset[r], bytes_per_rank[r]);
   };
-  if (!mine.empty()) std::memmove(block(rank).data(), mine.data(), mine.size());
+  if (!mine.empty()) move_bytes(block(rank).data(), mine.data(), mine.size());
   if (n == 1) return;
 
   const int right = (rank + 1) % n;

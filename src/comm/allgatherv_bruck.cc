@@ -14,6 +14,7 @@
 #include <cstring>
 #include <vector>
 
+#include "base/copy_bytes.h"
 #include "comm/collective_checks.h"
 #include "comm/collectives.h"
 
@@ -25,7 +26,7 @@ void allgatherv_bruck(Communicator& comm, ConstBytes mine, Bytes out,
       detail::checked_blocks(comm, "allgatherv_bruck", mine, out, bytes_per_rank);
   const int n = comm.size();
   const int rank = comm.rank();
-  if (!mine.empty()) std::memmove(out.data() + offset[rank], mine.data(), mine.size());
+  if (!mine.empty()) move_bytes(out.data() + offset[rank], mine.data(), mine.size());
   if (n == 1) return;
 
   auto blocks = [&](int low, int high) {  // blocks [low, high) of `out`, 0 <= low <= high <= n

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "base/copy_bytes.h"
 #include "comm/collective_checks.h"
 #include "comm/collectives.h"
 #include "comm/pairwise_exchange.h"
@@ -20,7 +21,7 @@ void allgatherv_doubling(Communicator& comm, ConstBytes mine, Bytes out,
       detail::checked_blocks(comm, "allgatherv_doubling", mine, out, bytes_per_rank);
   const int n = comm.size();
   const int rank = comm.rank();
-  if (!mine.empty()) std::memmove(out.data() + offset[rank], mine.data(), mine.size());
+  if (!mine.empty()) move_bytes(out.data() + offset[rank], mine.data(), mine.size());
   if (n == 1) return;
 
   const detail::PowerOfTwoCore core = detail::power_of_two_core(rank, n);

@@ -4,7 +4,8 @@
 // `out`. Two copies per byte as the ring over shared-memory links, but one barrier per step
 // instead of a handshake per ring round and peer: small messages cost one flag exchange.
 // Blocks may differ in size or be empty; every rank runs the steps of the largest block.
-// From kSingleCopyMinBytes on (the largest block) each rank instead reads its peers' blocks
+// From detail::single_copy_blocks_from on (the largest block; kSingleCopyMinBytes where reading a
+// peer's memory costs less than the two copies) each rank instead reads its peers' blocks
 // straight from their memory in one step (comm/single_copy.h), where the job may: each as soon as
 // that peer has published, and its own block into `out` while a peer is still behind.
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include <functional>
 #include <vector>
 
+#include "base/copy_bytes.h"
 #include "base/errors.h"
 #include "comm/arena_wait.h"
 #include "comm/collective_arena.h"
@@ -32,14 +34,17 @@ void allgatherv_shared_memory(Communicator& comm, ConstBytes mine, Bytes out,
   const int self = collective.host.slot;
   bool own_copied = mine.empty() || mine.data() == out.data() + offset[self];
   auto copy_own = [&] {
-    if (!own_copied) std::memmove(out.data() + offset[self], mine.data(), mine.size());
+    if (!own_copied) move_bytes(out.data() + offset[self], mine.data(), mine.size());
     own_copied = true;
   };
   if (n == 1) return copy_own();
   transport::SharedArena& arena = *collective.host.arena;
   const size_t chunk = arena.chunk_bytes();
   const size_t largest = *std::max_element(bytes_per_rank.begin(), bytes_per_rank.end());
-  if (largest >= detail::kSingleCopyMinBytes && detail::single_copy_usable(comm, collective)) {
+  // The probe (collective) at the first allgather past kSingleCopyMinBytes, as every rank
+  // knows every block's size.
+  if (largest >= detail::kSingleCopyMinBytes &&
+      largest >= detail::single_copy_blocks_from(comm, collective)) {
     const uint64_t step = collective.steps++;
     const int half = static_cast<int>(step % 2);
     detail::before_writing(comm, collective, step);
@@ -68,12 +73,12 @@ void allgatherv_shared_memory(Communicator& comm, ConstBytes mine, Bytes out,
     };
     detail::before_writing(comm, collective, step);
     if (const size_t bytes = piece(self); bytes > 0) {
-      std::memcpy(arena.slot(self, half), mine.data() + done, bytes);
+      copy_bytes(arena.slot(self, half), mine.data() + done, bytes);
     }
     detail::finish_step_writes(comm, collective, step);
     for (int r = 0; r < n; ++r) {
       if (const size_t bytes = piece(r); r != self && bytes > 0) {
-        std::memcpy(out.data() + offset[static_cast<size_t>(r)] + done, arena.slot(r, half), bytes);
+        copy_bytes(out.data() + offset[static_cast<size_t>(r)] + done, arena.slot(r, half), bytes);
       }
     }
   }

@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/copy_bytes.h"
 #include "comm/arena_fold_choice.h"
 #include "comm/arena_wait.h"
 #include "comm/collective_arena.h"
@@ -60,8 +61,7 @@ void allreduce_shared_memory(Communicator& comm, const PieceList& pieces, DataTy
     // Nothing to combine: the result is the input, scaled.
     pieces.for_each(0, pieces.bytes(),
                     [&](const BufferPiece& p, size_t offset, size_t, size_t len) {
-                      if (p.input != p.output)
-                        std::memcpy(p.output + offset, p.input + offset, len);
+                      if (p.input != p.output) copy_bytes(p.output + offset, p.input + offset, len);
                       scale.apply(p.output + offset, len / element, type);
                     });
     return;
@@ -111,13 +111,13 @@ void allreduce_shared_memory(Communicator& comm, const PieceList& pieces, DataTy
       pieces.for_each(at + part_begin, part_bytes,
                       [&](const BufferPiece& p, size_t offset, size_t in, size_t len) {
                         std::byte* const out = p.output + offset;
-                        if (p.input != p.output) std::memcpy(out, p.input + offset, len);
+                        if (p.input != p.output) copy_bytes(out, p.input + offset, len);
                         const size_t from = part_begin + in;
                         for (int r = 0; r < n; ++r) {
                           if (r != self) combine(out, arena.slot(r, half) + from, len / element);
                         }
                         scale.apply(out, len / element, type);
-                        std::memcpy(slot + from, out, len);
+                        copy_bytes(slot + from, out, len);
                       });
     });
     arena.post(self, SharedArena::Flag::reduced, step + 1);

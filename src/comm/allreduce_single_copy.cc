@@ -16,6 +16,7 @@
 #include <cstring>
 #include <vector>
 
+#include "base/copy_bytes.h"
 #include "comm/arena_wait.h"
 #include "comm/collective_arena.h"
 #include "comm/collective_checks.h"
@@ -76,7 +77,7 @@ void allreduce_single_copy(Communicator& comm, Bytes data, size_t count, DataTyp
       combine(into, theirs.data(), elements);
     }
     scale.apply(into, elements, type);
-    if (into != out) std::memcpy(out, into, bytes);
+    if (into != out) copy_bytes(out, into, bytes);
   }
 
   // Every rank has folded (a second step, with nothing written: its `ready` is the barrier).

@@ -6,6 +6,7 @@
 // copied locally. Blocks may differ in size or be empty.
 #include <cstring>
 
+#include "base/copy_bytes.h"
 #include "comm/collective_arena.h"
 #include "comm/collective_checks.h"
 #include "comm/collectives.h"
@@ -27,7 +28,7 @@ void alltoallv_pairwise(Communicator& comm, ConstBytes in, std::span<const size_
   const int n = comm.size();
   const int rank = comm.rank();
   if (send_bytes[rank] > 0) {
-    std::memmove(out.data() + at.recv[rank], in.data() + at.send[rank], send_bytes[rank]);
+    move_bytes(out.data() + at.recv[rank], in.data() + at.send[rank], send_bytes[rank]);
   }
   for (int step = 1; step < n; ++step) {
     const int to = (rank + step) % n;

@@ -20,6 +20,7 @@
 #include <functional>
 #include <vector>
 
+#include "base/copy_bytes.h"
 #include "base/errors.h"
 #include "comm/arena_wait.h"
 #include "comm/collective_arena.h"
@@ -50,8 +51,7 @@ void alltoallv_shared_memory(Communicator& comm, ConstBytes in, std::span<const 
   const auto me = static_cast<size_t>(self);
   bool own_copied = send_bytes[me] == 0;
   auto copy_own = [&] {
-    if (!own_copied)
-      std::memmove(out.data() + at.recv[me], in.data() + at.send[me], send_bytes[me]);
+    if (!own_copied) move_bytes(out.data() + at.recv[me], in.data() + at.send[me], send_bytes[me]);
     own_copied = true;
   };
   if (n == 1) return copy_own();
@@ -66,7 +66,8 @@ void alltoallv_shared_memory(Communicator& comm, ConstBytes in, std::span<const 
         "rank {}: alltoallv_shared_memory: an arena slot of {} bytes has no room for {} ranks",
         comm.rank(), arena.chunk_bytes(), n));
   }
-  // A rank whose largest block for another is past the single-copy threshold publishes where
+  // A rank whose largest block for another is past the single-copy threshold
+  // (detail::single_copy_blocks_from) publishes where
   // each of its blocks is (region d: a detail::PeerBlock for rank d) instead of copying them in,
   // and each destination reads its block from the sender's memory in the first step. The
   // header says which a rank did, and its largest copied block, whose steps every rank runs.
@@ -76,8 +77,7 @@ void alltoallv_shared_memory(Communicator& comm, ConstBytes in, std::span<const 
     if (d != self)
       largest_send = std::max<uint64_t>(largest_send, send_bytes[static_cast<size_t>(d)]);
   }
-  const bool by_reference =
-      detail::single_copy_usable(comm, collective) && largest_send >= detail::kSingleCopyMinBytes;
+  const bool by_reference = largest_send >= detail::single_copy_blocks_from(comm, collective);
   Header header{by_reference ? 0 : largest_send, by_reference ? 1u : 0u};
   uint64_t largest = header.largest_copied;  // of every rank's copied blocks, after the first step
   bool any_by_reference = by_reference;      // this rank's or any sender's blocks
@@ -104,7 +104,7 @@ void alltoallv_shared_memory(Communicator& comm, ConstBytes in, std::span<const 
                                 send_bytes[i]);
         }
       } else if (const size_t bytes = piece(send_bytes[i], done); bytes > 0) {
-        std::memcpy(slot + region_at(self, d), in.data() + at.send[i] + done, bytes);
+        copy_bytes(slot + region_at(self, d), in.data() + at.send[i] + done, bytes);
       }
     }
     // Sender s's piece of this step for `self`: read from its memory (first step only) or
@@ -118,8 +118,7 @@ void alltoallv_shared_memory(Communicator& comm, ConstBytes in, std::span<const 
                              recv_bytes[i]);
         }
       } else if (const size_t bytes = piece(recv_bytes[i], done); bytes > 0) {
-        std::memcpy(out.data() + at.recv[i] + done, arena.slot(s, half) + region_at(s, self),
-                    bytes);
+        copy_bytes(out.data() + at.recv[i] + done, arena.slot(s, half) + region_at(s, self), bytes);
       }
     };
     // From the next rank on: the readers of one sender's memory are spread over the senders

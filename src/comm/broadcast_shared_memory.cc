@@ -12,6 +12,7 @@
 #include <cstring>
 #include <functional>
 
+#include "base/copy_bytes.h"
 #include "comm/arena_wait.h"
 #include "comm/collective_arena.h"
 #include "comm/collective_checks.h"
@@ -115,13 +116,13 @@ void broadcast_shared_memory(Communicator& comm, Bytes data, int root) {
     const int half = static_cast<int>(step % 2);
     if (self == root) {
       detail::before_writing(comm, collective, step);
-      std::memcpy(arena.slot(root, half), data.data() + done, bytes);
+      copy_bytes(arena.slot(root, half), data.data() + done, bytes);
       arena.post(self, transport::SharedArena::Flag::ready, step + 1);
     } else {
       arena.post(self, transport::SharedArena::Flag::ready, step + 1);
       detail::wait_for_members(comm, collective, transport::SharedArena::Flag::ready, step + 1,
                                root);
-      std::memcpy(data.data() + done, arena.slot(root, half), bytes);
+      copy_bytes(data.data() + done, arena.slot(root, half), bytes);
     }
   }
 }

@@ -28,6 +28,11 @@ struct CollectiveArena {
   // Single-copy reads of peers' memory (comm/single_copy.h): whether this rank may
   // (KOLO_SHM_SINGLE_COPY), and whether every member can, once probed together.
   bool single_copy_allowed = true;
+  // Whether the probe also times a read against the arena's two copies to choose the block size
+  // from which allgather and alltoall read (KOLO_SHM_SINGLE_COPY=auto, the default; 1: from
+  // detail::kSingleCopyMinBytes without timing), and the size it chose (SIZE_MAX: never).
+  bool single_copy_measured = true;
+  size_t single_copy_blocks_from = SIZE_MAX;
   // Allreduce steps up to this many bytes are folded whole by every rank
   // (KOLO_SHM_FOLD_WHOLE_BYTES; 0: detail::folds_whole decides).
   size_t fold_whole_bytes = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/copy_bytes.h"
 #include "comm/pieces.h"
 
 namespace kolo::comm::detail {
@@ -36,7 +37,7 @@ void fold(Bytes target, Bytes incoming, size_t element, kernels::ReduceFn combin
     combine(target.data(), incoming.data(), count);
   } else {
     combine(incoming.data(), target.data(), count);
-    std::memcpy(target.data(), incoming.data(), target.size());  // one segment, still in cache
+    copy_bytes(target.data(), incoming.data(), target.size());  // one segment, still in cache
   }
 }
 

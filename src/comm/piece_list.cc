@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/copy_bytes.h"
+
 namespace kolo::comm {
 
 PieceList::PieceList(std::span<const BufferPiece> pieces) : pieces_(pieces) {
@@ -23,13 +25,13 @@ size_t PieceList::first_piece(size_t begin) const {
 
 void PieceList::gather(std::byte* dst, size_t begin, size_t bytes) const {
   for_each(begin, bytes, [&](const BufferPiece& piece, size_t offset, size_t at, size_t n) {
-    std::memcpy(dst + at, piece.input + offset, n);
+    copy_bytes(dst + at, piece.input + offset, n);
   });
 }
 
 void PieceList::scatter(const std::byte* src, size_t begin, size_t bytes) const {
   for_each(begin, bytes, [&](const BufferPiece& piece, size_t offset, size_t at, size_t n) {
-    std::memcpy(piece.output + offset, src + at, n);
+    copy_bytes(piece.output + offset, src + at, n);
   });
 }
 

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <vector>
 
+#include "base/copy_bytes.h"
 #include "comm/arena_wait.h"
 #include "comm/collective_checks.h"
 #include "comm/collectives.h"
@@ -32,8 +33,7 @@ void reducescatter_ring(Communicator& comm, Bytes data, std::span<const size_t> 
   const auto rank = static_cast<size_t>(comm.rank());
   detail::ring_reduce_scatter(comm, data, first, element, combine, /*shift=*/1);
   const Bytes mine = data.subspan(first[rank] * element, counts[rank] * element);
-  if (!mine.empty() && mine.data() != out.data())
-    std::memmove(out.data(), mine.data(), mine.size());
+  if (!mine.empty() && mine.data() != out.data()) move_bytes(out.data(), mine.data(), mine.size());
 }
 
 }  // namespace kolo::comm

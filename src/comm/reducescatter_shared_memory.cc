@@ -12,6 +12,7 @@
 #include <numeric>
 #include <vector>
 
+#include "base/copy_bytes.h"
 #include "base/errors.h"
 #include "comm/arena_wait.h"
 #include "comm/collective_arena.h"
@@ -32,7 +33,7 @@ void reducescatter_shared_memory(Communicator& comm, Bytes data, std::span<const
   const size_t element = dtype_size(type);
   const size_t my_count = counts[static_cast<size_t>(self)];
   const std::byte* const own = data.data() + first[static_cast<size_t>(self)] * element;
-  if (my_count > 0 && own != out.data()) std::memmove(out.data(), own, my_count * element);
+  if (my_count > 0 && own != out.data()) move_bytes(out.data(), own, my_count * element);
   if (n == 1) return;
   transport::SharedArena& arena = *collective.host.arena;
   // Region size in elements, a multiple of 64 bytes where the element allows (whole lines).
@@ -55,9 +56,9 @@ void reducescatter_shared_memory(Communicator& comm, Bytes data, std::span<const
     std::byte* const slot = arena.slot(self, half);
     for (int b = 0; b < n; ++b) {
       if (const size_t elements = piece(b); b != self && elements > 0) {
-        std::memcpy(slot + static_cast<size_t>(b) * region * element,
-                    data.data() + (first[static_cast<size_t>(b)] + done) * element,
-                    elements * element);
+        copy_bytes(slot + static_cast<size_t>(b) * region * element,
+                   data.data() + (first[static_cast<size_t>(b)] + done) * element,
+                   elements * element);
       }
     }
     detail::finish_step_writes(comm, collective, step);

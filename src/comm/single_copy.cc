@@ -2,9 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <numeric>
+#include <vector>
 
+#include "base/copy_bytes.h"
 #include "base/errors.h"
 #include "comm/arena_wait.h"
 
@@ -146,6 +151,38 @@ bool oversubscribed_single_copy(Communicator& comm, size_t bytes) {
          single_copy_usable(comm, *comm.arena());
 }
 
+bool single_copy_pays(std::span<const uint64_t> read_ns, std::span<const uint64_t> copies_ns) {
+  const uint64_t reads = std::accumulate(read_ns.begin(), read_ns.end(), uint64_t{0});
+  const uint64_t copies = std::accumulate(copies_ns.begin(), copies_ns.end(), uint64_t{0});
+  return reads <= copies;
+}
+
+namespace {
+
+// What one member found in the probe, in its slot half of the second round.
+struct ProbeVerdict {
+  uint64_t works;
+  uint64_t read_ns;    // best of kTimedRuns reads of the successor's timed block (0: not timed)
+  uint64_t copies_ns;  // best of kTimedRuns pairs of copies of as many bytes (0: not timed)
+};
+constexpr int kTimedRuns = 3;
+
+template <typename Work>
+uint64_t best_ns(Work&& work) {
+  uint64_t best = UINT64_MAX;
+  for (int run = 0; run < kTimedRuns; ++run) {
+    const auto start = std::chrono::steady_clock::now();
+    if (!work()) return UINT64_MAX;
+    const auto took = std::chrono::steady_clock::now() - start;
+    best = std::min<uint64_t>(
+        best,
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(took).count()));
+  }
+  return best;
+}
+
+}  // namespace
+
 bool single_copy_usable(Communicator& comm, CollectiveArena& collective) {
   using State = CollectiveArena::SingleCopy;
   if (collective.single_copy != State::unknown) return collective.single_copy == State::usable;
@@ -153,34 +190,74 @@ bool single_copy_usable(Communicator& comm, CollectiveArena& collective) {
   const int self = collective.host.slot;
   const int n = arena.ranks();
   static uint64_t probe = kProbeWord;  // written back unchanged by the predecessor
+  // The block this member's predecessor times its reads on (empty: this member does not
+  // measure, and its predecessor then times nothing); freed after the second round, when every
+  // member is done reading.
+  std::vector<std::byte> timed;
+  if (collective.single_copy_allowed && collective.single_copy_measured) {
+    timed.assign(kSingleCopyTimedBytes, std::byte{1});
+  }
 
-  // Round 1: where each member's probe word is; each reads its successor's.
+  // Round 1: where each member's probe word and timed block are; each reads its successor's.
   const uint64_t first = collective.steps++;
+  const int first_half = static_cast<int>(first % 2);
   before_writing(comm, collective, first);
-  publish_block(collective, static_cast<int>(first % 2), 0, &probe, sizeof(probe));
+  publish_block(collective, first_half, 0, &probe, sizeof(probe));
+  publish_block(collective, first_half, sizeof(PeerBlock), timed.data(), timed.size());
   finish_step_writes(comm, collective, first);
-  bool works = collective.single_copy_allowed;
-  if (works) {
-    const int next = (self + 1) % n;
-    const PeerBlock block = block_of(arena, next, static_cast<int>(first % 2), 0);
+  ProbeVerdict mine{collective.single_copy_allowed ? 1u : 0u, 0, 0};
+  const int next = (self + 1) % n;
+  if (mine.works != 0) {
+    const PeerBlock block = block_of(arena, next, first_half, 0);
     uint64_t seen = 0;
     const long got = arena.read_member_memory(block.pid, block.address,
                                               reinterpret_cast<std::byte*>(&seen), sizeof(seen));
-    works = got == static_cast<long>(sizeof(seen)) && seen == kProbeWord &&
-            arena.write_member_memory(block.pid, block.address,
-                                      reinterpret_cast<const std::byte*>(&seen),
-                                      sizeof(seen)) == static_cast<long>(sizeof(seen));
+    mine.works = got == static_cast<long>(sizeof(seen)) && seen == kProbeWord &&
+                 arena.write_member_memory(block.pid, block.address,
+                                           reinterpret_cast<const std::byte*>(&seen),
+                                           sizeof(seen)) == static_cast<long>(sizeof(seen));
   }
-  // Round 2: whether it worked everywhere (one byte per member; every member then knows).
+  const PeerBlock theirs = block_of(arena, next, first_half, sizeof(PeerBlock));
+  if (mine.works != 0 && !timed.empty() && theirs.bytes == timed.size()) {
+    // A read of the successor's block into a buffer of this rank, against what the arena does
+    // instead: a copy into the slot (here: a scratch buffer) and one out of it.
+    std::vector<std::byte> into(timed.size()), scratch(timed.size());
+    mine.read_ns = best_ns([&] {
+      return arena.read_member_memory(theirs.pid, theirs.address, into.data(), into.size()) ==
+             static_cast<long>(into.size());
+    });
+    mine.copies_ns = best_ns([&] {
+      copy_bytes(scratch.data(), timed.data(), timed.size());
+      copy_bytes(into.data(), scratch.data(), scratch.size());
+      return true;
+    });
+    if (mine.read_ns == UINT64_MAX) mine.works = 0;  // a short read: as if it could not
+  }
+  // Round 2: what each member found (every member then knows, and decides alike).
   const uint64_t second = collective.steps++;
   const int half = static_cast<int>(second % 2);
   before_writing(comm, collective, second);
-  *arena.slot(self, half) = std::byte{works ? uint8_t{1} : uint8_t{0}};
+  std::memcpy(arena.slot(self, half), &mine, sizeof(mine));
   finish_step_writes(comm, collective, second);
   bool everywhere = true;
-  for (int r = 0; r < n; ++r) everywhere = everywhere && *arena.slot(r, half) == std::byte{1};
+  std::vector<uint64_t> read_ns, copies_ns;
+  for (int r = 0; r < n; ++r) {
+    ProbeVerdict found{};
+    std::memcpy(&found, arena.slot(r, half), sizeof(found));
+    everywhere = everywhere && found.works != 0;
+    read_ns.push_back(found.read_ns);
+    copies_ns.push_back(found.copies_ns);
+  }
   collective.single_copy = everywhere ? State::usable : State::unusable;
+  collective.single_copy_blocks_from = !everywhere ? SIZE_MAX
+                                       : single_copy_pays(read_ns, copies_ns)
+                                           ? kSingleCopyMinBytes
+                                           : kSingleCopyDramBytes;
   return everywhere;
+}
+
+size_t single_copy_blocks_from(Communicator& comm, CollectiveArena& collective) {
+  return single_copy_usable(comm, collective) ? collective.single_copy_blocks_from : SIZE_MAX;
 }
 
 }  // namespace kolo::comm::detail

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <span>
 
 #include "comm/collective_arena.h"
 #include "comm/communicator.h"
@@ -31,10 +32,31 @@ struct PeerBlock {
 // Blocks at least this large move in one copy (below, the second flag round costs more than
 // the copy it saves).
 constexpr size_t kSingleCopyMinBytes = size_t{32} * 1024;
+// Where a read of a peer's memory costs more than the arena's two copies (the kernel pins every
+// page it reads; on this project's AMD EPYC VM a 256 KiB read took 4x one memcpy of it), allgather
+// and alltoall read blocks in one copy only from this size on, where memory bandwidth rather
+// than the cost per page decides and moving each byte once wins (np 2 there: allgather of 2 MiB
+// blocks through the arena 1.2x faster than read, of 4 MiB blocks 1.17x slower).
+constexpr size_t kSingleCopyDramBytes = size_t{4} << 20;
+// The probe's timed block: past the caches' first level, below the L2 where glibc's memcpy
+// changes method.
+constexpr size_t kSingleCopyTimedBytes = size_t{256} << 10;
 
 // Whether every member of the arena reads and writes its peers' memory (collective on first use:
 // every member must call it at the same point of the same collective; later calls read the answer).
+// Where the members measure (CollectiveArena::single_copy_measured), each also times reading its
+// successor's kSingleCopyTimedBytes against copying them twice, and every member sets
+// single_copy_blocks_from from everyone's figures alike (single_copy_pays).
 bool single_copy_usable(Communicator& comm, CollectiveArena& collective);
+
+// Whether reads of peers' memory pay in allgather and alltoall, from every member's best times
+// (nanoseconds) of one read and of the two copies it saves: the sums compared, reads winning
+// ties (members that did not measure report 0 for both).
+bool single_copy_pays(std::span<const uint64_t> read_ns, std::span<const uint64_t> copies_ns);
+
+// The block size from which allgather and alltoall read peers' memory: single_copy_usable first
+// (collective on first use), then what its probe chose (SIZE_MAX: never).
+size_t single_copy_blocks_from(Communicator& comm, CollectiveArena& collective);
 
 // Whether an allreduce or broadcast of `bytes` reads peers' memory because the host has more
 // ranks than CPUs (allreduce_single_copy, broadcast_single_copy): from 1 MiB, when the group is

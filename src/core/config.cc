@@ -144,7 +144,9 @@ Config Config::from_env(const EnvLookup& lookup, const std::vector<std::string>&
   }
   config.shm_allreduce_bytes =
       static_cast<uint64_t>(reader.number("SHM_ALLREDUCE_BYTES", 1024.0 * 1024 * 1024 * 1024, 0));
-  config.shm_single_copy = reader.flag("SHM_SINGLE_COPY").value_or(true);
+  if (reader.text("SHM_SINGLE_COPY").value_or("auto") != "auto") {
+    config.shm_single_copy = reader.flag("SHM_SINGLE_COPY");
+  }
   config.shm_fold_whole_bytes = static_cast<uint64_t>(reader.number("SHM_FOLD_WHOLE_BYTES", 0, 0));
   if (auto found = reader.find("REDUCE_THREADS")) {
     const auto& [variable, text] = *found;

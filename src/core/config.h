@@ -38,8 +38,9 @@ struct Config {
   // 0 = auto (comm::detail::folds_whole).
   uint64_t shm_fold_whole_bytes = 0;
   // SHM_SINGLE_COPY: ranks of one host may read each other's buffers in one copy
-  // (comm/single_copy.h); 0 keeps two copies through the arena.
-  bool shm_single_copy = true;
+  // (comm/single_copy.h); nullopt ("auto", the default): allgather and alltoall from the block
+  // size the ranks' probe measures; true (1): from 32 KiB; false (0): two copies through the arena.
+  std::optional<bool> shm_single_copy;
   // REDUCE_THREADS: threads sharing a large arena allreduce's copies and folds, the background
   // thread included (comm/work_splitter.h); 0 = decided at init from the rank's share
   // (core/reduce_threads.h), 1 = none added.

@@ -4,6 +4,7 @@
 #include <numeric>
 #include <optional>
 
+#include "base/copy_bytes.h"
 #include "base/errors.h"
 #include "fusion/fusion_planner.h"
 #include "gpu/device_event_wait.h"
@@ -190,7 +191,7 @@ void Executor::run_scaled(const negotiation::Response& response, const ScaledRun
   const kernels::ResultScale scale = result_scale(response);
   scale.check(response.dtype);  // an impossible scale fails the tensor before any byte moves
   if (!run.input.empty() && run.input.data() != run.work.data()) {
-    std::memcpy(run.work.data(), run.input.data(), run.input.size());
+    copy_bytes(run.work.data(), run.input.data(), run.input.size());
   }
   const size_t element = dtype_size(response.dtype);
   if (response.prescale != 1.0) {
@@ -229,8 +230,8 @@ void Executor::allreduce(const fusion::FusedGroup& group, std::vector<TensorEntr
     ObservedPhase phase(observer_, response.names, "MEMCPY_IN_FUSION_BUFFER");
     for (size_t i = 0; i < entries.size(); ++i) {
       if (entries[i]->bytes() > 0) {
-        std::memcpy(run.work.data() + group.tensors[i].offset, entries[i]->input,
-                    entries[i]->bytes());
+        copy_bytes(run.work.data() + group.tensors[i].offset, entries[i]->input,
+                   entries[i]->bytes());
       }
     }
     count_fused(entries.size());
@@ -244,8 +245,8 @@ void Executor::allreduce(const fusion::FusedGroup& group, std::vector<TensorEntr
     ObservedPhase phase(observer_, response.names, "MEMCPY_OUT_FUSION_BUFFER");
     for (size_t i = 0; i < entries.size(); ++i) {
       if (entries[i]->bytes() > 0) {
-        std::memcpy(entries[i]->output, run.work.data() + group.tensors[i].offset,
-                    entries[i]->bytes());
+        copy_bytes(entries[i]->output, run.work.data() + group.tensors[i].offset,
+                   entries[i]->bytes());
       }
     }
   }
@@ -297,7 +298,7 @@ void Executor::allgather(const negotiation::Response& response, TensorEntry& ent
 void Executor::broadcast(const negotiation::Response& response, TensorEntry& entry) {
   std::span<std::byte> buffer = bytes_of(entry.output, entry.bytes());
   if (entry.output != entry.input && !buffer.empty()) {
-    std::memcpy(entry.output, entry.input, buffer.size());
+    copy_bytes(entry.output, entry.input, buffer.size());
   }
   backend_.broadcast(buffer, response.root);
 }

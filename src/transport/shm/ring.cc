@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/copy_bytes.h"
+
 namespace kolo::transport::shm {
 
 size_t Ring::readable() const {
@@ -31,8 +33,8 @@ size_t Ring::write_some(const std::byte* data, size_t size) {
   if (n == 0) return 0;
   const size_t at = static_cast<size_t>(head) & mask_;
   const size_t first = std::min(n, capacity() - at);
-  std::memcpy(data_ + at, data, first);
-  if (n > first) std::memcpy(data_, data + first, n - first);
+  copy_bytes(data_ + at, data, first);
+  if (n > first) copy_bytes(data_, data + first, n - first);
   // A full barrier (xchg) rather than a release store: producer_should_ring() must read the
   // consumer's flag only after this store is visible (see consumer_arm); xchg is cheaper than a
   // store followed by a separate fence.
@@ -47,8 +49,8 @@ size_t Ring::read_some(std::byte* data, size_t size) {
   if (n == 0) return 0;
   const size_t at = static_cast<size_t>(tail) & mask_;
   const size_t first = std::min(n, capacity() - at);
-  std::memcpy(data, data_ + at, first);
-  if (n > first) std::memcpy(data + first, data_, n - first);
+  copy_bytes(data, data_ + at, first);
+  if (n > first) copy_bytes(data + first, data_, n - first);
   header_->tail.exchange(tail + n, std::memory_order_seq_cst);  // full barrier, as in write_some
   return n;
 }

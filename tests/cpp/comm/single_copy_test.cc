@@ -46,6 +46,7 @@ int32_t value(int rank, size_t i, int call) {
 // broadcasts from every root at sizes either side of the threshold; returns how the arena moved
 // them.
 SingleCopy gather_and_broadcast(Communicator& comm) {
+  comm.arena()->single_copy_measured = false;  // from kSingleCopyMinBytes, whatever reads cost
   const int n = comm.size();
   const int rank = comm.rank();
   int call = 0;
@@ -202,6 +203,44 @@ TEST(SingleCopyFailure, ReadingTheBlockOfAGoneProcessNamesThePeerAsLost) {
     }
     published.arrive_and_wait();
   });
+}
+
+// The probe's timings choose the block size from which allgather and alltoall read, the same
+// on every member whatever each measured (which size it is depends on this machine's costs, so
+// only the agreement and the two possible answers are asserted).
+TEST_P(SingleCopyRanks, MeasuredProbeChoosesOneBlockSizeOnEveryMember) {
+  RankThreads group = arena_ranks(GetParam());
+  std::vector<size_t> chosen(static_cast<size_t>(GetParam()));
+  group.run([&](Communicator& comm) {
+    ASSERT_TRUE(comm.arena()->single_copy_measured);  // the default
+    chosen[static_cast<size_t>(comm.rank())] = detail::single_copy_blocks_from(comm, *comm.arena());
+  });
+  EXPECT_TRUE(chosen[0] == detail::kSingleCopyMinBytes || chosen[0] == detail::kSingleCopyDramBytes)
+      << chosen[0];
+  for (const size_t each : chosen) EXPECT_EQ(each, chosen[0]);
+}
+
+TEST_P(SingleCopyRanks, UnmeasuredReadsFromTheMinimumAndDisallowedNever) {
+  RankThreads group = arena_ranks(GetParam());
+  group.run([&](Communicator& comm) {
+    comm.arena()->single_copy_measured = false;
+    EXPECT_EQ(detail::single_copy_blocks_from(comm, *comm.arena()), detail::kSingleCopyMinBytes);
+  });
+  RankThreads refusing = arena_ranks(GetParam());
+  refusing.run([&](Communicator& comm) {
+    comm.arena()->single_copy_allowed = comm.rank() != 0;
+    EXPECT_EQ(detail::single_copy_blocks_from(comm, *comm.arena()), SIZE_MAX);
+  });
+}
+
+TEST(SingleCopyVerdict, ReadsPayWhenTheirSumIsNoMoreThanTheCopiesSum) {
+  using Times = std::vector<uint64_t>;
+  EXPECT_TRUE(detail::single_copy_pays(Times{10, 12}, Times{20, 25}));
+  EXPECT_FALSE(detail::single_copy_pays(Times{40, 30}, Times{20, 25}));
+  EXPECT_TRUE(detail::single_copy_pays(Times{0, 0, 0}, Times{0, 0, 0}));  // nobody measured
+  EXPECT_TRUE(detail::single_copy_pays(Times{30, 30}, Times{40, 20}));    // a tie: reads
+  // One member's slow read outweighs the others' fast ones: every member decides alike.
+  EXPECT_FALSE(detail::single_copy_pays(Times{5, 5, 100}, Times{20, 20, 20}));
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, SingleCopyRanks, ::testing::Values(2, 3));

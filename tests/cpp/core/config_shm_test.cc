@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "base/errors.h"
 #include "base/fake_env.h"
@@ -37,6 +40,18 @@ TEST(ConfigShm, FoldWholeBytesDefaultsToAutoAndIsChecked) {
   EXPECT_TRUE(set.unknown_variables.empty());
   EXPECT_THROW(Config::from_env(env_of({{"KOLO_SHM_FOLD_WHOLE_BYTES", "-8"}}), {}),
                InvalidArgument);
+}
+
+// auto (the default) leaves the choice to the ranks' probe (comm/single_copy.h): nullopt.
+TEST(ConfigShm, SingleCopyIsAutoOrAFlag) {
+  EXPECT_FALSE(Config::from_env(env_of({}), {}).shm_single_copy.has_value());
+  const std::vector<std::string> name{"KOLO_SHM_SINGLE_COPY"};
+  EXPECT_FALSE(Config::from_env(env_of({{name[0], "auto"}}), name).shm_single_copy.has_value());
+  EXPECT_EQ(Config::from_env(env_of({{name[0], "1"}}), name).shm_single_copy,
+            std::optional<bool>(true));
+  EXPECT_EQ(Config::from_env(env_of({{name[0], "off"}}), name).shm_single_copy,
+            std::optional<bool>(false));
+  EXPECT_THROW(Config::from_env(env_of({{name[0], "sometimes"}}), name), InvalidArgument);
 }
 
 TEST(ConfigShm, FlagsInEverySpellingAndHorovodName) {

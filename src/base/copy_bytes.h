@@ -46,11 +46,13 @@ inline void copy_by_lines(std::byte* to, const std::byte* from, size_t bytes) {
 
 // memcpy (the ranges do not overlap).
 inline void copy_bytes(void* to, const void* from, size_t bytes) {
+#if defined(__x86_64__) || defined(__i386__)  // `rep movsb` is x86's alone
   if (bytes >= detail::kRepMovsbFromBytes && detail::short_page_distance(to, from) &&
       bytes < detail::rep_movsb_until_bytes()) {
     return detail::copy_by_lines(static_cast<std::byte*>(to), static_cast<const std::byte*>(from),
                                  bytes);
   }
+#endif
   std::memcpy(to, from, bytes);
 }
 

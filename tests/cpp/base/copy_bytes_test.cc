@@ -17,7 +17,8 @@ struct FreeDeleter {
 using PageBuffer = std::unique_ptr<std::byte, FreeDeleter>;
 
 PageBuffer page_aligned(size_t bytes) {
-  return PageBuffer(static_cast<std::byte*>(std::aligned_alloc(4096, bytes)));
+  const size_t whole_pages = (bytes + 4095) / 4096 * 4096;  // aligned_alloc's size rule
+  return PageBuffer(static_cast<std::byte*>(std::aligned_alloc(4096, whole_pages)));
 }
 
 std::vector<std::byte> pattern(size_t bytes) {

@@ -106,6 +106,7 @@ TEST(OversubscribedHost, LargeAllreduceAndBroadcastReadPeersMemory) {
   auto group = host_ranks(3, 2);
   group.run([&](Communicator& comm) {
     ASSERT_TRUE(comm.oversubscribed());
+    comm.arena()->single_copy_measured = false;  // reads, whatever they cost on this machine
     EXPECT_EQ(allreduce_2mib(comm), SingleCopy::usable);
     EXPECT_EQ(broadcast_2mib(comm), SingleCopy::usable);
   });

@@ -15,6 +15,7 @@
 #include "bench_cases.h"
 #include "comm/collective_arena.h"
 #include "comm/collectives.h"
+#include "comm/single_copy.h"
 #include "core/bootstrap_options.h"
 #include "core/config.h"
 #include "core/rank_placement.h"
@@ -112,7 +113,7 @@ int run(int argc, char** argv) {
   // Which way this machine's ranks moved large allgather and alltoall blocks (single_copy.h).
   if (print && comm.arena() != nullptr &&
       comm.arena()->single_copy != comm::CollectiveArena::SingleCopy::unknown) {
-    const size_t from = comm.arena()->single_copy_blocks_from;
+    const size_t from = comm::detail::single_copy_blocks_from(comm, *comm.arena());  // probed
     std::printf("# single-copy reads (allgather, alltoall): %s\n",
                 from == SIZE_MAX ? "never"
                                  : ("from blocks of " + std::to_string(from) + " bytes" +

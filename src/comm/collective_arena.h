@@ -30,9 +30,10 @@ struct CollectiveArena {
   bool single_copy_allowed = true;
   // Whether the probe also times a read against the arena's two copies to choose the block size
   // from which allgather and alltoall read (KOLO_SHM_SINGLE_COPY=auto, the default; 1: from
-  // detail::kSingleCopyMinBytes without timing), and the size it chose (SIZE_MAX: never).
+  // detail::kSingleCopyMinBytes without timing), and its verdict: whether reads cost no more
+  // than the copies they save (detail::single_copy_blocks_from derives the block size from it).
   bool single_copy_measured = true;
-  size_t single_copy_blocks_from = SIZE_MAX;
+  bool single_copy_reads_pay = false;
   // Allreduce steps up to this many bytes are folded whole by every rank
   // (KOLO_SHM_FOLD_WHOLE_BYTES; 0: detail::folds_whole decides).
   size_t fold_whole_bytes = 0;

@@ -249,15 +249,13 @@ bool single_copy_usable(Communicator& comm, CollectiveArena& collective) {
     copies_ns.push_back(found.copies_ns);
   }
   collective.single_copy = everywhere ? State::usable : State::unusable;
-  collective.single_copy_blocks_from = !everywhere ? SIZE_MAX
-                                       : single_copy_pays(read_ns, copies_ns)
-                                           ? kSingleCopyMinBytes
-                                           : kSingleCopyDramBytes;
+  collective.single_copy_reads_pay = everywhere && single_copy_pays(read_ns, copies_ns);
   return everywhere;
 }
 
 size_t single_copy_blocks_from(Communicator& comm, CollectiveArena& collective) {
-  return single_copy_usable(comm, collective) ? collective.single_copy_blocks_from : SIZE_MAX;
+  if (!single_copy_usable(comm, collective)) return SIZE_MAX;
+  return collective.single_copy_reads_pay ? kSingleCopyMinBytes : kSingleCopyDramBytes;
 }
 
 }  // namespace kolo::comm::detail

@@ -46,7 +46,7 @@ constexpr size_t kSingleCopyTimedBytes = size_t{256} << 10;
 // every member must call it at the same point of the same collective; later calls read the answer).
 // Where the members measure (CollectiveArena::single_copy_measured), each also times reading its
 // successor's kSingleCopyTimedBytes against copying them twice, and every member sets
-// single_copy_blocks_from from everyone's figures alike (single_copy_pays).
+// CollectiveArena::single_copy_reads_pay from everyone's figures alike (single_copy_pays).
 bool single_copy_usable(Communicator& comm, CollectiveArena& collective);
 
 // Whether reads of peers' memory pay in allgather and alltoall, from every member's best times

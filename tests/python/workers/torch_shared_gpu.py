@@ -102,14 +102,23 @@ def check_mismatch_is_named(rank: int, size: int) -> None:
         finally:
             shared.device = -1
         # A name already in flight is refused on this rank at once (Horovod's ValueError).
-        first = hvd.allreduce_async(torch.ones(2), name="twice")
-        try:
-            hvd.allreduce_async(torch.ones(2), name="twice")
-        except ValueError as error:
-            assert "twice" in str(error), error
+        # Rank 0 keeps "twice" in flight while it tries: the others submit "twice" only after
+        # "twice.held", which rank 0 joins after its second try (without that order the first
+        # "twice" may already have finished on every rank, and a second submission would
+        # rightly be accepted: CI saw it once).
+        if rank == 0:
+            first = hvd.allreduce_async(torch.ones(2), op=hvd.Sum, name="twice")
+            try:
+                hvd.allreduce_async(torch.ones(2), name="twice")
+            except ValueError as error:
+                assert "twice" in str(error), error
+            else:
+                raise AssertionError("a duplicate name was accepted")
+            hvd.allreduce(torch.ones(1), name="twice.held")
         else:
-            raise AssertionError("a duplicate name was accepted")
-        hvd.synchronize(first)
+            hvd.allreduce(torch.ones(1), name="twice.held")
+            first = hvd.allreduce_async(torch.ones(2), op=hvd.Sum, name="twice")
+        assert torch.equal(hvd.synchronize(first), torch.full((2,), float(size)))
         # A failed or refused handshake counts as done: the rank's low mark passes it (else no
         # peer could ever reuse a mailbox again).
         marks = shared._marks[0]

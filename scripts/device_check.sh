@@ -101,10 +101,11 @@ step_timeout() {  # the smaller of $1 and what is left of the budget (at least 5
   echo "$want"
 }
 
-# Which parts run (DEVICE_CHECK_STEPS, in this order): correctness, compare, bench, perop, diag
-# (compare is short and comes before the benchmark, which would otherwise leave it no time:
-# session 36). "np2" runs only the benchmark's two-rank jobs (the shared GPU's point), "perop"
-# what one allreduce costs the caller's thread on each path (also part of diag).
+# Which parts run (DEVICE_CHECK_STEPS, in this order): shared, correctness, compare, bench, perop,
+# diag (compare is short and comes before the benchmark, which would otherwise leave it no time:
+# session 36). "shared" runs the shared-GPU path's tests alone, "np2" only the benchmark's
+# two-rank jobs (the shared GPU's point), "np2short" of those kolo's two launches and DDP's
+# alone, "perop" what one allreduce costs the caller's thread on each path (also part of diag).
 steps=${DEVICE_CHECK_STEPS:-correctness compare bench}
 want() { [[ " $steps " == *" $1 "* ]]; }
 
@@ -188,6 +189,34 @@ print("nccl:", c.nccl_status()["describe"]); print("cuda:", c.cuda_status()["des
 print("nccl_built", hvd.nccl_built(), "cuda_built", hvd.cuda_built())' 2>&1 | tail -3)"
 say "$(kolorun --check-build 2>&1 | grep -E 'NCCL|PyTorch')"
 
+count() { grep -cE "$1" "$2"; }  # lines, over every rank's output (pytest -v: one per test and rank)
+pytest_counts() {  # $1: pytest -v's output: the counts, and whether the run reached its end
+  local verdict last
+  verdict=$(grep -E '^=+ .*(passed|failed|error).* in [0-9.]+s' "$1" | tail -1)
+  if [ -z "$verdict" ]; then
+    # started (pytest -v's line with the test alone) and never given a result
+    last=$(grep -oE '^tests/python/[a-z_]+[.]py::[^ ]+' "$1" | sort -u |
+      comm -23 - <(grep -oE '(PASSED|FAILED|ERROR|SKIPPED) tests/python/[a-z_]+[.]py::[^ ]+' "$1" |
+        cut -d' ' -f2 | sort -u) | tr '\n' ' ')
+    verdict="DID NOT FINISH: cut off by the step timeout; running then: ${last:-?}"
+  fi
+  echo "$(count ' PASSED' "$1") passed, $(count ' (FAILED|ERROR)' "$1") failed, $(count ' SKIPPED' "$1") skipped; $verdict"
+}
+
+if want shared; then
+# ---- the shared-GPU path's own tests alone, with each test's time (session 39: inside the
+# whole correctness step, test_ranks_sharing_one_gpu_sum_on_it had not finished at its end) ----
+# First the protocol's worker at np 2 alone, its stacks printed should it wait past 40 s.
+WORKER_STACKS_AFTER_S=40 timeout "$(step_timeout 60)" kolorun -np 2 python3 \
+  tests/python/workers/torch_shared_gpu.py cuda >"$OUT/shared_worker.txt" 2>&1
+say "torch_shared_gpu.py cuda np 2: rc $? at $(elapsed) s; $(grep -c ' OK$' "$OUT/shared_worker.txt") ranks OK"
+KOLORUN_PATH=$(command -v kolorun) timeout "$(step_timeout 150)" python3 -m pytest -v -rA -n 4 \
+  -p no:cacheprovider --durations=0 tests/python/test_gpu_cuda.py \
+  tests/python/test_gpu_faults.py -k "shared or sharing or cuda_tensors" >"$OUT/test_shared.txt" 2>&1
+say "shared-GPU tests: $(pytest_counts "$OUT/test_shared.txt")"
+say "$(grep -E '^[0-9.]+s call' "$OUT/test_shared.txt" | head -8 | tr -s ' ' | tr '\n' ';')"
+fi
+
 if want correctness; then
 # ---- correctness, all at once (the GPU and 16 cores take them together; timings come later) ----
 nvidia=$(python3 -c 'import os, nvidia; print(os.path.abspath(list(nvidia.__path__)[0]))' 2>/dev/null)
@@ -218,8 +247,7 @@ rm -f "$OUT/probe.part"
 wait
 log=$OUT/nccl_on_device.txt
 say "nccl_on_device_test (cudart ${cudart:-none}, nccl ${nccl:-none}): $(grep -cE '^\[ +OK \] NcclOnDevice' "$log") passed, $(grep -cE '^\[  FAILED  \] NcclOnDevice.* \(' "$log") failed, $(grep -cE '^\[  SKIPPED \] NcclOnDevice.* \(' "$log") skipped"
-count() { grep -cE "$1" "$2"; }  # lines, over every rank's output (pytest -v: one per test and rank)
-say "kolo's GPU tests: $(count ' PASSED' "$OUT/test_gpu.txt") passed, $(count ' (FAILED|ERROR)' "$OUT/test_gpu.txt") failed, $(count ' SKIPPED' "$OUT/test_gpu.txt") skipped; $(tail -1 "$OUT/test_gpu.txt")"
+say "kolo's GPU tests: $(pytest_counts "$OUT/test_gpu.txt")"
 for np in 1 2; do
   file=$OUT/test_torch_np$np.txt
   say "test_torch.py np $np: $(count 'test_torch.py::.* PASSED' "$file") passed, $(count 'test_torch.py::.* (FAILED|ERROR)' "$file") failed, $(count 'test_torch.py::.* SKIPPED' "$file") skipped (lines of all ranks); $(grep -E '(passed|failed).* in [0-9.]+s' "$file" | tail -2 | tr '\n' ' ')"
@@ -293,13 +321,13 @@ say "timeline phases (np 1): $(grep -oE '"name": ?"[A-Z_]+"' /tmp/kolo-timeline.
 # np 1 beside plain torch, np 2 on one host (kolo's shared memory), launched as torchrun is.
 run_bench kolo_np1_same kolorun -np 1 python3 bench/gpu/torch_synthetic.py --mode kolo "${short[@]}"
 fi
-if want bench || want np2; then
+if want bench || want np2 || want np2short; then
 run_bench kolo_np2_onehost kolorun -np 2 python3 bench/gpu/torch_synthetic.py --mode kolo "${short[@]}"
 run_bench ddp_gloo_np2 torchrun --standalone --nproc_per_node 2 bench/gpu/torch_synthetic.py \
   --mode ddp --backend gloo "${short[@]}"
 # What two ranks on one GPU can reach at best: two plain torch processes sharing it with no
 # communication at all, their img/sec added (started together; their timed windows overlap).
-run_bench plain_np2_shared bash -c 'python3 bench/gpu/torch_synthetic.py --mode plain "$@" \
+want np2short || run_bench plain_np2_shared bash -c 'python3 bench/gpu/torch_synthetic.py --mode plain "$@" \
   >/tmp/plain-a.txt 2>&1 & python3 bench/gpu/torch_synthetic.py --mode plain "$@" \
   >/tmp/plain-b.txt 2>&1; wait; cat /tmp/plain-a.txt /tmp/plain-b.txt | python3 -c "
 import re, sys
@@ -308,7 +336,7 @@ print(\"Total img/sec on 2 GPU(s): %.1f\" % sum(totals) if len(totals) == 2 else
   plain "${short[@]}"
 # The same job with allreduce through host memory (the asynchronous host path) instead of summed
 # on the shared GPU (kolo/torch/shared_gpu.py, the default where every rank uses one GPU).
-run_bench kolo_np2_onehost_host env HOROVOD_GPU_ALLREDUCE=MPI \
+want np2short || run_bench kolo_np2_onehost_host env HOROVOD_GPU_ALLREDUCE=MPI \
   kolorun -np 2 python3 bench/gpu/torch_synthetic.py --mode kolo "${short[@]}"
 # Horovod's unchanged script needs local rank 0 on both: two one-slot "hosts" (one machine to kolo).
 run_bench kolo_np2_hosts kolorun -np 2 -H localhost:1,127.0.0.1:1 python3 "$benchmark" "${short[@]}"

@@ -65,6 +65,12 @@ bool HandleTable::poll(HandleId handle) const {
   return find(handle).done;
 }
 
+bool HandleTable::succeeded(HandleId handle) const {
+  std::lock_guard lock(mutex_);
+  const State& state = find(handle);
+  return state.done && !state.error;
+}
+
 void HandleTable::wait(HandleId handle) const {
   std::unique_lock lock(mutex_);
   (void)wait_until(lock, handle, std::chrono::steady_clock::time_point::max());

@@ -31,6 +31,10 @@ class HandleTable {
 
   // True once done or failed. Throws InvalidArgument for an unknown handle.
   bool poll(HandleId handle) const;
+  // True once done without a failure; false while pending or after a failure. Keeps the handle
+  // (a front end that finishes several done operations at once reads their results early and
+  // still synchronizes each one later). Throws InvalidArgument for an unknown handle.
+  [[nodiscard]] bool succeeded(HandleId handle) const;
   // Blocks until done; throws kolo::Error with the failure message. Does not release the handle.
   void wait(HandleId handle) const;
   // wait() for at most `timeout`: false if still pending then (so a caller can look at other

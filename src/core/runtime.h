@@ -66,6 +66,7 @@ class Runtime {
   // A handle submitted with caller_drives that is polled, not waited for, is handed to the
   // background thread (nobody else would run its cycles soon).
   [[nodiscard]] bool poll(HandleId handle);
+  [[nodiscard]] bool succeeded(HandleId handle) const { return handles_.succeeded(handle); }
   void wait(HandleId handle) const { handles_.wait(handle); }
   // wait() for at most `timeout`; false if still pending (the Python layer checks for Ctrl-C
   // between slices). A handle submitted with caller_drives is driven by this thread

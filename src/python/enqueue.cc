@@ -142,7 +142,7 @@ core::HandleId enqueue_pointers(int op, std::string name, int reduce_op, int roo
                                 double postscale, int process_set, int group_id, int group_size,
                                 int dtype, std::vector<int64_t> shape, uintptr_t input,
                                 uintptr_t output, bool caller_drives, int device_index,
-                                uintptr_t caller_event) {
+                                uintptr_t caller_event, int host_request_of) {
   if (input == 0 || output == 0) {
     throw InvalidArgument("tensor '" + name +
                           "': enqueue_pointers takes no null pointers (use enqueue)");
@@ -166,6 +166,13 @@ core::HandleId enqueue_pointers(int op, std::string name, int reduce_op, int roo
     request.device = negotiation::DeviceKind::cuda;
     request.device_index = device_index;
     entry.caller_event = caller_event;
+  } else if (host_request_of >= 0) {
+    // Host memory standing for a CUDA tensor of that device, with nothing to wait for (the
+    // shared GPU path's handshake, kolo/torch/shared_gpu.py): marked as enqueue() marks a
+    // request with a ready device, so a rank that passes a CPU tensor under the same name fails
+    // every rank with "Mismatched device".
+    request.device = negotiation::DeviceKind::cuda_through_host;
+    entry.ready_device = host_request_of;
   }
   // The addresses come from Python as integers (torch's data_ptr()); there is no pointer to keep.
   entry.input = reinterpret_cast<const void*>(input);  // NOLINT(performance-no-int-to-ptr)
@@ -213,7 +220,8 @@ void bind_enqueue(nb::module_& m) {
         nb::arg("root"), nb::arg("prescale"), nb::arg("postscale"), nb::arg("process_set"),
         nb::arg("group_id"), nb::arg("group_size"), nb::arg("dtype"), nb::arg("shape"),
         nb::arg("input"), nb::arg("output"), nb::arg("caller_drives") = false,
-        nb::arg("device_index") = -1, nb::arg("caller_event") = 0);
+        nb::arg("device_index") = -1, nb::arg("caller_event") = 0,
+        nb::arg("host_request_of") = -1);
 }
 
 }  // namespace kolo::python

@@ -53,11 +53,13 @@ core::HandleId enqueue(const EnqueueOptions& options, const nanobind::ndarray<>&
 // measurable part of each async submission (100 per step in the per-op bench).
 // device_index >= 0: CUDA device pointers for the NCCL path, with `caller_event` (a cudaEvent_t
 // recorded on the caller's current stream) that kolo's stream waits for; required there.
+// host_request_of >= 0 (with device_index < 0): host memory standing for a CUDA tensor of that
+// device, nothing to wait for (the shared GPU path's handshake).
 core::HandleId enqueue_pointers(int op, std::string name, int reduce_op, int root, double prescale,
                                 double postscale, int process_set, int group_id, int group_size,
                                 int dtype, std::vector<int64_t> shape, uintptr_t input,
                                 uintptr_t output, bool caller_drives, int device_index = -1,
-                                uintptr_t caller_event = 0);
+                                uintptr_t caller_event = 0, int host_request_of = -1);
 
 // The request's scalar fields from `options` (checked); the caller adds type, shape and memory.
 core::TensorEntry entry_from(const EnqueueOptions& options);

@@ -187,6 +187,9 @@ NB_MODULE(_core, m) {
       },
       nb::arg("device") = -1);
   m.def("poll", [](kolo::core::HandleId h) { return kolo::core::runtime().poll(h); });
+  // Done without a failure, the handle kept (kolo.torch's shared GPU path reads the results of
+  // several done handshakes at once; each is still synchronized later).
+  m.def("succeeded", [](kolo::core::HandleId h) { return kolo::core::runtime().succeeded(h); });
   m.def("callers_drive", [] { return kolo::core::runtime().callers_drive(); });
   m.def("wait", &wait_interruptibly);
   // wait() then release() in one call, for operations without a runtime-allocated output: the

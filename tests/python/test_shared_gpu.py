@@ -104,27 +104,61 @@ def test_ranks_text_matches_the_core():
     assert handshake.ranks_text([0, 1, 2]) == "ranks 0-2"
 
 
+@pytest.mark.parametrize("dtype", [torch.int64, torch.float32])
 @pytest.mark.parametrize("reduction,want", [
     (_core.REDUCE_SUM, [9, -3]), (_core.REDUCE_AVERAGE, [3, -1]), (_core.REDUCE_MIN, [2, -4]),
     (_core.REDUCE_MAX, [4, 2]), (_core.REDUCE_PRODUCT, [24, 8])])
-def test_the_reductions_in_rank_order(reduction, want):
-    regions = [torch.tensor(v, dtype=torch.int64) for v in ([2, -1], [3, -4], [4, 2])]
-    result = torch.empty(2, dtype=torch.int64)
-    shared_gpu_reduce.reduce_in_rank_order(regions, reduction, result, 3)
+def test_the_reductions_in_rank_order(reduction, want, dtype):
+    regions = [torch.tensor(v, dtype=dtype) for v in ([2, -1], [3, -4], [4, 2])]
+    result = torch.empty(2, dtype=dtype)
+    shared_gpu_reduce.reduce_all([shared_gpu_reduce.Sum(regions, result, reduction, 3, False)])
     assert result.tolist() == want
 
 
 def test_integer_average_truncates_and_joined_ranks_count_as_zeros():
+    Sum = shared_gpu_reduce.Sum
     result = torch.empty(2, dtype=torch.int32)
-    shared_gpu_reduce.reduce_in_rank_order([torch.tensor([7, -7], dtype=torch.int32)],
-                                           _core.REDUCE_AVERAGE, result, 2)
+    maxima, minima, total = torch.empty(2), torch.empty(2), torch.empty(2)
+    shared_gpu_reduce.reduce_all([
+        Sum([torch.tensor([7, -7], dtype=torch.int32)], result, _core.REDUCE_AVERAGE, 2, True),
+        Sum([torch.tensor([-2.0, 5.0])], maxima, _core.REDUCE_MAX, 2, True),
+        Sum([torch.tensor([-2.0, 5.0])], minima, _core.REDUCE_MIN, 2, True),
+        Sum([torch.tensor([-2.0, 5.0])], total, _core.REDUCE_SUM, 2, True)])
     assert result.tolist() == [3, -3]  # a joined rank's zeros: divided by both members
-    maxima = torch.tensor([-2.0, 5.0])
-    shared_gpu_reduce.with_joined_zeros(maxima, _core.REDUCE_MAX)
     assert maxima.tolist() == [0.0, 5.0]
-    minima = torch.tensor([-2.0, 5.0])
-    shared_gpu_reduce.with_joined_zeros(minima, _core.REDUCE_MIN)
     assert minima.tolist() == [-2.0, 0.0]
+    assert total.tolist() == [-2.0, 5.0]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+def test_a_batch_gives_the_bits_of_each_operation_alone(dtype):
+    """Ranks batch their operations differently (what each found done at its synchronize); the
+    bits must not depend on it: each operation summed alone equals the same in a batch, for
+    every reduction and list shape (several dtypes, rank counts and averages in one batch)."""
+    Sum = shared_gpu_reduce.Sum
+    generator = torch.Generator().manual_seed(3)
+    shapes, plans = [(7,), (3, 5), (1000,), (2, 2, 9)], []
+    for k, shape in enumerate(shapes * 3):
+        ranks = 2 + k % 3
+        regions = [torch.randn(shape, generator=generator).to(dtype) for _ in range(ranks)]
+        reduction = (_core.REDUCE_SUM, _core.REDUCE_AVERAGE, _core.REDUCE_MAX)[k % 3]
+        plans.append((regions, reduction, ranks + k % 2))
+    alone = []
+    for regions, reduction, count in plans:
+        result = torch.empty_like(regions[0])
+        shared_gpu_reduce.reduce_all([Sum(regions, result, reduction, count, False)])
+        alone.append(result)
+    together = [torch.empty_like(regions[0]) for regions, _, _ in plans]
+    shared_gpu_reduce.reduce_all([Sum(regions, result, reduction, count, False)
+                                  for (regions, reduction, count), result in zip(plans, together)])
+    for (regions, reduction, count), one, batched in zip(plans, alone, together):
+        assert torch.equal(one.view(torch.int16 if dtype != torch.float32 else torch.int32),
+                           batched.view(torch.int16 if dtype != torch.float32 else torch.int32))
+        if reduction == _core.REDUCE_SUM:  # in rank order, as the other paths sum
+            want = regions[0].clone()
+            for region in regions[1:]:
+                want += region
+            assert torch.equal(batched, want)
 
 
 def test_only_what_the_sum_computes_is_taken(monkeypatch):

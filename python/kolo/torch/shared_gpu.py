@@ -41,6 +41,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+import numpy
 import torch
 
 import kolo
@@ -49,7 +50,7 @@ from kolo.exceptions import KoloError
 from kolo.torch import shared_gpu_handshake as handshake
 from kolo.torch import staging
 from kolo.torch.shared_gpu_calls import CudaSharing, HostSharing
-from kolo.torch.shared_gpu_reduce import reduce_in_rank_order, with_joined_zeros
+from kolo.torch.shared_gpu_reduce import Sum, reduce_all
 
 # A new mailbox holds at least this much (a training step's gradients fit in a few).
 MAILBOX_BYTES = 64 << 20
@@ -77,11 +78,12 @@ class _Mailbox:
     placed: dict = field(default_factory=dict)
     typed: dict = field(default_factory=dict)  # dtype -> the whole mailbox viewed as it
 
-    def region(self, offset: int, dtype: torch.dtype, shape: tuple) -> torch.Tensor:
+    def region(self, offset: int, dtype: torch.dtype, shape: tuple, numel: int) -> torch.Tensor:
         view = self.typed.get(dtype)
         if view is None:
             view = self.typed[dtype] = self.bytes_view.view(dtype)
-        return view.as_strided(shape, _contiguous_strides(shape), offset // view.element_size())
+        # narrow and view: a few microseconds less than as_strided, once per rank and tensor
+        return view.narrow(0, offset // view.element_size(), numel).view(shape)
 
 
 @dataclass
@@ -95,6 +97,11 @@ class _Operation:
     mailbox: _Mailbox
     region: torch.Tensor  # this rank's copy
     members: int  # the process set's size: Average's divisor, joined ranks included
+    payload: numpy.ndarray  # the handshake's slots (int64), which the core sums in place
+    handle: int = 0  # the handshake's
+    # The result tensor once summed (perhaps in the batch of another operation's synchronize),
+    # or the KoloError that synchronize() raises for it; None until then.
+    outcome: Any = None
 
 
 class _Marks:
@@ -131,7 +138,12 @@ class SharedGpu:
         self._marks: dict[int, _Marks] = {}  # process set id -> this rank's marks
         self._known_low: dict[tuple[int, int], int] = {}  # (rank, set id) -> its latest low
         self._members: dict[int, list[int]] = {}  # process set id -> its ranks
+        # Submitted and not yet summed, in submission order: handle -> operation.
+        self._unsummed: dict[int, _Operation] = {}
         self._lock = threading.Lock()
+        # Held while a batch is summed: another thread synchronizing one of its operations
+        # waits for the batch rather than summing it again.
+        self._summing = threading.Lock()
 
     # -- submit ------------------------------------------------------------------------------
 
@@ -155,33 +167,39 @@ class SharedGpu:
                 members = self._members[set_id] = list(_core.process_set_ranks(set_id))
         calls = self.calls
         caller = calls.current_stream(source.device)
-        region = mailbox.region(offset, source.dtype, shape)
+        region = mailbox.region(offset, source.dtype, shape, source.numel())
         # On the caller's stream, after the tensor's producer: a device-to-device copy, short
         # beside the kernels around it, and no stream switch or event per tensor.
         calls.copy_here(region, source)
         calls.record(self.ready, caller)
+        payload = numpy.zeros(len(members) * handshake.PAYLOAD_WORDS, numpy.int64)
+        handshake.pack_into(
+            payload, members.index(self.rank), self.rank, mailbox.number, mailbox.size, offset,
+            nbytes, source.dtype, reduction, shape, source.numel(), number, marks.low,
+            mailbox.handle + self._event_handles)
         operation = _Operation(name, tensor, output, reduction, set_id, number, mailbox, region,
-                               len(members))
-        payload = bytearray(len(members) * handshake.PAYLOAD_BYTES)
-        slot = members.index(self.rank) * handshake.PAYLOAD_BYTES
-        payload[slot:slot + handshake.PAYLOAD_BYTES] = handshake.pack(
-            self.rank, mailbox.number, mailbox.size, offset, nbytes, source.dtype, reduction,
-            shape, source.numel(), number, marks.low, mailbox.handle + self._event_handles)
+                               len(members), payload)
         # An allreduce (a Sum of slots only their own rank fills) rather than an allgather: a
         # rank that joined (hvd.join) takes part with zeros, an empty slot, as Horovod's joined
         # ranks do in an allreduce. Marked as a CUDA tensor's host-side request (a device, no
         # event to wait for), so a rank passing a CPU tensor under the name fails every rank
-        # with "Mismatched device", as on the other paths.
+        # with "Mismatched device", as on the other paths. By address, not through DLPack: this
+        # runs once per gradient of every step (session 39: DLPack's import and the keyword
+        # options were most of the submission's time).
+        address = payload.ctypes.data
         try:
-            return kolo._submit(_core.OP_ALLREDUCE, "allreduce",
-                                torch.frombuffer(payload, dtype=torch.int64), None, name,
-                                reduce_op=_core.REDUCE_SUM, process_set=set_id, group=group,
-                                ready=(0, self.device),
-                                finish=lambda gathered: self._finish(operation, gathered),
-                                failed=lambda: self._forget(operation))
+            operation.handle = _core.enqueue_pointers(
+                _core.OP_ALLREDUCE, name, _core.REDUCE_SUM, 0, 1.0, 1.0, set_id, group[0],
+                group[1], _core.DTYPE_INT64, [payload.size], address, address, False, -1, 0,
+                self.device)
         except Exception:  # refused on this rank (a name already in flight): never submitted
             self._forget(operation)
             raise
+        _handles.track(operation.handle, payload, None, _core.OP_ALLREDUCE,
+                       lambda _: self._finish(operation), failed=lambda: self._forget(operation))
+        with self._lock:
+            self._unsummed[operation.handle] = operation
+        return operation.handle
 
     def _place(self, nbytes: int, device: torch.device) -> tuple[_Mailbox, int]:
         """A region of `nbytes` in a mailbox nobody reads any more (see the module's step 3)."""
@@ -241,42 +259,90 @@ class SharedGpu:
 
     # -- synchronize -------------------------------------------------------------------------
 
-    def _finish(self, operation: _Operation, gathered: torch.Tensor) -> torch.Tensor:
-        summed, entries = False, []
+    def _finish(self, operation: _Operation) -> torch.Tensor:
+        """synchronize()'s last step: the result, summed now together with every other
+        operation whose handshake is already done (one batch: see shared_gpu_reduce), or
+        earlier in another operation's batch."""
+        with self._summing:
+            if operation.outcome is None:
+                self._sum_batch(operation)
+        if isinstance(operation.outcome, BaseException):
+            raise operation.outcome
+        return operation.outcome
+
+    def _sum_batch(self, first: _Operation) -> None:
+        with self._lock:
+            batch = [first]
+            for handle, other in self._unsummed.items():
+                if other is first:
+                    continue
+                # In submission order, up to the first handshake not done yet (the core
+                # completes a step's handshakes together, so later ones rarely are).
+                if not _core.succeeded(handle):
+                    break
+                batch.append(other)
+            for operation in batch:
+                self._unsummed.pop(operation.handle, None)
+        planned = []  # (operation, entries, regions) of those whose ranks agree
+        for operation in batch:
+            try:
+                entries = self._entries(operation)
+                handshake.check_agreement(operation.name, entries)
+                with self._lock:
+                    regions = [self._region(operation, entry) for entry in entries]
+                planned.append((operation, entries, regions))
+            except Exception as error:  # failed alike on every rank before any read
+                operation.outcome = error
+                self._settle(operation, [])
+        if not planned:
+            return
         try:
-            raw = gathered.numpy().tobytes()
-            entries = [e for e in (handshake.parse(raw[i:i + handshake.PAYLOAD_BYTES])
-                                   for i in range(0, len(raw), handshake.PAYLOAD_BYTES)) if e]
-            with self._lock:
-                for entry in entries:
-                    key = (entry.rank, operation.set_id)
-                    if self._known_low.get(key, 0) < entry.low:
-                        self._known_low[key] = entry.low
-            handshake.check_agreement(operation.name, entries)
-            with self._lock:
-                regions = [self._region(operation, entry) for entry in entries]
-            self._wait_for_peers(operation.name, entries)
-            calls = self.calls
-            result = operation.tensor if operation.output is None else operation.output
-            stream = calls.current_stream(result.device)
-            calls.wait(stream, self.ready)  # this rank's own copy, where submit queued it
+            self._wait_for_peers(planned)
+        except KoloError as error:
+            for operation, _, _ in planned:
+                operation.outcome = operation.outcome or error
+                self._settle(operation, [])
+            return
+        sums = [Sum(regions, operation.tensor if operation.output is None else operation.output,
+                    operation.reduction, operation.members, len(entries) < operation.members)
+                for operation, entries, regions in planned]
+        calls = self.calls
+        try:
+            stream = calls.current_stream(first.tensor.device)
+            calls.wait(stream, self.ready)  # this rank's own copies, where submit queued them
             with torch.no_grad():
-                reduce_in_rank_order(regions, operation.reduction, result, operation.members)
-                if len(entries) < operation.members:
-                    with_joined_zeros(result, operation.reduction)
+                reduce_all(sums)
             calls.record(self.done, stream)
-            summed = True
-            return result
-        finally:
-            # Summed, or failed alike on every rank before any read (or a peer is gone): this
-            # rank reads the peers' regions no more, and says so in its next handshakes.
-            needs = [(e.rank, operation.set_id, e.number) for e in entries
-                     if e.rank != self.rank] if summed else []
-            self._settle(operation, needs)
+        except Exception as error:  # nothing read the peers' regions after this
+            for operation, _, _ in planned:
+                operation.outcome = error
+                self._settle(operation, [])
+            raise
+        for (operation, entries, _), item in zip(planned, sums):
+            operation.outcome = item.result
+            # Summed: this rank reads the peers' regions no more, and says so in its next
+            # handshakes.
+            self._settle(operation, [(e.rank, operation.set_id, e.number) for e in entries
+                                     if e.rank != self.rank])
+
+    def _entries(self, operation: _Operation) -> list[handshake.Entry]:
+        """What every rank said in the operation's handshake (joined ranks left out); notes the
+        peers' low marks."""
+        raw = operation.payload.tobytes()
+        entries = [e for e in (handshake.parse(raw[i:i + handshake.PAYLOAD_BYTES])
+                               for i in range(0, len(raw), handshake.PAYLOAD_BYTES)) if e]
+        with self._lock:
+            for entry in entries:
+                key = (entry.rank, operation.set_id)
+                if self._known_low.get(key, 0) < entry.low:
+                    self._known_low[key] = entry.low
+        return entries
 
     def _forget(self, operation: _Operation) -> None:
         """The handshake failed (a mismatch the core found, a peer gone): nobody reads this
         operation's regions."""
+        with self._lock:
+            self._unsummed.pop(operation.handle, None)
         self._settle(operation, [])
 
     def _settle(self, operation: _Operation, needs: list) -> None:
@@ -300,14 +366,17 @@ class SharedGpu:
             self._peer_events[entry.rank] = (self.calls.open_event(self.device, entry.handles[1]),
                                              self.calls.open_event(self.device, entry.handles[2]))
         return mailbox.region(entry.offset, handshake.DTYPES[entry.dtype],
-                              tuple(operation.tensor.shape))
+                              tuple(operation.tensor.shape), operation.region.numel())
 
-    def _wait_for_peers(self, name: str, entries: list[handshake.Entry]) -> None:
-        """Until every peer's copy ran: on the CPU, bounded by the peer timeout (a dead peer's
-        event may never fire; a stream waiting for it would hang this rank's GPU work)."""
+    def _wait_for_peers(self, planned: list) -> None:
+        """Until every peer's copy of the batch ran: on the CPU, bounded by the peer timeout (a
+        dead peer's event may never fire; a stream waiting for it would hang this rank's GPU
+        work). A peer's ready event was recorded after each of its copies that its handshakes
+        announced, so one query per peer covers the whole batch."""
         fired = self.calls.fired
-        pending = [e.rank for e in entries
-                   if e.rank != self.rank and not fired(self._peer_events[e.rank][0])]
+        peers = sorted({e.rank for _, entries, _ in planned for e in entries
+                        if e.rank != self.rank})
+        pending = [r for r in peers if not fired(self._peer_events[r][0])]
         if not pending:
             return
         timeout = _peer_timeout_s()
@@ -318,10 +387,14 @@ class SharedGpu:
             pause = min(pause * 2, 1e-3)
             pending = [r for r in pending if not fired(self._peer_events[r][0])]
             if pending and time.monotonic() > deadline:
-                raise KoloError(
-                    f"rank {self.rank}: tensor '{name}': the copy of rank {pending[0]} into "
-                    f"the shared GPU's memory did not finish within {timeout:.0f} s (the peer "
-                    f"timeout; is rank {pending[0]} still alive?)")
+                stuck = pending[0]
+                for operation, entries, _ in planned:
+                    if any(e.rank == stuck for e in entries):
+                        operation.outcome = KoloError(
+                            f"rank {self.rank}: tensor '{operation.name}': the copy of rank "
+                            f"{stuck} into the shared GPU's memory did not finish within "
+                            f"{timeout:.0f} s (the peer timeout; is rank {stuck} still alive?)")
+                raise KoloError(f"rank {stuck} did not copy within {timeout:.0f} s")
 
     # -- process sets and the end of a session -----------------------------------------------
 
@@ -367,14 +440,6 @@ class SharedGpu:
             for mailbox in self._mailboxes:
                 self.calls.free(self.device, mailbox.pointer)
         self._mailboxes.clear()
-
-
-def _contiguous_strides(shape: tuple) -> tuple:
-    strides, step = [], 1
-    for size in reversed(shape):
-        strides.append(step)
-        step *= max(size, 1)
-    return tuple(reversed(strides))
 
 
 def _peer_timeout_s() -> float:

@@ -32,6 +32,7 @@ HEADER = struct.Struct("<" + "q" * 16)
 DIMS = struct.Struct("<" + "q" * MAX_DIMS)
 HANDLE_BYTES = 64
 PAYLOAD_BYTES = HEADER.size + DIMS.size + 3 * HANDLE_BYTES
+PAYLOAD_WORDS = PAYLOAD_BYTES // 8  # the handshake travels as int64 values
 
 
 @dataclass
@@ -55,9 +56,22 @@ def pack(rank: int, mailbox_number: int, mailbox_size: int, offset: int, nbytes:
          dtype: torch.dtype, reduction: int, shape: tuple, numel: int, number: int, low: int,
          handles: bytes) -> bytes:
     """One rank's slot; `handles`: the mailbox's, the ready event's and the done event's."""
-    return HEADER.pack(MAGIC, rank, mailbox_number, mailbox_size, offset, nbytes,
-                       DTYPE_CODES[dtype], reduction, len(shape), numel, number, low, 0, 0, 0,
-                       0) + DIMS.pack(*_padded(shape)) + handles
+    slot = bytearray(PAYLOAD_BYTES)
+    pack_into(slot, 0, rank, mailbox_number, mailbox_size, offset, nbytes, dtype, reduction, shape,
+              numel, number, low, handles)
+    return bytes(slot)
+
+
+def pack_into(payload, slot: int, rank: int, mailbox_number: int, mailbox_size: int,
+              offset: int, nbytes: int, dtype: torch.dtype, reduction: int, shape: tuple,
+              numel: int, number: int, low: int, handles: bytes) -> None:
+    """pack() written into slot number `slot` of `payload` (a writable buffer of slots)."""
+    start = slot * PAYLOAD_BYTES
+    HEADER.pack_into(payload, start, MAGIC, rank, mailbox_number, mailbox_size, offset, nbytes,
+                     DTYPE_CODES[dtype], reduction, len(shape), numel, number, low, 0, 0, 0, 0)
+    DIMS.pack_into(payload, start + HEADER.size, *_padded(shape))
+    memoryview(payload).cast("B")[start + HEADER.size + DIMS.size:start + PAYLOAD_BYTES] = \
+        handles
 
 
 def _padded(shape: tuple) -> list:

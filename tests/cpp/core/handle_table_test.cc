@@ -92,6 +92,24 @@ TEST(HandleTable, ReleaseIfDoneLeavesPendingHandlesAndForgetsDoneOnes) {
   EXPECT_THROW((void)table.release_if_done(12345), InvalidArgument);
 }
 
+TEST(HandleTable, SucceededTellsDoneFromFailedAndKeepsTheHandle) {
+  HandleTable table;
+  HandleId pending = table.create();
+  HandleId done = table.create();
+  HandleId failed = table.create();
+  table.complete(done);
+  table.fail(failed, "rank 1 closed the connection");
+  EXPECT_FALSE(table.succeeded(pending));
+  EXPECT_TRUE(table.succeeded(done));
+  EXPECT_FALSE(table.succeeded(failed));
+  EXPECT_TRUE(table.poll(failed));  // done, though not a success
+  // Nothing was forgotten: each one is still released (and a failure rethrown) later.
+  EXPECT_TRUE(table.release_if_done(done));
+  EXPECT_THROW((void)table.release_if_done(failed), Error);
+  EXPECT_THROW((void)table.succeeded(done), InvalidArgument);
+  EXPECT_FALSE(table.anyone_waiting());
+}
+
 TEST(HandleTable, CompleteAllFinishesEveryHandleBeforeAWaiterWakes) {
   HandleTable table;
   const HandleId first = table.create();

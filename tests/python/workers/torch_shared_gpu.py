@@ -10,6 +10,7 @@ rank 0; a grouped allreduce; DistributedOptimizer keeping the replicas equal.
 Prints "rank <rank> OK".
 """
 
+import faulthandler
 import os
 import sys
 
@@ -187,6 +188,8 @@ def check_optimizer(rank: int, size: int) -> None:
 
 
 def main() -> None:
+    if os.environ.get("WORKER_STACKS_AFTER_S"):  # a check on a lent GPU: where a hang waits
+        faulthandler.dump_traceback_later(float(os.environ["WORKER_STACKS_AFTER_S"]))
     os.environ["HOROVOD_DYNAMIC_PROCESS_SETS"] = "1"
     shared_gpu.MAILBOX_BYTES = 64 << 10  # small mailboxes: the batches below need several
     hvd.init()

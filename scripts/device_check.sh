@@ -207,10 +207,10 @@ if want shared; then
 # ---- the shared-GPU path's own tests alone, with each test's time (session 39: inside the
 # whole correctness step, test_ranks_sharing_one_gpu_sum_on_it had not finished at its end) ----
 # First the protocol's worker at np 2 alone, its stacks printed should it wait past 40 s.
-WORKER_STACKS_AFTER_S=40 timeout "$(step_timeout 60)" kolorun -np 2 python3 \
+WORKER_STACKS_AFTER_S=40 timeout "$(step_timeout 50)" kolorun -np 2 python3 \
   tests/python/workers/torch_shared_gpu.py cuda >"$OUT/shared_worker.txt" 2>&1
 say "torch_shared_gpu.py cuda np 2: rc $? at $(elapsed) s; $(grep -c ' OK$' "$OUT/shared_worker.txt") ranks OK"
-KOLORUN_PATH=$(command -v kolorun) timeout "$(step_timeout 150)" python3 -m pytest -v -rA -n 4 \
+KOLORUN_PATH=$(command -v kolorun) timeout "$(step_timeout 100)" python3 -m pytest -v -rA -n 4 \
   -p no:cacheprovider --durations=0 tests/python/test_gpu_cuda.py \
   tests/python/test_gpu_faults.py -k "shared or sharing or cuda_tensors" >"$OUT/test_shared.txt" 2>&1
 say "shared-GPU tests: $(pytest_counts "$OUT/test_shared.txt")"

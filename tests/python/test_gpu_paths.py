@@ -325,7 +325,7 @@ def test_nothing_is_exchanged_without_cuda_or_an_nccl_backend(monkeypatch):
 
 
 @pytest.mark.parametrize("np_", [2, 3])
-@pytest.mark.parametrize("scenario", ["first-op", "unchosen"])
+@pytest.mark.parametrize("scenario", ["first-op", "unchosen", "process-set", "path-first"])
 def test_the_ranks_compare_gpus_before_their_first_global_op_whatever_its_device(np_, scenario):
     """Horovod's test_horovod_allreduce_cpu_gpu_error hung on the H200 (session 36): rank 0's
     first tensor of the session was a CUDA one, whose path needed the ranks' GPUs, while rank 1's
@@ -334,8 +334,11 @@ def test_the_ranks_compare_gpus_before_their_first_global_op_whatever_its_device
     result = run_job(np_, "gpu_exchange_point.py", scenario, timeout=90,
                      env={"KOLO_PEER_TIMEOUT": "10"})
     result.assert_ok(np_)
-    for rank in range(np_):  # first-op: one exchange in each of two sessions; unchosen: two
-        assert f"rank {rank} exchanged 2 times" in result.output, result.output
+    # first-op and process-set: one exchange in each of two sessions; unchosen: two; path-first:
+    # one
+    times = 1 if scenario == "path-first" else 2
+    for rank in range(np_):
+        assert f"rank {rank} exchanged {times} times" in result.output, result.output
 
 
 def test_the_path_is_decided_again_in_every_session(monkeypatch):

@@ -207,6 +207,11 @@ def _exchanged_gpus(choosing: bool) -> tuple:
     where the ranks must reach their first CUDA tensor together (as the guides' scripts do)."""
     from kolo.common.objects import allgather_object
 
+    # The session's first exchange is the hook of its first global operation, which the
+    # allgather below would be when a process set's operation or a direct question comes first:
+    # run it now, outside the lock (inside, the hook would wait for the lock this thread holds:
+    # Horovod's process-set tests hung so on the H200, session 39).
+    kolo._before_first_global_op()
     with _gpu_table_lock:
         table = _gpu_table.get("rows")
         exchanges = _gpu_table.get("exchanges", 0)

@@ -12,8 +12,15 @@ argv[1]:
 - "unchosen": rank 1 has no GPU chosen at its first operation (a CPU allreduce before
   torch.cuda.set_device); at the first CUDA tensor, which every rank then submits, the ranks
   exchange once more and the table is complete.
+- "process-set": two sessions whose first operation on every rank is a CUDA tensor's allreduce on
+  a process set of that rank alone (Horovod's test_horovod_allgather_grad_process_sets hung so
+  on the H200, session 39: choosing the CUDA tensor's path exchanged on the global set, whose
+  first operation ran the exchange's hook again, inside the exchange, on a lock it held).
+- "path-first": the path asked for before any operation (kolo's own shared-GPU test worker did,
+  and hung the same way).
 Prints "rank <rank> exchanged <n> times", then "rank <rank> OK"."""
 
+import os
 import sys
 
 import torch
@@ -87,6 +94,18 @@ def unchosen() -> None:
     check_table()
 
 
+def process_set_first(session: int) -> None:
+    sets = [hvd.add_process_set([rank]) for rank in range(hvd.size())]
+    mine = sets[hvd.rank()]
+    got = hvd.allreduce(cuda_standin(torch.full((4,), 3.0)), op=hvd.Sum, name=f"own.{session}",
+                        process_set=mine)
+    assert torch.equal(got, torch.full((4,), 3.0)), got
+    check_table()
+    assert len(exchanges) == session + 1, (session, exchanges)
+    for process_set in sets:
+        hvd.remove_process_set(process_set)
+
+
 def main(scenario: str) -> None:
     staging._cuda_present = lambda: True
     # The GPU is shared, but the ranks do not sum on it here (shared_gpu.py has its own tests).
@@ -98,13 +117,20 @@ def main(scenario: str) -> None:
     # The stand-in CUDA tensors must not take the host pointer path, which asks no path.
     handles._submit_pointers = lambda op, kind, tensor, *rest, **kw: (
         None if calls.is_cuda(tensor) else pointers(op, kind, tensor, *rest, **kw))
-    if scenario == "first-op":
+    if scenario in ("first-op", "process-set"):
+        os.environ["HOROVOD_DYNAMIC_PROCESS_SETS"] = "1"
         for session in range(2):
             hvd.init()
             rank = hvd.rank()
-            first_op(session)
+            (first_op if scenario == "first-op" else process_set_first)(session)
             hvd.barrier()
             hvd.shutdown()
+    elif scenario == "path-first":
+        hvd.init()
+        rank = hvd.rank()
+        assert staging.path_for("cuda", kolo._core.OP_ALLREDUCE) == gpu_path.ASYNC_HOST
+        assert len(exchanges) == 1, exchanges
+        first_op(0)  # the exchange is not repeated
     else:
         hvd.init()
         rank = hvd.rank()

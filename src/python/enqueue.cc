@@ -220,8 +220,7 @@ void bind_enqueue(nb::module_& m) {
         nb::arg("root"), nb::arg("prescale"), nb::arg("postscale"), nb::arg("process_set"),
         nb::arg("group_id"), nb::arg("group_size"), nb::arg("dtype"), nb::arg("shape"),
         nb::arg("input"), nb::arg("output"), nb::arg("caller_drives") = false,
-        nb::arg("device_index") = -1, nb::arg("caller_event") = 0,
-        nb::arg("host_request_of") = -1);
+        nb::arg("device_index") = -1, nb::arg("caller_event") = 0, nb::arg("host_request_of") = -1);
 }
 
 }  // namespace kolo::python

@@ -151,9 +151,9 @@ def test_a_batch_gives_the_bits_of_each_operation_alone(dtype):
     together = [torch.empty_like(regions[0]) for regions, _, _ in plans]
     shared_gpu_reduce.reduce_all([Sum(regions, result, reduction, count, False)
                                   for (regions, reduction, count), result in zip(plans, together)])
-    for (regions, reduction, count), one, batched in zip(plans, alone, together):
-        assert torch.equal(one.view(torch.int16 if dtype != torch.float32 else torch.int32),
-                           batched.view(torch.int16 if dtype != torch.float32 else torch.int32))
+    bits = torch.int32 if dtype == torch.float32 else torch.int16
+    for (regions, reduction, _), one, batched in zip(plans, alone, together):
+        assert torch.equal(one.view(bits), batched.view(bits))
         if reduction == _core.REDUCE_SUM:  # in rank order, as the other paths sum
             want = regions[0].clone()
             for region in regions[1:]:

@@ -140,6 +140,7 @@ class SharedGpu:
         self._members: dict[int, list[int]] = {}  # process set id -> its ranks
         # Submitted and not yet summed, in submission order: handle -> operation.
         self._unsummed: dict[int, _Operation] = {}
+        self.batches = 0  # how many batches were summed (tests, benchmarks)
         self._lock = threading.Lock()
         # Held while a batch is summed: another thread synchronizing one of its operations
         # waits for the batch rather than summing it again.
@@ -278,7 +279,11 @@ class SharedGpu:
                     continue
                 # In submission order, up to the first handshake not done yet (the core
                 # completes a step's handshakes together, so later ones rarely are).
-                if not _core.succeeded(handle):
+                try:
+                    done = _core.succeeded(handle)
+                except Exception:  # released just now by another thread's synchronize()
+                    done = False
+                if not done:
                     break
                 batch.append(other)
             for operation in batch:
@@ -296,6 +301,7 @@ class SharedGpu:
                 self._settle(operation, [])
         if not planned:
             return
+        self.batches += 1
         try:
             self._wait_for_peers(planned)
         except KoloError as error:
@@ -432,6 +438,7 @@ class SharedGpu:
                 everyone_here = True
         except (KoloError, ValueError):
             pass
+        self._unsummed.clear()
         for pointer in self._peer_pointers:
             self.calls.close(self.device, pointer)
         self._peer_pointers.clear()

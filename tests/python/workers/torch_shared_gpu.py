@@ -13,6 +13,7 @@ Prints "rank <rank> OK".
 import faulthandler
 import os
 import sys
+import time
 
 import torch
 
@@ -74,6 +75,20 @@ def check_batches(rank: int, size: int) -> None:
     # A step needs several mailboxes; later steps reuse them: a step's first submits may come
     # before the last step's releases completed, so up to two steps' worth are out, never more.
     assert exported[0] > 1 and exported[-1] <= 2 * exported[0] + 1, exported
+    # Once every handshake of a step is done, its first synchronize() sums them all in one batch
+    # (one list per dtype for torch's multi-tensor kernels); the others find their results.
+    before = session().batches
+    handles = [hvd.allreduce_async_(torch.full((100 + i,), float(rank + i), device=DEVICE,
+                                               dtype=(torch.float32, torch.float16)[i % 2]),
+                                    op=(hvd.Sum, hvd.Average)[i % 3 == 0], name=f"batched.{i}")
+               for i in range(20)]
+    while not all(hvd.poll(handle) for handle in handles):
+        time.sleep(1e-3)
+    for i, handle in enumerate(handles):
+        total = float(sum(r + i for r in range(size)))
+        want = total / size if i % 3 == 0 else total
+        assert torch.all(hvd.synchronize(handle) == want).item(), (i, want)
+    assert session().batches == before + 1, (before, session().batches)
 
 
 def check_mismatch_is_named(rank: int, size: int) -> None:

@@ -108,7 +108,17 @@ bool HandleTable::wait_until(std::unique_lock<std::mutex>& lock, HandleId handle
 
 bool HandleTable::anyone_waiting() const {
   std::lock_guard lock(mutex_);
-  return waiters_ > 0;
+  return waiters_ > 0 || caller_waits_ > 0;
+}
+
+void HandleTable::begin_caller_wait() {
+  std::lock_guard lock(mutex_);
+  ++caller_waits_;
+}
+
+void HandleTable::end_caller_wait() {
+  std::lock_guard lock(mutex_);
+  --caller_waits_;
 }
 
 bool HandleTable::release_if_done(HandleId handle) {

@@ -40,8 +40,16 @@ class HandleTable {
   // wait() for at most `timeout`: false if still pending then (so a caller can look at other
   // things, such as a pending Ctrl-C, between slices of a long wait).
   bool wait_for(HandleId handle, std::chrono::milliseconds timeout) const;
-  // Whether some thread is blocked in wait() now.
+  // Whether some thread is blocked in wait() now, or inside a caller's wait made of slices
+  // (begin_caller_wait .. end_caller_wait: the Python layer's synchronize, which looks for Ctrl-C
+  // between its slices).
   [[nodiscard]] bool anyone_waiting() const;
+  // A caller's wait that may span several wait_for() slices: between them it still counts as
+  // waiting. Ranks oversubscribing their cores could otherwise miss the scheduler for longer
+  // than the session's grace between waits, and the deadlock watch, which needs every rank
+  // waiting, restarted again and again (session 39: a 5 s bound took 17-95 s at np 3 on 2 cores).
+  void begin_caller_wait();
+  void end_caller_wait();
   // Forgets `handle` if it is done and returns true, rethrowing its failure (after forgetting
   // it) as wait() does; false, with nothing changed, while it is pending. Never waits and
   // registers no waiter, so the background thread's "is anyone waiting" stays as it was.
@@ -66,6 +74,7 @@ class HandleTable {
   mutable std::mutex mutex_;
   mutable std::condition_variable done_;
   mutable int waiters_ = 0;  // threads inside wait(), guarded by mutex_
+  int caller_waits_ = 0;     // callers between begin_caller_wait and end_caller_wait, likewise
   std::unordered_map<HandleId, State> states_;
   HandleId next_ = 1;
 };

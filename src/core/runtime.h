@@ -67,6 +67,10 @@ class Runtime {
   // background thread (nobody else would run its cycles soon).
   [[nodiscard]] bool poll(HandleId handle);
   [[nodiscard]] bool succeeded(HandleId handle) const { return handles_.succeeded(handle); }
+  // A caller's wait made of wait_for() slices counts as waiting between them too
+  // (HandleTable::begin_caller_wait).
+  void begin_caller_wait() { handles_.begin_caller_wait(); }
+  void end_caller_wait() { handles_.end_caller_wait(); }
   void wait(HandleId handle) const { handles_.wait(handle); }
   // wait() for at most `timeout`; false if still pending (the Python layer checks for Ctrl-C
   // between slices). A handle submitted with caller_drives is driven by this thread

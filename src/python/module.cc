@@ -84,6 +84,13 @@ constexpr std::chrono::milliseconds kSignalCheckInterval{100};
 // transfer) raises KeyboardInterrupt in the main thread. Horovod's wait ignores signals until
 // the operation ends, which with a stuck peer is the peer timeout or never.
 void wait_interruptibly(HandleId handle) {
+  // Waiting between the slices too, for the deadlock watch (HandleTable::begin_caller_wait).
+  struct CallerWait {
+    CallerWait() { runtime().begin_caller_wait(); }
+    ~CallerWait() { runtime().end_caller_wait(); }
+    CallerWait(const CallerWait&) = delete;
+    CallerWait& operator=(const CallerWait&) = delete;
+  } waiting;
   for (;;) {
     bool done = false;
     {

@@ -110,6 +110,19 @@ TEST(HandleTable, SucceededTellsDoneFromFailedAndKeepsTheHandle) {
   EXPECT_FALSE(table.anyone_waiting());
 }
 
+TEST(HandleTable, ACallersWaitCountsAsWaitingBetweenItsSlices) {
+  HandleTable table;
+  HandleId h = table.create();
+  table.begin_caller_wait();
+  EXPECT_TRUE(table.anyone_waiting());  // between slices: no thread inside wait_for
+  EXPECT_FALSE(table.wait_for(h, std::chrono::milliseconds(1)));
+  EXPECT_TRUE(table.anyone_waiting());  // the slice ended, the caller's wait did not
+  table.end_caller_wait();
+  EXPECT_FALSE(table.anyone_waiting());
+  table.complete(h);
+  (void)table.release(h);
+}
+
 TEST(HandleTable, CompleteAllFinishesEveryHandleBeforeAWaiterWakes) {
   HandleTable table;
   const HandleId first = table.create();

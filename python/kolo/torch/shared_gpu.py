@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import numpy
@@ -49,7 +48,8 @@ from kolo import _core, _handles, process_sets
 from kolo.exceptions import KoloError
 from kolo.torch import shared_gpu_handshake as handshake
 from kolo.torch import staging
-from kolo.torch.shared_gpu_calls import CudaSharing, HostSharing
+from kolo.torch.shared_gpu_calls import CudaSharing, HostSharing, first_unfired
+from kolo.torch.shared_gpu_records import Mailbox, Marks, Operation
 from kolo.torch.shared_gpu_reduce import Sum, reduce_all
 
 # A new mailbox holds at least this much (a training step's gradients fit in a few).
@@ -62,64 +62,6 @@ _ALIGN = 256  # each region starts on a 256-byte boundary, as cudaMalloc's own b
 
 _REDUCTIONS = (_core.REDUCE_SUM, _core.REDUCE_AVERAGE, _core.REDUCE_MIN, _core.REDUCE_MAX,
                _core.REDUCE_PRODUCT)
-@dataclass
-class _Mailbox:
-    """One block of exported memory; regions are handed out from its start (a bump pointer) and
-    all become free together once no rank reads any of them (SharedGpu._unread)."""
-
-    number: int
-    pointer: int
-    size: int
-    handle: bytes
-    bytes_view: torch.Tensor
-    used: int = 0
-    # (set id, number) of each operation placed here -> None until this rank summed it, then
-    # what the peers must have summed: (rank, set id, that rank's number for the operation).
-    placed: dict = field(default_factory=dict)
-    typed: dict = field(default_factory=dict)  # dtype -> the whole mailbox viewed as it
-
-    def region(self, offset: int, dtype: torch.dtype, shape: tuple, numel: int) -> torch.Tensor:
-        view = self.typed.get(dtype)
-        if view is None:
-            view = self.typed[dtype] = self.bytes_view.view(dtype)
-        # narrow and view: a few microseconds less than as_strided, once per rank and tensor
-        return view.narrow(0, offset // view.element_size(), numel).view(shape)
-
-
-@dataclass
-class _Operation:
-    name: str
-    tensor: torch.Tensor  # the caller's (in place) or the source of an out-of-place allreduce
-    output: Optional[torch.Tensor]
-    reduction: int
-    set_id: int
-    number: int
-    mailbox: _Mailbox
-    region: torch.Tensor  # this rank's copy
-    members: int  # the process set's size: Average's divisor, joined ranks included
-    payload: numpy.ndarray  # the handshake's slots (int64), which the core sums in place
-    handle: int = 0  # the handshake's
-    # The result tensor once summed (perhaps in the batch of another operation's synchronize),
-    # or the KoloError that synchronize() raises for it; None until then.
-    outcome: Any = None
-
-
-class _Marks:
-    """Which of a rank's operations on one process set it has summed: every one numbered below
-    `low`, and those in `above`."""
-
-    def __init__(self) -> None:
-        self.next = 0
-        self.low = 0
-        self.above: set[int] = set()
-
-    def summed(self, number: int) -> None:
-        self.above.add(number)
-        while self.low in self.above:
-            self.above.remove(self.low)
-            self.low += 1
-
-
 class SharedGpu:
     """One session's mailboxes, events and peers' mappings (kolo.init starts a new one)."""
 
@@ -130,16 +72,16 @@ class SharedGpu:
         self.ready = calls.ipc_event(device)
         self.done = calls.ipc_event(device)
         self._event_handles = calls.event_handle(self.ready) + calls.event_handle(self.done)
-        self._mailboxes: list[_Mailbox] = []
-        self._current: Optional[_Mailbox] = None
-        self._peer_memory: dict[tuple[int, int], _Mailbox] = {}  # (rank, number) -> its mailbox
+        self._mailboxes: list[Mailbox] = []
+        self._current: Optional[Mailbox] = None
+        self._peer_memory: dict[tuple[int, int], Mailbox] = {}  # (rank, number) -> its mailbox
         self._peer_pointers: list[int] = []
         self._peer_events: dict[int, tuple[Any, Any]] = {}  # rank -> (ready, done)
-        self._marks: dict[int, _Marks] = {}  # process set id -> this rank's marks
+        self._marks: dict[int, Marks] = {}  # process set id -> this rank's marks
         self._known_low: dict[tuple[int, int], int] = {}  # (rank, set id) -> its latest low
         self._members: dict[int, list[int]] = {}  # process set id -> its ranks
         # Submitted and not yet summed, in submission order: handle -> operation.
-        self._unsummed: dict[int, _Operation] = {}
+        self._unsummed: dict[int, Operation] = {}
         self.batches = 0  # how many batches were summed (tests, benchmarks)
         self._lock = threading.Lock()
         # Held while a batch is summed: another thread synchronizing one of its operations
@@ -157,7 +99,7 @@ class SharedGpu:
         nbytes = source.numel() * source.element_size()
         with self._lock:
             mailbox, offset = self._place(nbytes, source.device)
-            marks = self._marks.setdefault(set_id, _Marks())
+            marks = self._marks.setdefault(set_id, Marks())
             number = marks.next
             marks.next += 1
             # Placed in the same hold of the lock: another thread looking for a free mailbox
@@ -178,7 +120,7 @@ class SharedGpu:
             payload, members.index(self.rank), self.rank, mailbox.number, mailbox.size, offset,
             nbytes, source.dtype, reduction, shape, source.numel(), number, marks.low,
             mailbox.handle + self._event_handles)
-        operation = _Operation(name, tensor, output, reduction, set_id, number, mailbox, region,
+        operation = Operation(name, tensor, output, reduction, set_id, number, mailbox, region,
                                len(members), payload)
         # An allreduce (a Sum of slots only their own rank fills) rather than an allgather: a
         # rank that joined (hvd.join) takes part with zeros, an empty slot, as Horovod's joined
@@ -202,7 +144,7 @@ class SharedGpu:
             self._unsummed[operation.handle] = operation
         return operation.handle
 
-    def _place(self, nbytes: int, device: torch.device) -> tuple[_Mailbox, int]:
+    def _place(self, nbytes: int, device: torch.device) -> tuple[Mailbox, int]:
         """A region of `nbytes` in a mailbox nobody reads any more (see the module's step 3)."""
         need = max(_ALIGN, -(-nbytes // _ALIGN) * _ALIGN)
         current = self._current
@@ -224,7 +166,7 @@ class SharedGpu:
         current.used += need
         return current, offset
 
-    def _free_mailbox(self, need: int, device: torch.device) -> Optional[_Mailbox]:
+    def _free_mailbox(self, need: int, device: torch.device) -> Optional[Mailbox]:
         for mailbox in self._mailboxes:
             if mailbox.size < need or self._unread(mailbox) or not self._every_sum_ran():
                 continue
@@ -235,7 +177,7 @@ class SharedGpu:
             return mailbox
         return None
 
-    def _unread(self, mailbox: _Mailbox) -> bool:
+    def _unread(self, mailbox: Mailbox) -> bool:
         """True while a rank may still read some region of `mailbox`: this rank has not summed
         an operation placed there, or a peer has not said (in a later handshake) that it has."""
         known = self._known_low
@@ -250,17 +192,17 @@ class SharedGpu:
     def _every_sum_ran(self) -> bool:
         return all(self.calls.fired(done) for _, done in self._peer_events.values())
 
-    def _export(self, need: int) -> _Mailbox:
+    def _export(self, need: int) -> Mailbox:
         size = max(MAILBOX_BYTES, need)
         pointer, handle = self.calls.export(self.device, size)
-        mailbox = _Mailbox(len(self._mailboxes), pointer, size, handle,
+        mailbox = Mailbox(len(self._mailboxes), pointer, size, handle,
                            self.calls.view(pointer, size, self.device))
         self._mailboxes.append(mailbox)
         return mailbox
 
     # -- synchronize -------------------------------------------------------------------------
 
-    def _finish(self, operation: _Operation) -> torch.Tensor:
+    def _finish(self, operation: Operation) -> torch.Tensor:
         """synchronize()'s last step: the result, summed now together with every other
         operation whose handshake is already done (one batch: see shared_gpu_reduce), or
         earlier in another operation's batch."""
@@ -271,7 +213,7 @@ class SharedGpu:
             raise operation.outcome
         return operation.outcome
 
-    def _sum_batch(self, first: _Operation) -> None:
+    def _sum_batch(self, first: Operation) -> None:
         with self._lock:
             batch = [first]
             for handle, other in self._unsummed.items():
@@ -302,11 +244,20 @@ class SharedGpu:
         if not planned:
             return
         self.batches += 1
-        try:
-            self._wait_for_peers(planned)
-        except KoloError as error:
+        # Until every peer's copy of the batch ran: on the CPU, bounded by the peer timeout (a
+        # dead peer's event may never fire; a stream waiting for it would hang this rank's GPU
+        # work). A peer's ready event was recorded after each of its copies that its handshakes
+        # announced, so one query per peer covers the whole batch.
+        peers = {e.rank for _, entries, _ in planned for e in entries if e.rank != self.rank}
+        timeout = _peer_timeout_s()
+        stuck = first_unfired(self.calls.fired, {r: self._peer_events[r][0] for r in peers},
+                              timeout)
+        if stuck is not None:
             for operation, _, _ in planned:
-                operation.outcome = operation.outcome or error
+                operation.outcome = KoloError(
+                    f"rank {self.rank}: tensor '{operation.name}': the copy of rank {stuck} "
+                    f"into the shared GPU's memory did not finish within {timeout:.0f} s (the "
+                    f"peer timeout; is rank {stuck} still alive?)")
                 self._settle(operation, [])
             return
         sums = [Sum(regions, operation.tensor if operation.output is None else operation.output,
@@ -331,7 +282,7 @@ class SharedGpu:
             self._settle(operation, [(e.rank, operation.set_id, e.number) for e in entries
                                      if e.rank != self.rank])
 
-    def _entries(self, operation: _Operation) -> list[handshake.Entry]:
+    def _entries(self, operation: Operation) -> list[handshake.Entry]:
         """What every rank said in the operation's handshake (joined ranks left out); notes the
         peers' low marks."""
         raw = operation.payload.tobytes()
@@ -344,28 +295,28 @@ class SharedGpu:
                     self._known_low[key] = entry.low
         return entries
 
-    def _forget(self, operation: _Operation) -> None:
+    def _forget(self, operation: Operation) -> None:
         """The handshake failed (a mismatch the core found, a peer gone): nobody reads this
         operation's regions."""
         with self._lock:
             self._unsummed.pop(operation.handle, None)
         self._settle(operation, [])
 
-    def _settle(self, operation: _Operation, needs: list) -> None:
+    def _settle(self, operation: Operation, needs: list) -> None:
         with self._lock:
             operation.mailbox.placed[(operation.set_id, operation.number)] = needs
             marks = self._marks.get(operation.set_id)
             if marks is not None:
                 marks.summed(operation.number)
 
-    def _region(self, operation: _Operation, entry: handshake.Entry) -> torch.Tensor:
+    def _region(self, operation: Operation, entry: handshake.Entry) -> torch.Tensor:
         if entry.rank == self.rank:
             return operation.region
         mailbox = self._peer_memory.get((entry.rank, entry.mailbox))
         if mailbox is None:
             pointer = self.calls.import_(self.device, entry.handles[0])
             self._peer_pointers.append(pointer)
-            mailbox = self._peer_memory[(entry.rank, entry.mailbox)] = _Mailbox(
+            mailbox = self._peer_memory[(entry.rank, entry.mailbox)] = Mailbox(
                 entry.mailbox, pointer, entry.mailbox_size, entry.handles[0],
                 self.calls.view(pointer, entry.mailbox_size, self.device))
         if entry.rank not in self._peer_events:
@@ -373,34 +324,6 @@ class SharedGpu:
                                              self.calls.open_event(self.device, entry.handles[2]))
         return mailbox.region(entry.offset, handshake.DTYPES[entry.dtype],
                               tuple(operation.tensor.shape), operation.region.numel())
-
-    def _wait_for_peers(self, planned: list) -> None:
-        """Until every peer's copy of the batch ran: on the CPU, bounded by the peer timeout (a
-        dead peer's event may never fire; a stream waiting for it would hang this rank's GPU
-        work). A peer's ready event was recorded after each of its copies that its handshakes
-        announced, so one query per peer covers the whole batch."""
-        fired = self.calls.fired
-        peers = sorted({e.rank for _, entries, _ in planned for e in entries
-                        if e.rank != self.rank})
-        pending = [r for r in peers if not fired(self._peer_events[r][0])]
-        if not pending:
-            return
-        timeout = _peer_timeout_s()
-        deadline = time.monotonic() + timeout
-        pause = 20e-6
-        while pending:
-            time.sleep(pause)
-            pause = min(pause * 2, 1e-3)
-            pending = [r for r in pending if not fired(self._peer_events[r][0])]
-            if pending and time.monotonic() > deadline:
-                stuck = pending[0]
-                for operation, entries, _ in planned:
-                    if any(e.rank == stuck for e in entries):
-                        operation.outcome = KoloError(
-                            f"rank {self.rank}: tensor '{operation.name}': the copy of rank "
-                            f"{stuck} into the shared GPU's memory did not finish within "
-                            f"{timeout:.0f} s (the peer timeout; is rank {stuck} still alive?)")
-                raise KoloError(f"rank {stuck} did not copy within {timeout:.0f} s")
 
     # -- process sets and the end of a session -----------------------------------------------
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 import atexit
 import mmap
 import os
+import time
 import uuid
-from typing import Any
+from typing import Any, Optional
 
 import torch
 
@@ -66,6 +67,22 @@ class CudaSharing(staging.CudaCalls):
 
     def synchronize(self) -> None:
         torch.cuda.synchronize()
+
+
+def first_unfired(fired, events: dict, timeout: float) -> Optional[int]:
+    """Queries `events` (rank -> event) from the CPU until every one has fired; the rank of one
+    still unfired after `timeout` seconds, None once all fired. Never a stream wait: a dead
+    peer's event may never fire."""
+    pending = sorted(rank for rank, event in events.items() if not fired(event))
+    deadline = time.monotonic() + timeout
+    pause = 20e-6
+    while pending:
+        if time.monotonic() > deadline:
+            return pending[0]
+        time.sleep(pause)
+        pause = min(pause * 2, 1e-3)
+        pending = [rank for rank in pending if not fired(events[rank])]
+    return None
 
 
 class _DeviceBytes:

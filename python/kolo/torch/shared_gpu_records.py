@@ -1,0 +1,69 @@
+"""The shared-GPU path's records (shared_gpu.py): a mailbox of exported device memory and the
+regions handed out from it, one allreduce's state from its submission to its result, and which
+of a rank's operations it has summed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy
+import torch
+
+
+@dataclass
+class Mailbox:
+    """One block of exported memory; regions are handed out from its start (a bump pointer) and
+    all become free together once no rank reads any of them (SharedGpu._unread)."""
+
+    number: int
+    pointer: int
+    size: int
+    handle: bytes
+    bytes_view: torch.Tensor
+    used: int = 0
+    # (set id, number) of each operation placed here -> None until this rank summed it, then
+    # what the peers must have summed: (rank, set id, that rank's number for the operation).
+    placed: dict = field(default_factory=dict)
+    typed: dict = field(default_factory=dict)  # dtype -> the whole mailbox viewed as it
+
+    def region(self, offset: int, dtype: torch.dtype, shape: tuple, numel: int) -> torch.Tensor:
+        view = self.typed.get(dtype)
+        if view is None:
+            view = self.typed[dtype] = self.bytes_view.view(dtype)
+        # narrow and view: a few microseconds less than as_strided, once per rank and tensor
+        return view.narrow(0, offset // view.element_size(), numel).view(shape)
+
+
+@dataclass
+class Operation:
+    name: str
+    tensor: torch.Tensor  # the caller's (in place) or the source of an out-of-place allreduce
+    output: Optional[torch.Tensor]
+    reduction: int
+    set_id: int
+    number: int
+    mailbox: Mailbox
+    region: torch.Tensor  # this rank's copy
+    members: int  # the process set's size: Average's divisor, joined ranks included
+    payload: numpy.ndarray  # the handshake's slots (int64), which the core sums in place
+    handle: int = 0  # the handshake's
+    # The result tensor once summed (perhaps in the batch of another operation's synchronize),
+    # or the KoloError that synchronize() raises for it; None until then.
+    outcome: Any = None
+
+
+class Marks:
+    """Which of a rank's operations on one process set it has summed: every one numbered below
+    `low`, and those in `above`."""
+
+    def __init__(self) -> None:
+        self.next = 0
+        self.low = 0
+        self.above: set[int] = set()
+
+    def summed(self, number: int) -> None:
+        self.above.add(number)
+        while self.low in self.above:
+            self.above.remove(self.low)
+            self.low += 1

@@ -81,7 +81,11 @@ void alltoallv_shared_memory(Communicator& comm, ConstBytes in, std::span<const 
   Header header{by_reference ? 0 : largest_send, by_reference ? 1u : 0u};
   uint64_t largest = header.largest_copied;  // of every rank's copied blocks, after the first step
   bool any_by_reference = by_reference;      // this rank's or any sender's blocks
-  std::vector<bool> sender_by_reference(static_cast<size_t>(n), false);
+  // Sized at the first sender found reading by reference: a tiny alltoall allocates nothing.
+  std::vector<bool> sender_by_reference;
+  auto reads_by_reference = [&](size_t sender) {
+    return !sender_by_reference.empty() && sender_by_reference[sender];
+  };
   uint64_t first_step = 0;
   auto piece = [&](size_t block, size_t done) {
     return done < block ? std::min(region, block - done) : 0;
@@ -112,7 +116,7 @@ void alltoallv_shared_memory(Communicator& comm, ConstBytes in, std::span<const 
     auto take = [&](int s) {
       const auto i = static_cast<size_t>(s);
       if (recv_bytes[i] == 0) return;
-      if (sender_by_reference[i]) {
+      if (reads_by_reference(i)) {
         if (done == 0) {
           detail::read_block(comm, collective, s, half, region_at(s, self), out.data() + at.recv[i],
                              recv_bytes[i]);
@@ -128,8 +132,11 @@ void alltoallv_shared_memory(Communicator& comm, ConstBytes in, std::span<const 
         Header theirs{};
         std::memcpy(&theirs, arena.slot(s, half), sizeof(theirs));
         largest = std::max(largest, theirs.largest_copied);
-        sender_by_reference[static_cast<size_t>(s)] = theirs.by_reference != 0;
-        any_by_reference = any_by_reference || theirs.by_reference != 0;
+        if (theirs.by_reference != 0) {
+          sender_by_reference.resize(static_cast<size_t>(n), false);
+          sender_by_reference[static_cast<size_t>(s)] = true;
+          any_by_reference = true;
+        }
         take(s);
       };
       // std::ref: the std::functions refer to the lambdas (no allocation per call).

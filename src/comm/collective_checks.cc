@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <numeric>
+
 #include "base/errors.h"
 
 namespace kolo::comm::detail {
@@ -72,6 +74,17 @@ std::vector<size_t> checked_reducescatter(const Communicator& comm, const char* 
   return first;
 }
 
+BlockOffsets::BlockOffsets(std::span<const size_t> sizes) {
+  if (sizes.size() <= kInlineBlocks) {
+    starts_ = inline_.data();
+  } else {
+    heap_.resize(sizes.size() + 1);
+    starts_ = heap_.data();
+  }
+  starts_[0] = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) starts_[i + 1] = starts_[i] + sizes[i];
+}
+
 AlltoallOffsets checked_alltoall(const Communicator& comm, const char* collective, ConstBytes in,
                                  std::span<const size_t> send_bytes, Bytes out,
                                  std::span<const size_t> recv_bytes) {
@@ -82,17 +95,19 @@ AlltoallOffsets checked_alltoall(const Communicator& comm, const char* collectiv
         fmt::format("rank {}: {} got {} send and {} receive sizes for a group of {}", rank,
                     collective, send_bytes.size(), recv_bytes.size(), n));
   }
-  AlltoallOffsets at{prefix_sums(send_bytes), prefix_sums(recv_bytes)};
-  if (in.size() < at.send[n] || out.size() < at.recv[n]) {
+  const size_t send_total = std::accumulate(send_bytes.begin(), send_bytes.end(), size_t{0});
+  const size_t recv_total = std::accumulate(recv_bytes.begin(), recv_bytes.end(), size_t{0});
+  if (in.size() < send_total || out.size() < recv_total) {
     throw InvalidArgument(
         fmt::format("rank {}: {} input has {} bytes (needs {}), output {} bytes (needs {})", rank,
-                    collective, in.size(), at.send[n], out.size(), at.recv[n]));
+                    collective, in.size(), send_total, out.size(), recv_total));
   }
   if (send_bytes[rank] != recv_bytes[rank]) {
     throw InvalidArgument(fmt::format("rank {}: {} sends itself {} bytes but expects {}", rank,
                                       collective, send_bytes[rank], recv_bytes[rank]));
   }
-  return at;
+  // A prvalue of prvalues: built in the caller's variable, never copied.
+  return AlltoallOffsets{BlockOffsets(send_bytes), BlockOffsets(recv_bytes)};
 }
 
 }  // namespace kolo::comm::detail

@@ -98,8 +98,11 @@ kolo.init()
 allowed = set()
 threads = []
 for tid in os.listdir("/proc/self/task"):
-    with open(f"/proc/self/task/{tid}/status") as f:
-        status = dict(line.split(":", 1) for line in f if ":" in line)
+    try:
+        with open(f"/proc/self/task/{tid}/status") as f:
+            status = dict(line.split(":", 1) for line in f if ":" in line)
+    except FileNotFoundError:  # a short-lived thread ended after the listing: no mask to check
+        continue
     allowed.add(status["Cpus_allowed_list"].strip())
     threads.append(f"{status['Name'].strip()}={status['Cpus_allowed_list'].strip()}")
 print("threads allowed:", ";".join(sorted(allowed)))

@@ -10,10 +10,16 @@ namespace kolo::comm::detail {
 
 namespace {
 
-// Each entry's start when `sizes` are laid out back to back, plus the total at the end.
-std::vector<size_t> prefix_sums(std::span<const size_t> sizes) {
-  std::vector<size_t> starts(sizes.size() + 1, 0);
+// Writes each entry's start when `sizes` are laid out back to back, plus the total at the end,
+// into starts[0..sizes.size()].
+void write_starts(std::span<const size_t> sizes, size_t* starts) {
+  starts[0] = 0;
   for (size_t i = 0; i < sizes.size(); ++i) starts[i + 1] = starts[i] + sizes[i];
+}
+
+std::vector<size_t> prefix_sums(std::span<const size_t> sizes) {
+  std::vector<size_t> starts(sizes.size() + 1);
+  write_starts(sizes, starts.data());
   return starts;
 }
 
@@ -81,8 +87,7 @@ BlockOffsets::BlockOffsets(std::span<const size_t> sizes) {
     heap_.resize(sizes.size() + 1);
     starts_ = heap_.data();
   }
-  starts_[0] = 0;
-  for (size_t i = 0; i < sizes.size(); ++i) starts_[i + 1] = starts_[i] + sizes[i];
+  write_starts(sizes, starts_);
 }
 
 AlltoallOffsets checked_alltoall(const Communicator& comm, const char* collective, ConstBytes in,

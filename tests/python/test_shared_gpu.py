@@ -184,6 +184,78 @@ def test_a_slot_reads_back_as_written():
         7, (b"m" * 64, b"r" * 64, b"d" * 64))
 
 
+def test_a_group_is_one_slot_whose_digest_names_its_list():
+    listed = [(2, (3, 2)), (0, (5,)), (2, (0,))]
+    digest = handshake.group_digest(listed)
+    raw = handshake.pack(1, 0, 1 << 20, 256, 1024, torch.float32, _core.REDUCE_SUM, (), 11, 4, 4,
+                         bytes(192), members=3, digest=digest)
+    got = handshake.parse(raw)
+    assert (got.members, got.digest, got.shape) == (3, digest, ())
+    assert handshake.group_digest(list(listed)) == digest  # the same list, the same digest
+    assert handshake.group_digest([(2, (2, 3))] + listed[1:]) != digest  # a shape differs
+    assert handshake.group_digest([(3, (3, 2))] + listed[1:]) != digest  # a dtype differs
+    assert handshake.group_digest(listed[:2]) != digest
+
+
+def test_a_group_whose_lists_differ_is_named():
+    def member(rank, members=2, digest=7):
+        return handshake.Entry(rank, 0, 1 << 16, 0, 512, 2, _core.REDUCE_SUM, (), 0, 0,
+                               (b"", b"", b""), members, digest)
+    with pytest.raises(KoloError) as error:
+        handshake.check_agreement("g", [member(0), member(1, members=3), member(2)])
+    assert str(error.value) == ("Mismatched number of tensors for tensor 'g': rank 0 and rank 2 "
+                                "submitted 2, rank 1 submitted 3")
+    with pytest.raises(KoloError) as error:
+        handshake.check_agreement("g", [member(0), member(1, digest=-1)],
+                                  "rank 0 submitted float32 [2], float32 [3]")
+    assert str(error.value) == (
+        "Mismatched dtypes and shapes for tensor 'g': rank 0 submitted list 00000007, rank 1 "
+        "submitted list ffffffff; rank 0 submitted float32 [2], float32 [3]")
+    handshake.check_agreement("g", [member(0), member(1)])
+
+
+def test_a_group_is_laid_out_on_aligned_boundaries():
+    from kolo.torch.shared_gpu_records import layout
+    assert layout([24, 0, 256, 1], 256) == ([0, 256, 256, 512], 768)
+    assert layout([], 256) == ([], 0)
+
+
+def test_a_group_is_taken_when_every_member_would_be(monkeypatch):
+    monkeypatch.setattr(shared_gpu, "PLAYED_ON_HOST", True)
+    group = shared_gpu.takes_group
+    floats = [torch.ones(3), torch.ones(0), torch.ones(2, dtype=torch.int64)]
+    assert group(floats, [None] * 3, _core.REDUCE_SUM, 1.0)  # an empty member takes no room
+    assert not group(floats, [None] * 3, _core.REDUCE_SUM, 2.0)
+    assert not group(floats + [torch.ones(2, dtype=torch.bool)], [None] * 4, _core.REDUCE_SUM,
+                     1.0)
+    assert not group([torch.ones(3), torch.ones(4, 4).t()], [None] * 2, _core.REDUCE_SUM, 1.0)
+    assert group([torch.ones(3), torch.ones(4, 4).t()], [None, torch.empty(4, 4)],
+                 _core.REDUCE_SUM, 1.0)
+
+
+def test_gradient_buckets_are_cut_in_order_under_the_cap(monkeypatch):
+    from kolo.torch import gradient_buckets
+    params = [torch.zeros(n) for n in (100, 200, 50, 1000, 10)]  # float32: 4 bytes each
+    cut = gradient_buckets.plan(params, 1200)
+    assert [[p.numel() for p in bucket] for bucket in cut] == [[100, 200], [50], [1000], [10]]
+    assert gradient_buckets.plan(params, 1 << 30) == [tuple(params)]
+    monkeypatch.setenv("KOLO_SHARED_GPU_BUCKET_MB", "0.5")
+    assert gradient_buckets.cap_bytes() == 1 << 19
+    monkeypatch.setenv("KOLO_SHARED_GPU_BUCKET_MB", "lots")
+    with pytest.raises(ValueError, match="KOLO_SHARED_GPU_BUCKET_MB='lots'"):
+        gradient_buckets.cap_bytes()
+    monkeypatch.delenv("KOLO_SHARED_GPU_BUCKET_MB")
+    assert gradient_buckets.cap_bytes() == 25 << 20
+    monkeypatch.setattr(shared_gpu, "PLAYED_ON_HOST", True)
+    assert gradient_buckets.applies(params, _core.REDUCE_AVERAGE, 1.0)
+    assert not gradient_buckets.applies(params, _core.REDUCE_ADASUM, 1.0)
+    monkeypatch.setenv("KOLO_SHARED_GPU_BUCKET_MB", "0")
+    assert not gradient_buckets.applies(params, _core.REDUCE_AVERAGE, 1.0)
+    monkeypatch.setattr(shared_gpu, "PLAYED_ON_HOST", False)
+    monkeypatch.setenv("KOLO_SHARED_GPU_BUCKET_MB", "lots")  # not read where nothing is shared
+    assert not gradient_buckets.applies(params, _core.REDUCE_AVERAGE, 1.0)
+
+
 def test_a_handshake_from_something_else_is_refused():
     with pytest.raises(KoloError, match="another kolo version"):
         handshake.parse(b"\x01" * handshake.PAYLOAD_BYTES)

@@ -13,6 +13,7 @@ import kolo
 from kolo import _core
 from kolo.torch.basics import handle_average_backwards_compatibility
 from kolo.torch.compression import Compression
+from kolo.torch import shared_gpu
 from kolo.torch.handles import make_group, submit, synchronize
 from kolo.torch.process_sets import check_process_set, global_process_set
 
@@ -112,7 +113,14 @@ def _grouped_allreduce_async(tensors, outputs, name, op, prescale_factor, postsc
                              process_set, drive=False):
     if len(tensors) == 0:
         raise ValueError("grouped allreduce needs at least one tensor")
-    base = kolo._name("grouped_allreduce", name, check_process_set(process_set))
+    set_id = check_process_set(process_set)
+    base = kolo._name("grouped_allreduce", name, set_id)
+    if set_id == 0 and not kolo._first_global_op_seen:
+        kolo._before_first_global_op()  # the ranks' GPUs decide a CUDA tensor's path
+    if shared_gpu.takes_group(tensors, outputs, op, prescale_factor * postscale_factor):
+        # Ranks sharing a GPU: the whole group is one copy, one handshake and one batch of
+        # sums, where members one by one cost the caller's thread each.
+        return shared_gpu.submit_group(tensors, outputs, base, op, set_id)
     # One group id: the core runs no member before all are ready on every rank, fused together.
     group = kolo._new_group(base, len(tensors))
     handles = kolo.submit_members(group, list(zip(tensors, outputs)), lambda pair, i, g: submit(

@@ -15,6 +15,7 @@ import torch
 
 from kolo.common.grouping import synchronize_runs_reductions
 from kolo.torch.allreduce_ops import _allreduce_async, _grouped_allreduce_async
+from kolo.torch import gradient_buckets
 from kolo.torch.compression import Compression
 from kolo.torch.mpi_ops import (  # noqa: F401  (Adasum: Horovod's optimizer module has it too)
     Adasum, Average, allreduce_async_, grouped_allreduce_async_, size, sparse_allreduce_async,
@@ -89,8 +90,12 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         # A rank outside the set has nothing to reduce; a set of one rank nothing to exchange,
         # unless the job is elastic (as Horovod): a job of one worker may grow, and a worker
         # without hooks would then submit nothing while its new peers reduce their gradients.
+        # Without groups, gradient buckets are considered once, after the first step
+        # (gradient_buckets.py: only where every gradient goes to the shared-GPU path).
+        self._buckets_undecided = False
         if process_set.included() and (_set_size(process_set) > 1 or elastic_mode()):
             self._register_hooks()
+            self._buckets_undecided = groups is None
 
     def load_state_dict(self, *args, **kwargs):
         self._handles = {}
@@ -230,6 +235,25 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         self._handles.clear()
         self._synchronized = True
         self._driving = None
+        if self._buckets_undecided:
+            self._buckets_undecided = False
+            self._adopt_buckets()
+
+    def _adopt_buckets(self) -> None:
+        """Gradient buckets from now on, where gradient_buckets.applies (the same decision and
+        the same buckets on every rank)."""
+        prescale, postscale = self._scale_factors()
+        params = self._trainable()
+        if not gradient_buckets.applies(params, self.op, prescale * postscale):
+            return
+        sparse = gradient_buckets.sparse_anywhere(params, self.process_set)
+        dense = [p for p in reversed(params) if p not in sparse]
+        for bucket in gradient_buckets.plan(dense, gradient_buckets.cap_bytes()):
+            if len(bucket) < 2:
+                continue  # alone, it stays an allreduce of its own
+            for p in bucket:
+                self._p_to_group[p] = bucket
+            self._group_counts[bucket] = 0
 
     @contextmanager
     def skip_synchronize(self):

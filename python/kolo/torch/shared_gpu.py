@@ -49,7 +49,7 @@ from kolo.exceptions import KoloError
 from kolo.torch import shared_gpu_handshake as handshake
 from kolo.torch import staging
 from kolo.torch.shared_gpu_calls import CudaSharing, HostSharing, first_unfired
-from kolo.torch.shared_gpu_records import Mailbox, Marks, Operation
+from kolo.torch.shared_gpu_records import Mailbox, Marks, Operation, layout
 from kolo.torch.shared_gpu_reduce import Sum, reduce_all
 
 # A new mailbox holds at least this much (a training step's gradients fit in a few).
@@ -90,15 +90,16 @@ class SharedGpu:
 
     # -- submit ------------------------------------------------------------------------------
 
-    def submit(self, tensor: torch.Tensor, output: Optional[torch.Tensor], name: Optional[str],
-               reduction: int, set_id: int, group: tuple) -> int:
-        # Named as the other paths name an allreduce, so unnamed counters stay aligned.
-        name = kolo._name("allreduce", name, set_id)
-        source = tensor.detach()
-        shape = tuple(source.shape)
-        nbytes = source.numel() * source.element_size()
+    def submit(self, tensors: list, outputs: list, name: str, reduction: int, set_id: int,
+               group: tuple, grouped: bool) -> int:
+        """One allreduce (a list of one, `grouped` False; `name` as the core's other paths name
+        it) or a grouped one: the members back to back in one region, one copy launch, one
+        ready event, one handshake."""
+        sources = [tensor.detach() for tensor in tensors]
+        sizes = [source.numel() * source.element_size() for source in sources]
+        starts, nbytes = layout(sizes, _ALIGN)
         with self._lock:
-            mailbox, offset = self._place(nbytes, source.device)
+            mailbox, offset = self._place(nbytes, sources[0].device)
             marks = self._marks.setdefault(set_id, Marks())
             number = marks.next
             marks.next += 1
@@ -109,19 +110,28 @@ class SharedGpu:
             if members is None:
                 members = self._members[set_id] = list(_core.process_set_ranks(set_id))
         calls = self.calls
-        caller = calls.current_stream(source.device)
-        region = mailbox.region(offset, source.dtype, shape, source.numel())
-        # On the caller's stream, after the tensor's producer: a device-to-device copy, short
-        # beside the kernels around it, and no stream switch or event per tensor.
-        calls.copy_here(region, source)
+        caller = calls.current_stream(sources[0].device)
+        regions = [mailbox.region(offset + start, source.dtype, tuple(source.shape),
+                                  source.numel()) for start, source in zip(starts, sources)]
+        # On the caller's stream, after the tensors' producers: device-to-device copies, short
+        # beside the kernels around them (one multi-tensor launch for a group), and no stream
+        # switch or event per tensor.
+        if grouped:
+            calls.copy_many(regions, sources)
+        else:
+            calls.copy_here(regions[0], sources[0])
         calls.record(self.ready, caller)
         payload = numpy.zeros(len(members) * handshake.PAYLOAD_WORDS, numpy.int64)
+        first = sources[0]
+        listed = [(handshake.DTYPE_CODES[s.dtype], tuple(s.shape)) for s in sources]
         handshake.pack_into(
             payload, members.index(self.rank), self.rank, mailbox.number, mailbox.size, offset,
-            nbytes, source.dtype, reduction, shape, source.numel(), number, marks.low,
-            mailbox.handle + self._event_handles)
-        operation = Operation(name, tensor, output, reduction, set_id, number, mailbox, region,
-                               len(members), payload)
+            nbytes, first.dtype, reduction, () if grouped else tuple(first.shape),
+            sum(s.numel() for s in sources), number, marks.low,
+            mailbox.handle + self._event_handles, len(sources) if grouped else 0,
+            handshake.group_digest(listed) if grouped else 0)
+        operation = Operation(name, tensors, outputs, reduction, set_id, number, mailbox, starts,
+                              regions, len(members), payload, grouped)
         # An allreduce (a Sum of slots only their own rank fills) rather than an allgather: a
         # rank that joined (hvd.join) takes part with zeros, an empty slot, as Horovod's joined
         # ranks do in an allreduce. Marked as a CUDA tensor's host-side request (a device, no
@@ -230,11 +240,13 @@ class SharedGpu:
                 batch.append(other)
             for operation in batch:
                 self._unsummed.pop(operation.handle, None)
-        planned = []  # (operation, entries, regions) of those whose ranks agree
+        # (operation, entries, regions) of those whose ranks agree; regions: each rank's list of
+        # its copies of the members, in rank order
+        planned = []
         for operation in batch:
             try:
                 entries = self._entries(operation)
-                handshake.check_agreement(operation.name, entries)
+                handshake.check_agreement(operation.name, entries, _own_list(operation))
                 with self._lock:
                     regions = [self._region(operation, entry) for entry in entries]
                 planned.append((operation, entries, regions))
@@ -260,12 +272,16 @@ class SharedGpu:
                     f"peer timeout; is rank {stuck} still alive?)")
                 self._settle(operation, [])
             return
-        sums = [Sum(regions, operation.tensor if operation.output is None else operation.output,
-                    operation.reduction, operation.members, len(entries) < operation.members)
-                for operation, entries, regions in planned]
+        sums = []  # every member of every operation, in order
+        for operation, entries, regions in planned:
+            joined = len(entries) < operation.members
+            for i, (tensor, output) in enumerate(zip(operation.tensors, operation.outputs)):
+                sums.append(Sum([copies[i] for copies in regions],
+                                tensor if output is None else output, operation.reduction,
+                                operation.members, joined))
         calls = self.calls
         try:
-            stream = calls.current_stream(first.tensor.device)
+            stream = calls.current_stream(first.tensors[0].device)
             calls.wait(stream, self.ready)  # this rank's own copies, where submit queued them
             with torch.no_grad():
                 reduce_all(sums)
@@ -275,8 +291,10 @@ class SharedGpu:
                 operation.outcome = error
                 self._settle(operation, [])
             raise
-        for (operation, entries, _), item in zip(planned, sums):
-            operation.outcome = item.result
+        results = iter(sums)
+        for operation, entries, _ in planned:
+            mine = [next(results).result for _ in operation.tensors]
+            operation.outcome = mine if operation.grouped else mine[0]
             # Summed: this rank reads the peers' regions no more, and says so in its next
             # handshakes.
             self._settle(operation, [(e.rank, operation.set_id, e.number) for e in entries
@@ -309,9 +327,12 @@ class SharedGpu:
             if marks is not None:
                 marks.summed(operation.number)
 
-    def _region(self, operation: Operation, entry: handshake.Entry) -> torch.Tensor:
+    def _region(self, operation: Operation, entry: handshake.Entry) -> list:
+        """The copies of the operation's members by the rank of `entry`: where this rank's own
+        list of dtypes and shapes puts them in that rank's region (check_agreement proved the
+        lists equal)."""
         if entry.rank == self.rank:
-            return operation.region
+            return operation.regions
         mailbox = self._peer_memory.get((entry.rank, entry.mailbox))
         if mailbox is None:
             pointer = self.calls.import_(self.device, entry.handles[0])
@@ -322,8 +343,8 @@ class SharedGpu:
         if entry.rank not in self._peer_events:
             self._peer_events[entry.rank] = (self.calls.open_event(self.device, entry.handles[1]),
                                              self.calls.open_event(self.device, entry.handles[2]))
-        return mailbox.region(entry.offset, handshake.DTYPES[entry.dtype],
-                              tuple(operation.tensor.shape), operation.region.numel())
+        return [mailbox.region(entry.offset + start, own.dtype, tuple(own.shape), own.numel())
+                for start, own in zip(operation.starts, operation.regions)]
 
     # -- process sets and the end of a session -----------------------------------------------
 
@@ -372,6 +393,16 @@ class SharedGpu:
         self._mailboxes.clear()
 
 
+def _own_list(operation: Operation) -> str:
+    """"rank R submitted float32 [2, 3], ..." for a group's mismatch message (at most 8)."""
+    if not operation.grouped:
+        return ""
+    described = [f"{str(r.dtype).replace('torch.', '')} [{', '.join(map(str, r.shape))}]"
+                 for r in operation.regions[:8]]
+    more = f" and {len(operation.regions) - 8} more" if len(operation.regions) > 8 else ""
+    return f"rank {kolo.rank()} submitted {', '.join(described)}{more}"
+
+
 def _peer_timeout_s() -> float:
     return float(_core.config()["peer_timeout_s"])
 
@@ -397,12 +428,15 @@ def takes(tensor: torch.Tensor, output: Optional[torch.Tensor], reduce_op: int,
     or any CPU tensor when the protocol is played on host memory; a dtype and reduction the sum
     above computes, no scaling left (device_scale.py applies Sum's and Average's), data, and a
     contiguous tensor where the result goes into it."""
+    return tensor.numel() > 0 and (output is not None or tensor.is_contiguous()) and \
+        runs_here(tensor, reduce_op, scale)
+
+
+def runs_here(tensor: torch.Tensor, reduce_op: int, scale: float) -> bool:
+    """takes() but for the tensor's size and layout."""
     if not (tensor.is_cuda or PLAYED_ON_HOST):
         return False
-    if tensor.dtype not in handshake.DTYPE_CODES or reduce_op not in _REDUCTIONS or scale != 1.0 \
-            or tensor.numel() == 0:
-        return False
-    if output is None and not tensor.is_contiguous():
+    if tensor.dtype not in handshake.DTYPE_CODES or reduce_op not in _REDUCTIONS or scale != 1.0:
         return False
     if PLAYED_ON_HOST:
         return tensor.device.type == "cpu"
@@ -411,16 +445,37 @@ def takes(tensor: torch.Tensor, output: Optional[torch.Tensor], reduce_op: int,
     return tensor.is_cuda and staging.path_for("cuda", _core.OP_ALLREDUCE) == gpu_path.SHARED_GPU
 
 
-def submit(tensor: torch.Tensor, output: Optional[torch.Tensor], name: str, reduce_op: int,
-           set_id: int, group: tuple) -> int:
-    """Queues one allreduce on the shared GPU; synchronize() returns the result (the caller's
-    tensor when in place)."""
+def takes_group(tensors: list, outputs: list, reduce_op: int, scale: float) -> bool:
+    """Whether a grouped allreduce runs here as one operation (SharedGpu.submit with a list):
+    every member would run here alone, or is empty (it takes no room). Otherwise each member
+    goes its own way, as a member of a core group."""
+    device = tensors[0].device
+    return all(t.device == device and runs_here(t, reduce_op, scale)
+               and (o is not None or t.is_contiguous()) for t, o in zip(tensors, outputs))
+
+
+def _session(tensor: torch.Tensor) -> SharedGpu:
     device = _calls.device_of(tensor)
     with _sessions_lock:
         session = _sessions.get(device)
         if session is None:
             session = _sessions[device] = SharedGpu(_calls, device)
-    return session.submit(tensor, output, name, reduce_op, set_id, group)
+    return session
+
+
+def submit(tensor: torch.Tensor, output: Optional[torch.Tensor], name: Optional[str],
+           reduce_op: int, set_id: int, group: tuple) -> int:
+    """Queues one allreduce on the shared GPU; synchronize() returns the result (the caller's
+    tensor when in place)."""
+    # Named as the other paths name an allreduce, so unnamed counters stay aligned.
+    name = kolo._name("allreduce", name, set_id)
+    return _session(tensor).submit([tensor], [output], name, reduce_op, set_id, group, False)
+
+
+def submit_group(tensors: list, outputs: list, name: str, reduce_op: int, set_id: int) -> int:
+    """Queues a grouped allreduce (`name`: the group's) on the shared GPU as one operation;
+    synchronize() returns the list of results (the caller's tensors where in place)."""
+    return _session(tensors[0]).submit(tensors, outputs, name, reduce_op, set_id, (0, 0), True)
 
 
 def forget_set(process_set_id: int) -> None:

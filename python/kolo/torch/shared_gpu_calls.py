@@ -46,6 +46,15 @@ class CudaSharing(staging.CudaCalls):
     def copy_here(self, destination: torch.Tensor, source: torch.Tensor) -> None:
         destination.copy_(source, non_blocking=True)  # on the current stream
 
+    def copy_many(self, destinations: list, sources: list) -> None:
+        """A group's copies on the current stream: one multi-tensor launch where torch has it
+        (one per dtype and layout), rather than one launch per member."""
+        if hasattr(torch, "_foreach_copy_"):
+            torch._foreach_copy_(destinations, sources, non_blocking=True)
+        else:
+            for destination, source in zip(destinations, sources):
+                destination.copy_(source, non_blocking=True)
+
     def ipc_event(self, device: int) -> Any:
         with torch.cuda.device(device):  # torch creates the event at its first use
             event = torch.cuda.Event(interprocess=True)
@@ -143,6 +152,10 @@ class HostSharing(staging.HostOnlyCalls):
     def copy_here(self, destination: torch.Tensor, source: torch.Tensor) -> None:
         self.log.append(("copy", "caller", destination.data_ptr(), source.data_ptr()))
         destination.copy_(source)
+
+    def copy_many(self, destinations: list, sources: list) -> None:
+        self.log.append(("copy many", len(destinations)))
+        torch._foreach_copy_(destinations, sources)
 
     def ipc_event(self, device: int) -> str:
         return self.new_event()

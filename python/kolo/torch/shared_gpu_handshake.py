@@ -1,15 +1,23 @@
 """The shared-GPU path's handshake (shared_gpu.py): what each rank tells the others about one
-allreduce, as a fixed-size slot of bytes, and the check that the ranks agree.
+allreduce or one grouped allreduce, as a fixed-size slot of bytes, and the check that the ranks
+agree.
 
 A slot: 16 little-endian int64 fields (a magic number, the rank, its mailbox's number and size,
 the region's offset and length, dtype and reduction codes, the number of dimensions and of
 elements, the operation's number among the rank's shared allreduces on the process set, the
-rank's low mark, four spare), 8 dimensions, then three 64-byte handles (the mailbox, the ready
-event, the done event). A slot of zeros is a rank that joined.
+rank's low mark, the number of tensors of a group (0 for a single allreduce), the digest of the
+group's dtypes and shapes, two spare), 8 dimensions, then three 64-byte handles (the mailbox, the
+ready event, the done event). A slot of zeros is a rank that joined.
+
+A group's members lie back to back in one region (each on a 256-byte boundary): every rank
+derives where each member lies in a peer's region from its own list of dtypes and shapes, which
+the digest proves to be the peer's list too. One slot whatever the group's size: a group of
+hundreds of gradients is one handshake, not hundreds.
 """
 
 from __future__ import annotations
 
+import hashlib
 import struct
 from dataclasses import dataclass
 from typing import Optional
@@ -50,25 +58,36 @@ class Entry:
     number: int  # the operation's number among this rank's shared allreduces on the set
     low: int  # this rank had summed every one numbered below, when it submitted
     handles: tuple  # (mailbox, ready, done)
+    members: int = 0  # a group's number of tensors; 0 for a single allreduce
+    digest: int = 0  # a group's dtypes and shapes (group_digest)
+
+
+def group_digest(members: list) -> int:
+    """A group's (dtype code, shape) list as one int64: equal lists give equal digests on every
+    rank (the lists' text, hashed)."""
+    text = repr([(code, tuple(shape)) for code, shape in members]).encode()
+    return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little", signed=True)
 
 
 def pack(rank: int, mailbox_number: int, mailbox_size: int, offset: int, nbytes: int,
          dtype: torch.dtype, reduction: int, shape: tuple, numel: int, number: int, low: int,
-         handles: bytes) -> bytes:
+         handles: bytes, members: int = 0, digest: int = 0) -> bytes:
     """One rank's slot; `handles`: the mailbox's, the ready event's and the done event's."""
     slot = bytearray(PAYLOAD_BYTES)
     pack_into(slot, 0, rank, mailbox_number, mailbox_size, offset, nbytes, dtype, reduction, shape,
-              numel, number, low, handles)
+              numel, number, low, handles, members, digest)
     return bytes(slot)
 
 
 def pack_into(payload, slot: int, rank: int, mailbox_number: int, mailbox_size: int,
               offset: int, nbytes: int, dtype: torch.dtype, reduction: int, shape: tuple,
-              numel: int, number: int, low: int, handles: bytes) -> None:
+              numel: int, number: int, low: int, handles: bytes, members: int = 0,
+              digest: int = 0) -> None:
     """pack() written into slot number `slot` of `payload` (a writable buffer of slots)."""
     start = slot * PAYLOAD_BYTES
     HEADER.pack_into(payload, start, MAGIC, rank, mailbox_number, mailbox_size, offset, nbytes,
-                     DTYPE_CODES[dtype], reduction, len(shape), numel, number, low, 0, 0, 0, 0)
+                     DTYPE_CODES[dtype], reduction, len(shape), numel, number, low, members,
+                     digest, 0, 0)
     DIMS.pack_into(payload, start + HEADER.size, *_padded(shape))
     memoryview(payload).cast("B")[start + HEADER.size + DIMS.size:start + PAYLOAD_BYTES] = \
         handles
@@ -87,33 +106,41 @@ def parse(raw: bytes) -> Optional[Entry]:
     if header[0] != MAGIC:
         raise KoloError("a shared-GPU handshake carried something else (a rank running another "
                         "kolo version?)")
-    _, rank, mailbox, size, offset, nbytes, dtype, reduction, ndim, numel, number, low = \
-        header[:12]
+    _, rank, mailbox, size, offset, nbytes, dtype, reduction, ndim, numel, number, low, members, \
+        digest = header[:14]
     dims = DIMS.unpack_from(raw, HEADER.size)
     shape = tuple(dims[:ndim]) if ndim <= MAX_DIMS else (f"{ndim} dimensions", numel)
     start = HEADER.size + DIMS.size
     handles = tuple(raw[start + i * HANDLE_BYTES:start + (i + 1) * HANDLE_BYTES]
                     for i in range(3))
     return Entry(rank, mailbox, size, offset, nbytes, dtype, reduction, shape, number, low,
-                  handles)
+                  handles, members, digest)
 
 
-def check_agreement(name: str, entries: list[Entry]) -> None:
-    """KoloError in the core's words (negotiation/request_checks.cc) when the ranks differ."""
+def check_agreement(name: str, entries: list[Entry], own: str = "") -> None:
+    """KoloError in the core's words (negotiation/request_checks.cc) when the ranks differ.
+    `own`: "rank R submitted <its dtypes and shapes>" for a group, added when the ranks' lists
+    differ (a rank knows only the digests of the others')."""
     first = entries[0]
-    if all((e.dtype, e.shape, e.reduction) == (first.dtype, first.shape, first.reduction)
+    if all((e.dtype, e.shape, e.reduction, e.members, e.digest)
+           == (first.dtype, first.shape, first.reduction, first.members, first.digest)
            for e in entries):
         return
-    checks = (("dtype", lambda e: str(DTYPES[e.dtype]).replace("torch.", "")),
-              ("shape", lambda e: "[" + ", ".join(map(str, e.shape)) + "]"),
-              ("reduce op", lambda e: REDUCTION_NAMES.get(e.reduction, str(e.reduction))))
+    reduce_op = ("reduce op", lambda e: REDUCTION_NAMES.get(e.reduction, str(e.reduction)))
+    if any(e.members for e in entries):
+        checks = (("number of tensors", lambda e: str(e.members)),
+                  ("dtypes and shapes", lambda e: f"list {e.digest & 0xFFFFFFFF:08x}"), reduce_op)
+    else:
+        checks = (("dtype", lambda e: str(DTYPES[e.dtype]).replace("torch.", "")),
+                  ("shape", lambda e: "[" + ", ".join(map(str, e.shape)) + "]"), reduce_op)
     for what, value in checks:
         groups: dict[str, list[int]] = {}
         for entry in entries:
             groups.setdefault(value(entry), []).append(entry.rank)
         if len(groups) > 1:
             parts = ", ".join(f"{ranks_text(ranks)} submitted {v}" for v, ranks in groups.items())
-            raise KoloError(f"Mismatched {what} for tensor '{name}': {parts}")
+            detail = f"; {own}" if what == "dtypes and shapes" and own else ""
+            raise KoloError(f"Mismatched {what} for tensor '{name}': {parts}{detail}")
 
 
 def ranks_text(ranks: list[int]) -> str:

@@ -5,7 +5,7 @@ of a rank's operations it has summed."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 import numpy
 import torch
@@ -37,20 +37,35 @@ class Mailbox:
 
 @dataclass
 class Operation:
+    """One allreduce, or one grouped allreduce (its members back to back in one region)."""
+
     name: str
-    tensor: torch.Tensor  # the caller's (in place) or the source of an out-of-place allreduce
-    output: Optional[torch.Tensor]
+    tensors: list  # the caller's (in place) or the sources of an out-of-place allreduce
+    outputs: list  # None for each member reduced in place
     reduction: int
     set_id: int
     number: int
     mailbox: Mailbox
-    region: torch.Tensor  # this rank's copy
+    starts: list  # where each member lies from the start of a rank's region (layout())
+    regions: list  # this rank's copies
     members: int  # the process set's size: Average's divisor, joined ranks included
     payload: numpy.ndarray  # the handshake's slots (int64), which the core sums in place
+    grouped: bool  # synchronize() returns the list of results, not one
     handle: int = 0  # the handshake's
-    # The result tensor once summed (perhaps in the batch of another operation's synchronize),
-    # or the KoloError that synchronize() raises for it; None until then.
+    # The result (a tensor, or the group's list) once summed (perhaps in the batch of another
+    # operation's synchronize), or the KoloError that synchronize() raises for it; None until
+    # then.
     outcome: Any = None
+
+
+def layout(sizes: list, align: int) -> tuple[list, int]:
+    """Where each of tensors of `sizes` bytes lies in one region, each on an `align`-byte
+    boundary, and the region's length."""
+    starts, at = [], 0
+    for size in sizes:
+        starts.append(at)
+        at += -(-size // align) * align
+    return starts, at
 
 
 class Marks:

@@ -6,7 +6,8 @@ Checks: values of every reduction and dtype, in place and not; a batch larger th
 submitted and synchronized in a different order on each rank, over several steps (mailboxes are
 reused, not exported again); a shape mismatch named on every rank, the job going on after it;
 a peer whose copy never finishes (host only) named within the timeout; a process set without
-rank 0; a grouped allreduce; DistributedOptimizer keeping the replicas equal.
+rank 0; a grouped allreduce as one operation (mixed dtypes, an empty member, in place and not,
+lists that differ named); DistributedOptimizer keeping the replicas equal, with groups too.
 Prints "rank <rank> OK".
 """
 
@@ -184,22 +185,94 @@ def check_process_set_and_group(rank: int, size: int) -> None:
         assert torch.equal(result.cpu(), torch.full((k + 1,), float(k * sum(range(size)))))
 
 
+def shared_operations() -> int:
+    """How many operations (handshakes) this rank ran on the shared path in the global set."""
+    return session()._marks[0].next
+
+
+def check_grouped(rank: int, size: int) -> None:
+    """A grouped allreduce is one operation on this path: one region, one handshake."""
+    kinds = ((torch.float32, (3, 2)), (torch.float16, (5,)), (torch.float32, (0,)),
+             (torch.int64, (4,)), (torch.float64, ()))
+    tensors = [torch.full(shape, rank + k, dtype=dtype, device=DEVICE)
+               for k, (dtype, shape) in enumerate(kinds)]
+    before = shared_operations()
+    got = hvd.grouped_allreduce(tensors, op=hvd.Sum, name="group.mixed")
+    assert shared_operations() == before + 1, (before, shared_operations())
+    for k, ((dtype, shape), result) in enumerate(zip(kinds, got)):
+        want = torch.full(shape, sum(r + k for r in range(size)), dtype=dtype)
+        assert result.dtype == dtype and torch.equal(result.cpu(), want), (k, result, want)
+        assert torch.equal(tensors[k].cpu(), torch.full(shape, rank + k, dtype=dtype)), k
+    inplace = [torch.full((7 + k,), float(rank * (k + 1)), device=DEVICE) for k in range(3)]
+    handle = hvd.grouped_allreduce_async_(inplace, op=hvd.Average, name="group.inplace")
+    results = hvd.synchronize(handle)
+    assert all(a is b for a, b in zip(results, inplace)), "in place returns the caller's"
+    for k, result in enumerate(inplace):
+        want = sum(r * (k + 1) for r in range(size)) / size
+        assert torch.allclose(result.cpu(), torch.full((7 + k,), want)), (k, result)
+    # Lists that differ: named on every rank, the job going on after it.
+    others = "rank 0" if size == 2 else "rank 0 and rank 2"
+    lists = {"bad.count": [torch.ones(2, device=DEVICE)] * (2 + (rank == 1)),
+             "bad.shapes": [torch.ones(2, device=DEVICE), torch.ones(3 + (rank == 1),
+                                                                     device=DEVICE)]}
+    for name, group in lists.items():
+        try:
+            hvd.grouped_allreduce(group, name=name)
+        except HorovodInternalError as error:
+            text = str(error)
+            if name == "bad.count":
+                assert text == (f"Mismatched number of tensors for tensor '{name}': {others} "
+                                f"submitted 2, rank 1 submitted 3"), text
+            else:
+                assert text.startswith(f"Mismatched dtypes and shapes for tensor '{name}': "
+                                       f"{others} submitted list "), text
+                assert ", rank 1 submitted list " in text, text
+                mine = "float32 [2], float32 [4]" if rank == 1 else "float32 [2], float32 [3]"
+                assert text.endswith(f"; rank {rank} submitted {mine}"), text
+        else:
+            raise AssertionError(f"{name}: differing lists were accepted")
+    got = hvd.grouped_allreduce([torch.ones(2, device=DEVICE)] * 2, op=hvd.Sum, name="group.ok")
+    assert all(torch.equal(g.cpu(), torch.full((2,), float(size))) for g in got), got
+
+
 def check_optimizer(rank: int, size: int) -> None:
+    """Replicas stay equal, and the gradients' operations per step are what the grouping says:
+    without groups, one per gradient at the first step, then one per bucket (here one: the four
+    gradients fit in 25 MB); with groups=2, two; with buckets turned off, four."""
+    trained = []
+    for groups, bucket_mb, later in ((None, "", 1), (2, "", 2), (None, "0", 4)):
+        os.environ["KOLO_SHARED_GPU_BUCKET_MB"] = bucket_mb
+        counts, flat = check_optimizer_keeps_replicas_equal(rank, groups)
+        assert counts[0] >= (groups or 4) and counts[1:] == [later] * 3, (groups, counts)
+        trained.append(flat)
+    del os.environ["KOLO_SHARED_GPU_BUCKET_MB"]
+    # However grouped, every gradient is summed by the same kernels: the same bits.
+    assert all(torch.equal(trained[0], other) for other in trained[1:]), "grouping changed bits"
+
+
+def check_optimizer_keeps_replicas_equal(rank: int, groups) -> tuple:
+    """Four steps of a small model: the number of shared operations each step ran, and the
+    trained parameters."""
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(),
                                 torch.nn.Linear(16, 1)).to(DEVICE)
     optimizer = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
-                                         named_parameters=model.named_parameters())
+                                         named_parameters=model.named_parameters(),
+                                         groups=groups)
     hvd.broadcast_parameters(model.state_dict(), root_rank=0)
     generator = torch.Generator().manual_seed(rank)
+    counts = []
     for _ in range(4):
         inputs = torch.randn(32, 8, generator=generator).to(DEVICE)
         optimizer.zero_grad()
+        before = shared_operations()
         model(inputs).pow(2).mean().backward()
         optimizer.step()
+        counts.append(shared_operations() - before)
     flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()]).cpu()
-    everyone = hvd.allgather(flat.unsqueeze(0), name="replicas")
+    everyone = hvd.allgather(flat.unsqueeze(0), name=f"replicas.{groups}.{len(counts)}")
     assert all(torch.equal(everyone[0], row) for row in everyone), "replicas differ"
+    return counts, flat
 
 
 def main() -> None:
@@ -218,6 +291,7 @@ def main() -> None:
     if MODE == "host":
         check_a_stuck_peer_is_named(rank, size)
     check_process_set_and_group(rank, size)
+    check_grouped(rank, size)
     check_optimizer(rank, size)
     hvd.shutdown()
     print(f"rank {rank} OK", flush=True)

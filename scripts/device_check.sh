@@ -338,6 +338,9 @@ print(\"Total img/sec on 2 GPU(s): %.1f\" % sum(totals) if len(totals) == 2 else
 # on the shared GPU (kolo/torch/shared_gpu.py, the default where every rank uses one GPU).
 want np2short || run_bench kolo_np2_onehost_host env HOROVOD_GPU_ALLREDUCE=MPI \
   kolorun -np 2 python3 bench/gpu/torch_synthetic.py --mode kolo "${short[@]}"
+# The same job with one allreduce per gradient (session 41 made buckets the default there).
+want np2short || run_bench kolo_np2_onehost_nobuckets env KOLO_SHARED_GPU_BUCKET_MB=0 \
+  kolorun -np 2 python3 bench/gpu/torch_synthetic.py --mode kolo "${short[@]}"
 # Horovod's unchanged script needs local rank 0 on both: two one-slot "hosts" (one machine to kolo).
 run_bench kolo_np2_hosts kolorun -np 2 -H localhost:1,127.0.0.1:1 python3 "$benchmark" "${short[@]}"
 want bench && run_bench kolo_np2_staging env KOLO_GPU_OPERATIONS=STAGING \
@@ -347,6 +350,7 @@ want bench && say "kolo np1 / plain torch: $(ratio "$total_kolo_np1" "$total_tor
 say "kolo np2 one host / DDP gloo np2: $(ratio "$total_kolo_np2_onehost" "$total_ddp_gloo_np2") (the same script and launch, allreduce on the shared GPU; goal >= 1.5)"
 say "two plain processes sharing the GPU (the ceiling) / DDP gloo np2: $(ratio "$total_plain_np2_shared" "$total_ddp_gloo_np2"); kolo np2 one host / that ceiling: $(ratio "$total_kolo_np2_onehost" "$total_plain_np2_shared")"
 say "kolo np2 one host, allreduce on the shared GPU / through the host: $(ratio "$total_kolo_np2_onehost" "$total_kolo_np2_onehost_host")"
+say "kolo np2 one host, gradient buckets / one allreduce per gradient: $(ratio "$total_kolo_np2_onehost" "$total_kolo_np2_onehost_nobuckets")"
 say "kolo np2 two hosts (Horovod's script) / DDP gloo np2: $(ratio "$total_kolo_np2_hosts" "$total_ddp_gloo_np2")"
 want bench && say "kolo np2 two hosts (Horovod's script) / kolo np2 blocking staging: $(ratio "$total_kolo_np2_hosts" "$total_kolo_np2_staging")"
 fi

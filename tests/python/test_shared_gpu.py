@@ -207,7 +207,7 @@ def test_a_group_whose_lists_differ_is_named():
                                 "submitted 2, rank 1 submitted 3")
     with pytest.raises(KoloError) as error:
         handshake.check_agreement("g", [member(0), member(1, digest=-1)],
-                                  "rank 0 submitted float32 [2], float32 [3]")
+                                  lambda: "rank 0 submitted float32 [2], float32 [3]")
     assert str(error.value) == (
         "Mismatched dtypes and shapes for tensor 'g': rank 0 submitted list 00000007, rank 1 "
         "submitted list ffffffff; rank 0 submitted float32 [2], float32 [3]")

@@ -25,6 +25,11 @@ One operation, on every rank:
    each of them, and every peer's done event has fired (their sums ran). Until then a new
    mailbox is exported; in training, a step reuses the mailboxes of the step before the last.
 
+A grouped allreduce is one operation: its members back to back in one region, one copy launch,
+one ready event, one handshake whose slot names the group's size and a digest of its dtypes and
+shapes (shared_gpu_handshake.py); DistributedOptimizer groups its gradients here by default
+(gradient_buckets.py).
+
 Peers' events are only ever queried from the CPU, never waited for on a stream: a peer that dies
 before its copy ran leaves this rank's stream free, and the wait ends after the peer timeout with
 KoloError naming the rank. The caller's thread waits at synchronize() only until the peers'
@@ -38,6 +43,7 @@ from __future__ import annotations
 
 import threading
 import time
+from functools import partial
 from typing import Any, Optional
 
 import numpy
@@ -123,13 +129,13 @@ class SharedGpu:
         calls.record(self.ready, caller)
         payload = numpy.zeros(len(members) * handshake.PAYLOAD_WORDS, numpy.int64)
         first = sources[0]
-        listed = [(handshake.DTYPE_CODES[s.dtype], tuple(s.shape)) for s in sources]
+        digest = handshake.group_digest([(handshake.DTYPE_CODES[s.dtype], tuple(s.shape))
+                                         for s in sources]) if grouped else 0
         handshake.pack_into(
             payload, members.index(self.rank), self.rank, mailbox.number, mailbox.size, offset,
             nbytes, first.dtype, reduction, () if grouped else tuple(first.shape),
             sum(s.numel() for s in sources), number, marks.low,
-            mailbox.handle + self._event_handles, len(sources) if grouped else 0,
-            handshake.group_digest(listed) if grouped else 0)
+            mailbox.handle + self._event_handles, len(sources) if grouped else 0, digest)
         operation = Operation(name, tensors, outputs, reduction, set_id, number, mailbox, starts,
                               regions, len(members), payload, grouped)
         # An allreduce (a Sum of slots only their own rank fills) rather than an allgather: a
@@ -246,7 +252,7 @@ class SharedGpu:
         for operation in batch:
             try:
                 entries = self._entries(operation)
-                handshake.check_agreement(operation.name, entries, _own_list(operation))
+                handshake.check_agreement(operation.name, entries, partial(_own_list, operation))
                 with self._lock:
                     regions = [self._region(operation, entry) for entry in entries]
                 planned.append((operation, entries, regions))

@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import struct
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 import torch
 
@@ -117,9 +117,10 @@ def parse(raw: bytes) -> Optional[Entry]:
                   handles, members, digest)
 
 
-def check_agreement(name: str, entries: list[Entry], own: str = "") -> None:
+def check_agreement(name: str, entries: list[Entry],
+                    own: Optional[Callable[[], str]] = None) -> None:
     """KoloError in the core's words (negotiation/request_checks.cc) when the ranks differ.
-    `own`: "rank R submitted <its dtypes and shapes>" for a group, added when the ranks' lists
+    `own()`: "rank R submitted <its dtypes and shapes>" for a group, added when the ranks' lists
     differ (a rank knows only the digests of the others')."""
     first = entries[0]
     if all((e.dtype, e.shape, e.reduction, e.members, e.digest)
@@ -139,7 +140,7 @@ def check_agreement(name: str, entries: list[Entry], own: str = "") -> None:
             groups.setdefault(value(entry), []).append(entry.rank)
         if len(groups) > 1:
             parts = ", ".join(f"{ranks_text(ranks)} submitted {v}" for v, ranks in groups.items())
-            detail = f"; {own}" if what == "dtypes and shapes" and own else ""
+            detail = f"; {own()}" if what == "dtypes and shapes" and own else ""
             raise KoloError(f"Mismatched {what} for tensor '{name}': {parts}{detail}")
 
 

@@ -51,7 +51,7 @@ import torch
 
 import kolo
 from kolo import _core, _handles, process_sets
-from kolo.exceptions import KoloError
+from kolo.exceptions import KoloError, KoloValueError
 from kolo.torch import shared_gpu_handshake as handshake
 from kolo.torch import staging
 from kolo.torch.shared_gpu_calls import CudaSharing, HostSharing, first_unfired
@@ -105,6 +105,14 @@ class SharedGpu:
         sizes = [source.numel() * source.element_size() for source in sources]
         starts, nbytes = layout(sizes, _ALIGN)
         with self._lock:
+            members = self._members.get(set_id)
+            if members is None:
+                members = self._members[set_id] = list(_core.process_set_ranks(set_id))
+            if self.rank not in members:
+                # Refused before anything is placed (the core's words, core/session.cc).
+                raise KoloValueError(
+                    f"rank {self.rank} is not a member of process set {set_id} (ranks "
+                    f"{members}): tensor '{name}' cannot be submitted on it from this rank")
             mailbox, offset = self._place(nbytes, sources[0].device)
             marks = self._marks.setdefault(set_id, Marks())
             number = marks.next
@@ -112,9 +120,6 @@ class SharedGpu:
             # Placed in the same hold of the lock: another thread looking for a free mailbox
             # must not take this one meanwhile.
             mailbox.placed[(set_id, number)] = None
-            members = self._members.get(set_id)
-            if members is None:
-                members = self._members[set_id] = list(_core.process_set_ranks(set_id))
         calls = self.calls
         caller = calls.current_stream(sources[0].device)
         regions = [mailbox.region(offset + start, source.dtype, tuple(source.shape),

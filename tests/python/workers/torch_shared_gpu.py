@@ -169,6 +169,15 @@ def check_process_set_and_group(rank: int, size: int) -> None:
         got = hvd.allreduce(torch.full((5,), float(rank), device=DEVICE), op=hvd.Sum,
                             name="subset", process_set=subset)
         assert torch.equal(got.cpu(), torch.full((5,), float(sum(members)))), got
+    else:  # refused on this rank alone, in the core's words, before anything is placed
+        try:
+            hvd.allreduce(torch.ones(2, device=DEVICE), name="not.mine", process_set=subset)
+        except ValueError as error:
+            assert str(error) == (f"rank 0 is not a member of process set {subset.process_set_id} "
+                                  f"(ranks {members}): tensor 'not.mine' cannot be submitted on "
+                                  f"it from this rank"), error
+        else:
+            raise AssertionError("a rank outside the set submitted on it")
     hvd.remove_process_set(subset)
     # The set again (its id may come back): its numbers start anew, and a mailbox written over
     # and over by it (20 KiB each in 64 KiB mailboxes) still gives every sum right.

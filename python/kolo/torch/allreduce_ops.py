@@ -14,7 +14,7 @@ from kolo import _core
 from kolo.torch.basics import handle_average_backwards_compatibility
 from kolo.torch.compression import Compression
 from kolo.torch import shared_gpu
-from kolo.torch.handles import make_group, submit, synchronize
+from kolo.torch.handles import make_group, paths_chosen, submit, synchronize
 from kolo.torch.process_sets import check_process_set, global_process_set
 
 
@@ -115,8 +115,7 @@ def _grouped_allreduce_async(tensors, outputs, name, op, prescale_factor, postsc
         raise ValueError("grouped allreduce needs at least one tensor")
     set_id = check_process_set(process_set)
     base = kolo._name("grouped_allreduce", name, set_id)
-    if set_id == 0 and not kolo._first_global_op_seen:
-        kolo._before_first_global_op()  # the ranks' GPUs decide a CUDA tensor's path
+    paths_chosen(set_id)
     if shared_gpu.takes_group(tensors, outputs, op, prescale_factor * postscale_factor):
         # Ranks sharing a GPU: the whole group is one copy, one handshake and one batch of
         # sums, where members one by one cost the caller's thread each.

@@ -78,9 +78,7 @@ def submit(op: int, kind: str, tensor: torch.Tensor, output: Optional[torch.Tens
     if not isinstance(tensor, torch.Tensor):
         raise TypeError(f"expected a torch.Tensor, got {type(tensor).__name__}")
     set_id = check_process_set(process_set)
-    if set_id == 0 and not kolo._first_global_op_seen:
-        # Before any path is chosen: a CUDA tensor's path needs the ranks' GPUs (staging.py).
-        kolo._before_first_global_op()
+    paths_chosen(set_id)
     if not invalid and device_scale.applies(tensor, op, reduce_op, prescale, postscale):
         return device_scale.submit_scaled(submit, op, kind, tensor, output, name, reduce_op,
                                           prescale, postscale, root=root,
@@ -129,6 +127,13 @@ def submit(op: int, kind: str, tensor: torch.Tensor, output: Optional[torch.Tens
                         prescale=prescale, postscale=postscale, process_set=set_id,
                         splits=splits, group=group, invalid=invalid, finish=finish, ready=ready,
                         drive=drive and staged is None)
+
+
+def paths_chosen(set_id: int) -> None:
+    """Before the first operation on the global set, where no path is chosen yet: a CUDA
+    tensor's path needs the ranks' GPUs (staging.py)."""
+    if set_id == 0 and not kolo._first_global_op_seen:
+        kolo._before_first_global_op()
 
 
 def _caller_tensor(tensor: torch.Tensor, result: torch.Tensor) -> torch.Tensor:

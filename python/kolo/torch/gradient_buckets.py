@@ -3,7 +3,7 @@
 There each operation costs the caller's thread a copy launch, a handshake and a slot in a batch
 of sums, whatever its size; a model's hundred-odd gradients one by one cost more of the thread
 than the GPU spends summing them. Grouped, a bucket of gradients is one operation
-(shared_gpu.SharedGpu.submit with a list). So, as DDP buckets its gradients, a
+(shared_gpu_session.SharedGpu.submit with a list). So, as DDP buckets its gradients, a
 DistributedOptimizer whose gradients all go to the shared path and that was given no ``groups``
 reduces them in buckets of at most KOLO_SHARED_GPU_BUCKET_MB (25 by default, DDP's
 bucket_cap_mb; 0 turns it off), filled in the reverse of the parameters' order (roughly the

@@ -20,7 +20,7 @@ import torch
 
 import horovod.torch as hvd
 from kolo.exceptions import HorovodInternalError
-from kolo.torch import gpu_path, shared_gpu, staging
+from kolo.torch import gpu_path, shared_gpu, shared_gpu_session, staging
 
 MODE = sys.argv[1]
 DEVICE = torch.device("cuda", 0) if MODE == "cuda" else torch.device("cpu")
@@ -145,9 +145,9 @@ def check_mismatch_is_named(rank: int, size: int) -> None:
 def check_a_stuck_peer_is_named(rank: int, size: int) -> None:
     """The host stand-in's events have always fired: here the peers' ready events never do."""
     calls = session().calls
-    fired, timeout = calls.fired, shared_gpu._peer_timeout_s
+    fired, timeout = calls.fired, shared_gpu_session._peer_timeout_s
     calls.fired = lambda event: False
-    shared_gpu._peer_timeout_s = lambda: 0.5
+    shared_gpu_session._peer_timeout_s = lambda: 0.5
     try:
         hvd.allreduce(torch.ones(2), name="stuck.peer")
     except HorovodInternalError as error:
@@ -157,7 +157,7 @@ def check_a_stuck_peer_is_named(rank: int, size: int) -> None:
     else:
         raise AssertionError("a peer whose copy never ran was not reported")
     finally:
-        calls.fired, shared_gpu._peer_timeout_s = fired, timeout
+        calls.fired, shared_gpu_session._peer_timeout_s = fired, timeout
     got = hvd.allreduce(torch.ones(2), op=hvd.Sum, name="after.stuck")
     assert torch.equal(got, torch.full((2,), float(size)))
 
@@ -288,7 +288,7 @@ def main() -> None:
     if os.environ.get("WORKER_STACKS_AFTER_S"):  # a check on a lent GPU: where a hang waits
         faulthandler.dump_traceback_later(float(os.environ["WORKER_STACKS_AFTER_S"]))
     os.environ["HOROVOD_DYNAMIC_PROCESS_SETS"] = "1"
-    shared_gpu.MAILBOX_BYTES = 64 << 10  # small mailboxes: the batches below need several
+    shared_gpu_session.MAILBOX_BYTES = 64 << 10  # small mailboxes: the batches below need several
     hvd.init()
     rank, size = hvd.rank(), hvd.size()
     if MODE == "cuda":

@@ -8,15 +8,12 @@ name=${1:?usage: dev_stage.sh NAME}
 top=$(cd "$(dirname "$0")/.." && pwd)
 build="$top/build/$name"
 PYTHON=${PYTHON:-python3}
-launcher=()
 # ccache lets several checkouts of the same tree share compiled objects (2 cores go a long way).
-if command -v ccache >/dev/null; then
-  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
-  export CCACHE_BASEDIR=$top CCACHE_NOHASHDIR=1
-fi
+cd "$top"
+source scripts/compiler_cache.sh
 if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$top" -B "$build" -G Ninja -DPython_EXECUTABLE="$(command -v "$PYTHON")" \
-    -DKOLO_BUILD_TESTS=ON "${launcher[@]}" >&2
+    -DKOLO_BUILD_TESTS=ON >&2
 fi
 cmake --build "$build" -j2 >&2
 stage="$build/stage"

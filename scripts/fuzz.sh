@@ -14,6 +14,7 @@ seconds=${1:-20}
 shift || true
 
 build=build/fuzz
+source scripts/compiler_cache.sh
 generator=()
 if command -v ninja >/dev/null; then generator=(-G Ninja); fi
 CC=clang CXX=clang++ cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \

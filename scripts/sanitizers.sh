@@ -10,6 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+source scripts/compiler_cache.sh
 jobs=${CMAKE_BUILD_PARALLEL_LEVEL:-2}
 kinds=("$@")
 if [ ${#kinds[@]} -eq 0 ]; then kinds=(asan tsan); fi

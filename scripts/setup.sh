@@ -15,7 +15,8 @@ packages=(build-essential cmake ninja-build python3-dev libgtest-dev libcli11-de
           openssh-client  # kolorun starts ranks on other hosts with the system ssh
           openssh-server iproute2  # tests/multihost: an sshd per network namespace
           clang libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer and clang's sanitizer runtimes
-          clang-format)  # scripts/lint.sh: Debian 12's clang-format 14 checks the C++ layout
+          clang-format  # scripts/lint.sh: Debian 12's clang-format 14 checks the C++ layout
+          ccache)  # scripts/compiler_cache.sh: CI's four builds reuse what an earlier run compiled
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -49,6 +50,7 @@ $PYTHON -m pip install "${pip_flags[@]}" "scikit-build-core>=0.10" "nanobind>=2.
 # MkDocs (pinned: its warnings, which --strict turns into errors, change between versions) builds
 # the user guide in docs/ (scripts/test.sh runs `mkdocs build --strict`).
 $PYTHON -m pip install "${pip_flags[@]}" "mkdocs==1.6.1"
+source scripts/compiler_cache.sh
 echo "setup: building and installing kolo with its C++ tests (pip install .)"
 $PYTHON -m pip install "${pip_flags[@]}" --no-build-isolation \
   --config-settings=cmake.define.KOLO_BUILD_TESTS=ON .

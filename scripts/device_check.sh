@@ -20,8 +20,8 @@
 #
 # The correctness runs go side by side (kolo's GPU tests, Horovod's test_torch.py at np 1 and at
 # np 2 sharing the GPU, the NCCL backend's C++ test, a probe of the path per op), then the
-# timings one at a time. What comes back under $OUT (8 files): summary.txt (environment, what kolo
-# found, pass/fail counts, img/sec and ratios, compare's headline rows), build.txt,
+# timings one at a time. What comes back under $OUT: summary.txt (environment, what kolo
+# found, pass/fail counts, img/sec and ratios, compare's headline rows) and logs.tar.gz: build.txt,
 # nccl_on_device.txt (tests/cpp/gpu/nccl_on_device_test.cc with torch's libcudart and libnccl),
 # test_gpu.txt, test_torch_np1.txt, test_torch_np2.txt, bench.txt, compare.txt. docs/GPU.md keeps
 # each run's figures with the device's name and the date.
@@ -93,6 +93,14 @@ summary=$OUT/summary.txt
 started=$(date +%s)
 budget=${DEVICE_CHECK_BUDGET:-420}  # seconds for the whole check; the device tool's timeout_s adds 60
 say() { echo "$*" | tee -a "$summary"; }
+# The device tool brings back at most 8 files (session 44 lost test_torch_np2.txt so): at the
+# end summary.txt stays as it is and every other log goes into logs.tar.gz.
+pack_logs() {
+  (cd "$OUT" && find . -maxdepth 1 -type f ! -name summary.txt ! -name logs.tar.gz -printf '%P\n' |
+    sort >/tmp/device-logs.list && [ -s /tmp/device-logs.list ] &&
+    tar czf logs.tar.gz -T /tmp/device-logs.list && xargs rm -f </tmp/device-logs.list)
+}
+trap pack_logs EXIT
 elapsed() { echo $(($(date +%s) - started)); }
 step_timeout() {  # the smaller of $1 and what is left of the budget (at least 5 s)
   local want=$1 remaining=$((budget - $(elapsed)))
@@ -101,7 +109,7 @@ step_timeout() {  # the smaller of $1 and what is left of the budget (at least 5
   echo "$want"
 }
 
-# Which parts run (DEVICE_CHECK_STEPS, in this order): shared, correctness, compare, bench, perop,
+# Which parts run (DEVICE_CHECK_STEPS, in this order): shared, rerun, correctness, compare, bench, perop,
 # diag (compare is short and comes before the benchmark, which would otherwise leave it no time:
 # session 36). "shared" runs the shared-GPU path's tests alone, "np2" only the benchmark's
 # two-rank jobs (the shared GPU's point), "np2short" of those kolo's two launches and DDP's
@@ -215,6 +223,17 @@ KOLORUN_PATH=$(command -v kolorun) timeout "$(step_timeout 100)" python3 -m pyte
   tests/python/test_gpu_faults.py -k "shared or sharing or cuda_tensors" >"$OUT/test_shared.txt" 2>&1
 say "shared-GPU tests: $(pytest_counts "$OUT/test_shared.txt")"
 say "$(grep -E '^[0-9.]+s call' "$OUT/test_shared.txt" | head -8 | tr -s ' ' | tr '\n' ';')"
+fi
+
+if want rerun; then
+# ---- chosen GPU tests again, alone, each with its full report (DEVICE_CHECK_TESTS: pytest's
+# node ids; by default the CUDA elastic resets, which ran past their step in sessions 39 and 44:
+# their workers now print their stacks while they wait) ----
+elastic_tests="tests/python/test_gpu_faults.py::test_elastic_reset_rebuilds_the_gpu_path
+  tests/python/test_gpu_faults.py::test_elastic_job_goes_on_alone_on_its_gpu_after_a_worker_dies"
+KOLORUN_PATH=$(command -v kolorun) timeout "$(step_timeout 200)" python3 -m pytest -v -rA -n 3 \
+  -p no:cacheprovider --durations=0 ${DEVICE_CHECK_TESTS:-$elastic_tests} >"$OUT/test_rerun.txt" 2>&1
+say "rerun: $(pytest_counts "$OUT/test_rerun.txt")"
 fi
 
 if want correctness; then

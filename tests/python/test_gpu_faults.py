@@ -59,8 +59,13 @@ def test_a_rank_killed_or_frozen_inside_nccl_fails_the_others(fault, tmp_path):
 def elastic(np_, tmp_path, *faults, launcher_args=()):
     marker = tmp_path / "markers"
     marker.mkdir()
+    # On the H200 (sessions 39 and 44) the np 2 resets ran past the device check's step: each
+    # rank prints its threads' stacks every 45 s and kolo's stall check names the waiting
+    # tensors after 15 s, so that a hang reports where it waits before the job's timeout.
     result = run_job(np_, "elastic_train.py", "--device", "cuda", "--marker-dir", str(marker),
-                     *faults, timeout=240, env={"KOLO_PEER_TIMEOUT": "5"},
+                     *faults, timeout=150,
+                     env={"KOLO_PEER_TIMEOUT": "5", "WORKER_STACKS_AFTER_S": "45",
+                          "HOROVOD_STALL_CHECK_TIME_SECONDS": "15"},
                      launcher_args=launcher_args)
     assert any(line.startswith("FINAL") for line in result.lines_of(0)), result.output
     return result

@@ -25,6 +25,7 @@ STEP counts committed steps of the whole job (state.step). Prints, from rank 0:
 """
 
 import argparse
+import faulthandler
 import hashlib
 import math
 import os
@@ -117,6 +118,11 @@ if args.die_in_reset is not None:
 
     elastic_module.init = announce_then_init
 
+if os.environ.get("WORKER_STACKS_AFTER_S"):
+    # A check on a lent GPU (test_gpu_faults.py): every Python thread's stack, the autograd
+    # engine's device thread among them, printed while a hang waits (sessions 39 and 44: the
+    # CUDA resets at np 2 ran into the step's timeout with no report).
+    faulthandler.dump_traceback_later(float(os.environ["WORKER_STACKS_AFTER_S"]), repeat=True)
 hvd.init()
 torch.manual_seed(1234)
 torch.set_num_threads(1)

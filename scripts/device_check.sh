@@ -228,10 +228,11 @@ fi
 if want rerun; then
 # ---- chosen GPU tests again, alone, each with its full report (DEVICE_CHECK_TESTS: pytest's
 # node ids; by default the CUDA elastic resets, which ran past their step in sessions 39 and 44:
-# their workers now print their stacks while they wait) ----
+# their workers now print their stacks while they wait; the five jobs at once, each bounded at
+# 150 s by the test) ----
 elastic_tests="tests/python/test_gpu_faults.py::test_elastic_reset_rebuilds_the_gpu_path
   tests/python/test_gpu_faults.py::test_elastic_job_goes_on_alone_on_its_gpu_after_a_worker_dies"
-KOLORUN_PATH=$(command -v kolorun) timeout "$(step_timeout 200)" python3 -m pytest -v -rA -n 3 \
+KOLORUN_PATH=$(command -v kolorun) timeout "$(step_timeout 200)" python3 -m pytest -v -rA -n 5 \
   -p no:cacheprovider --durations=0 ${DEVICE_CHECK_TESTS:-$elastic_tests} >"$OUT/test_rerun.txt" 2>&1
 say "rerun: $(pytest_counts "$OUT/test_rerun.txt")"
 fi

@@ -56,7 +56,7 @@ def test_a_rank_killed_or_frozen_inside_nccl_fails_the_others(fault, tmp_path):
     survivors_fail(2, 1, tmp_path, *fault, path="nccl")
 
 
-def elastic(np_, tmp_path, *faults, launcher_args=()):
+def elastic(np_, tmp_path, *faults, peer_timeout=5, launcher_args=()):
     marker = tmp_path / "markers"
     marker.mkdir()
     # On the H200 (sessions 39 and 44) the np 2 resets ran past the device check's step: each
@@ -64,27 +64,39 @@ def elastic(np_, tmp_path, *faults, launcher_args=()):
     # tensors after 15 s, so that a hang reports where it waits before the job's timeout.
     result = run_job(np_, "elastic_train.py", "--device", "cuda", "--marker-dir", str(marker),
                      *faults, timeout=150,
-                     env={"KOLO_PEER_TIMEOUT": "5", "WORKER_STACKS_AFTER_S": "45",
+                     env={"KOLO_PEER_TIMEOUT": str(peer_timeout), "WORKER_STACKS_AFTER_S": "45",
                           "HOROVOD_STALL_CHECK_TIME_SECONDS": "15"},
                      launcher_args=launcher_args)
     assert any(line.startswith("FINAL") for line in result.lines_of(0)), result.output
     return result
 
 
-@pytest.mark.parametrize("np_", [1, 2])
-def test_elastic_reset_rebuilds_the_gpu_path(np_, tmp_path):
+# The peer timeout also bounds the deadlock watch: a rank that reaches the session's first
+# collective 5 s after its peer (a slow CUDA step in a reset) fails the session, and the next
+# reset may do the same. Each np 2 job runs with 5 s and the default 30 s, which tells such a
+# loop of resets from a hang on the next lent GPU.
+PEER_TIMEOUTS = [pytest.param(5, id="peer-timeout-5"), pytest.param(30, id="peer-timeout-30")]
+
+
+@pytest.mark.parametrize("np_,peer_timeout", [
+    pytest.param(1, 5, id="1"), pytest.param(2, 5, id="2-peer-timeout-5"),
+    pytest.param(2, 30, id="2-peer-timeout-30")])
+def test_elastic_reset_rebuilds_the_gpu_path(np_, peer_timeout, tmp_path):
     # np 1: alone on its GPU, the rank's CUDA broadcasts run in NCCL, whose communicator the
-    # reset ends and the next session makes anew; np 2 on one GPU: the async host path.
-    result = elastic(np_, tmp_path, "--raise", f"0:4:{np_ - 1}")
+    # reset ends and the next session makes anew; np 2 on one GPU under plain kolorun (not an
+    # elastic launch): allreduce summed on the shared GPU, the other operations on the async
+    # host path.
+    result = elastic(np_, tmp_path, "--raise", f"0:4:{np_ - 1}", peer_timeout=peer_timeout)
     result.assert_ok(np_)
     assert len([line for line in result.lines_of(0) if line.startswith("SYNC")]) == 2, \
         result.output
 
 
-def test_elastic_job_goes_on_alone_on_its_gpu_after_a_worker_dies(tmp_path):
+@pytest.mark.parametrize("peer_timeout", PEER_TIMEOUTS)
+def test_elastic_job_goes_on_alone_on_its_gpu_after_a_worker_dies(peer_timeout, tmp_path):
     # Two one-slot "hosts" on one machine share GPU 0 (async host path); the second is killed
     # after its backward, and the survivor's next session, alone on the GPU, decides its path anew.
-    result = elastic(2, tmp_path, "--kill", "0:4:1:KILL",
+    result = elastic(2, tmp_path, "--kill", "0:4:1:KILL", peer_timeout=peer_timeout,
                      launcher_args=("--min-np", "1", "-H", "localhost:1,127.0.0.1:1"))
     syncs = [line for line in result.lines_of(0) if line.startswith("SYNC")]
     assert [line.split()[1] for line in syncs] == ["size=2", "size=1"], result.output

@@ -71,10 +71,12 @@ def elastic(np_, tmp_path, *faults, peer_timeout=5, launcher_args=()):
     return result
 
 
-# The peer timeout also bounds the deadlock watch: a rank that reaches the session's first
-# collective 5 s after its peer (a slow CUDA step in a reset) fails the session, and the next
-# reset may do the same. Each np 2 job runs with 5 s and the default 30 s, which tells such a
-# loop of resets from a hang on the next lent GPU.
+# The peer timeout bounds the wait for a peer that stalls inside a transfer (and the deadlock
+# watch, where every rank waits): a CUDA step of a reset that kept one rank's background thread
+# from its transfers for 5 s (waiting for the GIL, say) would fail each new session in turn, a
+# loop of resets that looks like a hang from outside. A rank merely late to a collective does
+# not trip it (on the CPU a reset with one rank 14 s late passes at 5 s). Each np 2 job runs with
+# 5 s and with the default 30 s, which tells such a loop from a wait on the next lent GPU.
 PEER_TIMEOUTS = [pytest.param(5, id="peer-timeout-5"), pytest.param(30, id="peer-timeout-30")]
 
 

@@ -23,7 +23,8 @@
 # timings one at a time. What comes back under $OUT: summary.txt (environment, what kolo
 # found, pass/fail counts, img/sec and ratios, compare's headline rows) and logs.tar.gz: build.txt,
 # nccl_on_device.txt (tests/cpp/gpu/nccl_on_device_test.cc with torch's libcudart and libnccl),
-# test_gpu.txt, test_torch_np1.txt, test_torch_np2.txt, bench.txt, compare.txt. docs/GPU.md keeps
+# test_gpu.txt, test_torch_np1.txt, test_torch_np2.txt, bench.txt, compare.txt and jobs/ (each
+# test job's output, as it ended). docs/GPU.md keeps
 # each run's figures with the device's name and the date.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -96,9 +97,9 @@ say() { echo "$*" | tee -a "$summary"; }
 # The device tool brings back at most 8 files (session 44 lost test_torch_np2.txt so): at the
 # end summary.txt stays as it is and every other log goes into logs.tar.gz.
 pack_logs() {
-  (cd "$OUT" && find . -maxdepth 1 -type f ! -name summary.txt ! -name logs.tar.gz -printf '%P\n' |
+  (cd "$OUT" && find . -mindepth 1 -maxdepth 1 ! -name summary.txt ! -name logs.tar.gz -printf '%P\n' |
     sort >/tmp/device-logs.list && [ -s /tmp/device-logs.list ] &&
-    tar czf logs.tar.gz -T /tmp/device-logs.list && xargs rm -f </tmp/device-logs.list)
+    tar czf logs.tar.gz -T /tmp/device-logs.list && xargs rm -rf </tmp/device-logs.list)
 }
 trap pack_logs EXIT
 elapsed() { echo $(($(date +%s) - started)); }
@@ -149,6 +150,9 @@ export LD_LIBRARY_PATH=$stage/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 cp -a "$deps"/lib/x86_64-linux-gnu/libfmt.so* "$stage/lib/" 2>/dev/null
 export PYTHONPATH=$stage:/tmp/device-site${PYTHONPATH:+:$PYTHONPATH}
 export PATH=$stage/bin:$PATH PYTHONUNBUFFERED=1
+# Every test job's output, written as each job ends (tests/python/conftest.py): a failure's
+# report survives a step cut off by its time limit.
+export TEST_JOB_LOG_DIR=$OUT/jobs
 python3 -m pip install -q --no-index --no-deps --target /tmp/device-site .device/wheels/*.whl \
   >"$OUT/build.txt" 2>&1
 nccl_test=

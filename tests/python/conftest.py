@@ -50,6 +50,21 @@ def kolorun_path() -> str:
     return path
 
 
+def _keep_job_log(cmd: list[str], header: str, output: str | None) -> None:
+    """With TEST_JOB_LOG_DIR set (scripts/device_check.sh on a lent GPU), each job's output
+    also goes to a file there as soon as the job ends, named after the test: pytest prints a
+    failure's report only at the end of the session, which a step's time limit may cut off
+    (session 44 lost one so)."""
+    folder = os.environ.get("TEST_JOB_LOG_DIR")
+    if not folder:
+        return
+    test = os.environ.get("PYTEST_CURRENT_TEST", "no-test").split(" ")[0]
+    stem = "".join(c if c.isalnum() or c in "._-" else "_" for c in test)[-150:]
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, f"{stem}.txt"), "a") as log:
+        log.write(f"$ {' '.join(cmd)}\n{header}\n{output or ''}\n")
+
+
 def run_command(cmd: list[str], env: dict | None = None, timeout: float = 120) -> JobResult:
     """Runs `cmd` with os.environ plus `env`, output and errors together; fails on timeout."""
     full_env = dict(os.environ)
@@ -59,7 +74,9 @@ def run_command(cmd: list[str], env: dict | None = None, timeout: float = 120) -
                               timeout=timeout, env=full_env)
     except subprocess.TimeoutExpired as expired:
         out = expired.stdout.decode() if isinstance(expired.stdout, bytes) else expired.stdout
+        _keep_job_log(cmd, f"did not finish within {timeout} s", out)
         pytest.fail(f"{cmd[0]} did not finish within {timeout} s (hang?):\n{out}")
+    _keep_job_log(cmd, f"exit status {proc.returncode}", proc.stdout)
     return JobResult(proc.returncode, proc.stdout)
 
 

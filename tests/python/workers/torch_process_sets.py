@@ -150,14 +150,21 @@ def check_optimizer_on_set(rank, ps):
 
 
 def check_remove(rank, size, ps):
-    """Refused on every rank while a member has an op pending on the set; then removed."""
+    """Refused on every rank while a member has an op pending on the set; then removed.
+
+    The op stays pending only where another member of the set has not submitted it yet (np 3:
+    set [1, 2], rank 2 submits after the refusal). A set of one rank (np 2: [1]) completes its
+    op on its own, as soon as its background thread gets to it, so whether the removal finds it
+    pending is a race (CI failed on it once under load): there only the removal after the op is
+    checked."""
     owner = ps.ranks[0]
     handle = None
     if rank == owner:
         handle = hvd.allreduce_async(torch.ones(1), op=hvd.Sum, name="pending.at.remove",
                                      process_set=ps)
-    expect_error(lambda: hvd.remove_process_set(ps), "cannot be removed", f"rank {owner}",
-                 kind=hvd.HorovodInternalError)
+    if len(ps.ranks) > 1:
+        expect_error(lambda: hvd.remove_process_set(ps), "cannot be removed", f"rank {owner}",
+                     kind=hvd.HorovodInternalError)
     if rank in ps.ranks:
         if handle is None:
             hvd.allreduce(torch.ones(1), op=hvd.Sum, name="pending.at.remove", process_set=ps)

@@ -236,9 +236,14 @@ if want rerun; then
 # 150 s by the test) ----
 elastic_tests="tests/python/test_gpu_faults.py::test_elastic_reset_rebuilds_the_gpu_path
   tests/python/test_gpu_faults.py::test_elastic_job_goes_on_alone_on_its_gpu_after_a_worker_dies"
-KOLORUN_PATH=$(command -v kolorun) timeout "$(step_timeout 200)" python3 -m pytest -v -rA -n 5 \
+TEST_JOB_LOG_DIR=$OUT/jobs-rerun KOLORUN_PATH=$(command -v kolorun) timeout "$(step_timeout 200)" \
+  python3 -m pytest -v -rA -n 5 \
   -p no:cacheprovider --durations=0 ${DEVICE_CHECK_TESTS:-$elastic_tests} >"$OUT/test_rerun.txt" 2>&1
 say "rerun: $(pytest_counts "$OUT/test_rerun.txt")"
+for log in "$OUT"/jobs-rerun/*.txt; do  # each job: how it ended, its resets, its last line of output
+  [ -f "$log" ] || continue
+  say "  $(basename "$log" .txt | sed 's/^tests_python_//'): $(sed -n 2p "$log"), $(grep -c 'elastic: resetting' "$log") resets, last: $(grep -v "^$" "$log" | tail -1 | cut -c1-160)"
+done
 fi
 
 if want correctness; then

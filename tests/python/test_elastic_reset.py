@@ -43,3 +43,27 @@ def test_reset_resumes_from_the_last_commit_bitwise(tmp_path, np, faults):
     assert [int(re.search(r"step=(\d+)", s).group(1)) for s in syncs] == expected_steps, output
     assert out.count(f"CALLBACK size={np}") == len(faults) // 2, output
     assert f"resetting (rank 0 of {np})" in output
+
+
+# What a CUDA model changes in a reset, played on the CPU (the GPU itself: test_gpu_faults.py,
+# on a lent device): the ranks compare their GPUs before each session's first global operation,
+# the gradients' hooks submit from the autograd engine's device thread while the caller waits in
+# backward(), and the tensors take the asynchronous host path or the shared-GPU protocol (each
+# played on host memory by KOLO_STAGE_THROUGH_HOST).
+@pytest.mark.parametrize("path", ["async", "shared"])
+@pytest.mark.parametrize("np", [2, 3])
+def test_reset_with_gpu_paths_played_on_the_host(tmp_path, np, path):
+    marker = tmp_path / "markers"
+    marker.mkdir()
+    result = run_job(np, "elastic_train.py", "--marker-dir", str(marker), "--backward-thread",
+                     "--gpu-exchange", "--raise", f"0:4:{np - 1}", timeout=120,
+                     env={"KOLO_STAGE_THROUGH_HOST": path, "KOLO_PEER_TIMEOUT": "5"})
+    result.assert_ok(np)
+    out = result.lines_of(0)
+    assert [int(re.search(r"step=(\d+)", s).group(1)) for s in out if s.startswith("SYNC")] == \
+        [0, 4], result.output
+    assert out.count(f"GPU-TABLE rows={np}") == 2, result.output
+    if path == "shared":  # the last session's allreduces were summed by the shared protocol
+        batches = [int(line.split()[1]) for line in out if line.startswith("SHARED-BATCHES")]
+        assert len(batches) == 1 and batches[0] > 0, result.output
+    assert len([line for line in out if line.startswith("FINAL")]) == 1, result.output

@@ -18,6 +18,12 @@ Faults, each at most once per job (a marker file in --marker-dir says it happene
                               the next commit on every rank, no rollback)
   --die-in-reset RANK         the worker of first-round rank RANK prints DIE-IN-RESET pid=P
                               when its first reset enters init() (the test kills it then)
+What a GPU changes, played on the CPU (test_elastic_reset.py; with KOLO_STAGE_THROUGH_HOST):
+  --backward-thread           backward() runs on one long-lived thread, so the gradients' hooks
+                              submit from there, as CUDA's autograd engine runs them on its
+                              device thread while the caller waits
+  --gpu-exchange              the ranks compare their GPUs before each session's first global
+                              operation, as where CUDA is present (kolo.torch.staging)
 STEP counts committed steps of the whole job (state.step). Prints, from rank 0:
   SYNC size=N step=S hash=H t=T members=ID,... after each sync (worker ids in rank order)
   EPOCH e exactly-once size=N
@@ -29,8 +35,10 @@ import faulthandler
 import hashlib
 import math
 import os
+import queue
 import signal
 import sys
+import threading
 import time
 
 import torch
@@ -51,6 +59,8 @@ parser.add_argument("--die-in-reset", type=int, default=None,
                     help="the worker of first-round rank N says when its first reset enters "
                          "init(), so that the test can kill it there")
 parser.add_argument("--marker-dir", default=None)
+parser.add_argument("--backward-thread", action="store_true")
+parser.add_argument("--gpu-exchange", action="store_true")
 parser.add_argument("--device", default="cpu",
                     help="cuda: model and batches on the rank's GPU (test_gpu_faults.py)")
 args = parser.parse_args()
@@ -123,6 +133,38 @@ if os.environ.get("WORKER_STACKS_AFTER_S"):
     # engine's device thread among them, printed while a hang waits (sessions 39 and 44: the
     # CUDA resets at np 2 ran into the step's timeout with no report).
     faulthandler.dump_traceback_later(float(os.environ["WORKER_STACKS_AFTER_S"]), repeat=True)
+if args.gpu_exchange:
+    import kolo.torch.staging as staging
+
+    staging._cuda_present = lambda: True
+
+
+class BackwardThread:
+    """One thread that runs every backward() while the caller waits, as CUDA's autograd engine
+    does on its device thread (the hooks, and so kolo's submissions, run there)."""
+
+    def __init__(self):
+        self.jobs = queue.Queue()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            loss, done = self.jobs.get()
+            try:
+                backward(loss)
+                done.put(None)
+            except BaseException as error:  # handed to the caller, as the engine does
+                done.put(error)
+
+    def backward(self, loss):
+        done = queue.Queue()
+        self.jobs.put((loss, done))
+        error = done.get()
+        if error is not None:
+            raise error
+
+
+backward = BackwardThread().backward if args.backward_thread else torch.Tensor.backward
 hvd.init()
 torch.manual_seed(1234)
 torch.set_num_threads(1)
@@ -156,6 +198,8 @@ def train(state):
     members = hvd.allgather_object(os.environ.get("KOLO_WORKER_ID", f"first-rank-{hvd.rank()}"))
     say(f"SYNC size={hvd.size()} step={state.step} hash={digest} t={time.time():.3f} "
         f"members={','.join(members)}")
+    if args.gpu_exchange:  # this session's first global operation compared the ranks' GPUs
+        say(f"GPU-TABLE rows={len(staging._gpu_table.get('rows', ()))}")
     # Horovod's elastic idiom: the loop variable is the state's own epoch, so a reset resumes
     # from the committed epoch.
     for state.epoch in range(state.epoch, args.epochs):  # noqa: B020
@@ -194,6 +238,10 @@ def train(state):
         say(f"EPOCH {state.epoch} exactly-once size={hvd.size()}")
         state.seen = []
         state.sampler.set_epoch(state.epoch + 1)
+    if os.environ.get("KOLO_STAGE_THROUGH_HOST") == "shared":
+        from kolo.torch import shared_gpu
+
+        say(f"SHARED-BATCHES {sum(s.batches for s in shared_gpu._sessions.values())}")
     return state_hash(state.model, state.optimizer)
 
 

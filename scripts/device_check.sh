@@ -11,7 +11,8 @@
 #        C++ test that needs a GPU. The check builds there only when these do not load;
 #      - deps/: Debian's fmt, CLI11, OpenSSL and GoogleTest, for that build and for libfmt;
 #      - ompi/: Open MPI from its PyPI wheel (the peer of bench/compare on the device's 16 cores);
-#      - wheels/: `mock`, which Horovod's tests import; python-include/: Python 3.12's headers;
+#      - wheels/: `mock`, which Horovod's tests import, and py-spy (native stacks of a waiting
+#        job, rerun step); python-include/: Python 3.12's headers;
 #      - horovod/: Horovod's own test_torch.py, test/utils/common.py and
 #        pytorch_synthetic_benchmark.py copied from $HOROVOD_SRC (default /tmp/horovod-src: a
 #        checkout of horovod/horovod kept outside the repository; never committed).
@@ -24,7 +25,8 @@
 # found, pass/fail counts, img/sec and ratios, compare's headline rows) and logs.tar.gz: build.txt,
 # nccl_on_device.txt (tests/cpp/gpu/nccl_on_device_test.cc with torch's libcudart and libnccl),
 # test_gpu.txt, test_torch_np1.txt, test_torch_np2.txt, bench.txt, compare.txt and jobs/ (each
-# test job's output, as it ended). docs/GPU.md keeps
+# test job's output, as it ended; the rerun step's in jobs-rerun/, with jobs-rerun/native/: the
+# stacks of workers still running after 60 s). docs/GPU.md keeps
 # each run's figures with the device's name and the date.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,6 +43,10 @@ if [ "${1:-}" = "--prepare" ]; then
   # static archives: the build links the shared ones (GoogleTest has only static ones)
   find .device/deps -name '*.a' ! -name 'libg[mt]*' -delete
   python3 -m pip download -q --no-deps --only-binary=:all: -d .device/wheels mock==5.1.0
+  # py-spy (a static binary in a py2.py3 wheel): the rerun step's native stacks of a job that
+  # waits (the device image has no gdb; sessions 39 and 44 saw only that the CUDA resets wait).
+  python3 -m pip download -q --no-deps --only-binary=:all: --platform manylinux_2_5_x86_64 \
+    -d .device/wheels py-spy==0.4.3
   # Python 3.12's headers, used there only when the image has none (an extension module needs
   # the headers of its minor version alone, not a library).
   # Python 3.12 here: $PYTHON312, else the first of these that runs (pyenv's shim may not)
@@ -149,7 +155,7 @@ link_binaries() {  # $1: folder holding _core*.so libkolo.so kolorun kolo-bench
 export LD_LIBRARY_PATH=$stage/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 cp -a "$deps"/lib/x86_64-linux-gnu/libfmt.so* "$stage/lib/" 2>/dev/null
 export PYTHONPATH=$stage:/tmp/device-site${PYTHONPATH:+:$PYTHONPATH}
-export PATH=$stage/bin:$PATH PYTHONUNBUFFERED=1
+export PATH=$stage/bin:/tmp/device-site/bin:$PATH PYTHONUNBUFFERED=1
 # Every test job's output, written as each job ends (tests/python/conftest.py): a failure's
 # report survives a step cut off by its time limit.
 export TEST_JOB_LOG_DIR=$OUT/jobs
@@ -236,9 +242,34 @@ if want rerun; then
 # 150 s by the test) ----
 elastic_tests="tests/python/test_gpu_faults.py::test_elastic_reset_rebuilds_the_gpu_path
   tests/python/test_gpu_faults.py::test_elastic_job_goes_on_alone_on_its_gpu_after_a_worker_dies"
+# Every worker still running after 60 s, then every 45 s: its Python threads' stacks with their
+# native frames (py-spy --native: the autograd engine's device thread, a CUDA call under Python)
+# and every thread's native stack (cuda-gdb, in the device image; kolo's background thread has no
+# Python frames), which faulthandler's Python-only stacks cannot show.
+native_stacks() {
+  local dir=$OUT/jobs-rerun/native round=0 gdb
+  gdb=$(command -v cuda-gdb || ls /usr/local/cuda/bin/cuda-gdb 2>/dev/null || command -v gdb)
+  mkdir -p "$dir"
+  sleep 60
+  while :; do
+    round=$((round + 1))
+    for pid in $(pgrep -f 'tests/python/workers/' 2>/dev/null); do
+      { echo "== pid $pid round $round $(date -u +%T): $(tr '\0' ' ' <"/proc/$pid/cmdline" | cut -c1-200)"
+        if command -v py-spy >/dev/null; then timeout 20 py-spy dump --native --pid "$pid" 2>&1
+        else echo "(no py-spy: run --prepare)"; fi
+        [ -n "$gdb" ] && timeout 40 "$gdb" -q -p "$pid" -batch -ex 'thread apply all bt 25' 2>&1 |
+          grep -v '^\[New LWP\|^warning: ' ; } >>"$dir/stacks-$round.txt"
+    done
+    sleep 45
+  done
+}
+native_stacks &
+stacks_pid=$!
 TEST_JOB_LOG_DIR=$OUT/jobs-rerun KOLORUN_PATH=$(command -v kolorun) timeout "$(step_timeout 200)" \
   python3 -m pytest -v -rA -n 5 \
   -p no:cacheprovider --durations=0 ${DEVICE_CHECK_TESTS:-$elastic_tests} >"$OUT/test_rerun.txt" 2>&1
+kill "$stacks_pid" 2>/dev/null
+say "rerun: native stacks taken in $(ls "$OUT/jobs-rerun/native" 2>/dev/null | grep -c stacks) round(s)"
 say "rerun: $(pytest_counts "$OUT/test_rerun.txt")"
 for log in "$OUT"/jobs-rerun/*.txt; do  # each job: how it ended, its resets, its last line of output
   [ -f "$log" ] || continue

@@ -38,8 +38,9 @@ $PYTHON -m mkdocs build --strict
 echo "test: C++ suites (ctest in $build_dir, kolorun $KOLORUN_PATH)"
 ctest --test-dir "$build_dir" --output-on-failure -j2 --timeout 300
 
+# The slowest twenty in the log: CI's time (about 50 of its 60 minutes) is mostly these jobs.
 echo "test: Python suites (pytest)"
-$PYTHON -m pytest -q tests/python
+$PYTHON -m pytest -q --durations=20 tests/python
 
 # Fault matrix, soak and load (issue 13): real jobs whose ranks are killed and stopped; prints the
 # table of measured detection and exit times.

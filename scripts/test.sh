@@ -5,12 +5,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
+# Each part's start, with the minutes since the first (CI must finish within 60 minutes).
+started=$(date +%s)
+part() { echo "test: $* [$(date -u +%T), $((($(date +%s) - started) / 60)) min in]"; }
 
 # Includes against the layer matrix of docs/ARCHITECTURE.md: a second, and needs no build.
-echo "test: layer check (scripts/check_layers.py)"
+part "layer check (scripts/check_layers.py)"
 $PYTHON scripts/check_layers.py
 # The layout against .clang-format and the Python against ruff's rules: seconds, no build either.
-echo "test: lint (scripts/lint.sh: clang-format on C++, ruff on Python)"
+part "lint (scripts/lint.sh: clang-format on C++, ruff on Python)"
 bash scripts/lint.sh
 
 build_dir=$(ls -d build/cp*/ 2>/dev/null | head -n 1 || true)
@@ -33,18 +36,18 @@ export KOLORUN_PATH
 # anchor or page missing from the nav; the configuration page's tables come from
 # src/base/settings.def and this kolorun's --help (docs/hooks/reference.py).
 # Not --quiet: it hides the warnings from --strict's count, and the build then passes anyway.
-echo "test: documentation site (mkdocs build --strict into build/site)"
+part "documentation site (mkdocs build --strict into build/site)"
 $PYTHON -m mkdocs build --strict
-echo "test: C++ suites (ctest in $build_dir, kolorun $KOLORUN_PATH)"
+part "C++ suites (ctest in $build_dir, kolorun $KOLORUN_PATH)"
 ctest --test-dir "$build_dir" --output-on-failure -j2 --timeout 300
 
 # The slowest twenty in the log: CI's time (about 50 of its 60 minutes) is mostly these jobs.
-echo "test: Python suites (pytest)"
+part "Python suites (pytest)"
 $PYTHON -m pytest -q --durations=20 tests/python
 
 # Fault matrix, soak and load (issue 13): real jobs whose ranks are killed and stopped; prints the
 # table of measured detection and exit times.
-echo "test: fault matrix, soak and load (pytest tests/faults, namespace cases below)"
+part "fault matrix, soak and load (pytest tests/faults, namespace cases below)"
 # Bounds overrun on a loaded CI machine are printed, not failed (fault_harness.within_bound).
 export KOLO_FAULT_BOUNDS=report
 $PYTHON -m pytest -q -rs --ignore=tests/faults/netns tests/faults
@@ -52,7 +55,7 @@ $PYTHON -m pytest -q -rs --ignore=tests/faults/netns tests/faults
 # Elastic training end to end (issue 11): kolorun --min-np/--max-np/--host-discovery-script jobs
 # on fake hosts (127.0.0.N through tests/python/fake_ssh) whose workers are killed, stopped,
 # added and removed; the namespace case (a whole host lost) runs with the multi-host suites.
-echo "test: elastic training (pytest tests/elastic, namespace case below)"
+part "elastic training (pytest tests/elastic, namespace case below)"
 $PYTHON -m pytest -q -rs --ignore=tests/elastic/netns tests/elastic
 
 # Real multi-host runs: network namespaces joined by a bridge, an sshd in each, kolorun over ssh,
@@ -60,7 +63,7 @@ $PYTHON -m pytest -q -rs --ignore=tests/elastic/netns tests/elastic
 # root; elsewhere pytest reports them as skipped with the reason (-rs). The namespaces, bridge
 # and /etc/hosts lines are machine-wide: one run at a time per machine (flock). Two sessions:
 # each builds its own cluster of fake hosts, and one session cannot hold two.
-echo "test: multi-host suites (pytest tests/multihost, then tests/faults/netns)"
+part "multi-host suites (pytest tests/multihost, then tests/faults/netns)"
 flock /tmp/kolo-netns.lock $PYTHON -m pytest -q -rs tests/multihost
 flock /tmp/kolo-netns.lock $PYTHON -m pytest -q -rs tests/faults/netns
 flock /tmp/kolo-netns.lock $PYTHON -m pytest -q -rs tests/elastic/netns
@@ -70,8 +73,9 @@ flock /tmp/kolo-netns.lock $PYTHON -m pytest -q -rs tests/elastic/netns
 # layers) TSan, each in its own build directory. KOLO_TEST_SANITIZERS=0 skips both (a quick local
 # run); CI runs them.
 if [ "${KOLO_TEST_SANITIZERS:-1}" != 0 ]; then
-  echo "test: fuzz targets (scripts/fuzz.sh, 20 s each)"
+  part "fuzz targets (scripts/fuzz.sh, 20 s each)"
   bash scripts/fuzz.sh 20
-  echo "test: C++ suites under ASan+UBSan and TSan (scripts/sanitizers.sh)"
+  part "C++ suites under ASan+UBSan and TSan (scripts/sanitizers.sh)"
   bash scripts/sanitizers.sh
 fi
+part "done"

@@ -324,6 +324,32 @@ def test_nothing_is_exchanged_without_cuda_or_an_nccl_backend(monkeypatch):
     assert staging._local_facts("cuda").gpus == ()
 
 
+@pytest.mark.parametrize("table,elastic,asked", [
+    ([("a", "GPU-0", True), ("a", "GPU-1", True)], "", False),  # a GPU per rank: NCCL
+    ([("a", "GPU-0", True), ("a", "GPU-0", True)], "", True),  # one shared GPU: summed on it
+    ([("a", "GPU-0", True), ("a", "GPU-0", True)], "1", False),  # elastic: the host path
+    ([("a", "GPU-0", True)], "", False),  # alone
+])
+def test_the_ipc_self_test_runs_only_where_the_ranks_may_sum_on_a_shared_gpu(
+        monkeypatch, table, elastic, asked):
+    # The self-test allocates and frees device memory and synchronizes the device, at a
+    # session's first CUDA tensor: only the job that may sum on one shared GPU needs its answer.
+    import kolo
+    from kolo import _core
+    tried = []
+    monkeypatch.setattr(_core, "NCCL_BUILT", True)
+    monkeypatch.setattr(staging, "_cuda_present", lambda: True)
+    monkeypatch.setattr(staging, "_exchanged_gpus", lambda choosing: tuple(table))
+    monkeypatch.setattr(staging, "_cuda_ipc_unavailable", lambda: tried.append(1) or "")
+    monkeypatch.setattr(kolo, "rank", lambda: 0)
+    monkeypatch.setenv("KOLO_ELASTIC", elastic)
+    facts = staging._local_facts("cuda")
+    assert len(tried) == (1 if asked else 0)
+    assert gpu_path.may_share_the_gpu(facts) == asked
+    choices = gpu_path.choose(facts)
+    assert (choices["allreduce"].path == gpu_path.SHARED_GPU) == asked, choices
+
+
 @pytest.mark.parametrize("np_", [2, 3])
 @pytest.mark.parametrize("scenario", ["first-op", "unchosen", "process-set", "path-first"])
 def test_the_ranks_compare_gpus_before_their_first_global_op_whatever_its_device(np_, scenario):

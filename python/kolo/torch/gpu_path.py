@@ -159,9 +159,20 @@ def one_shared_gpu(gpus: Sequence[tuple[str, str]]) -> Optional[tuple[str, str]]
     return None
 
 
+def _elastic(facts: GpuFacts) -> bool:
+    return facts.env.get("KOLO_ELASTIC") == "1"
+
+
+def may_share_the_gpu(facts: GpuFacts) -> bool:
+    """Whether choose() asks about CUDA IPC (facts.ipc_unavailable): every rank of a job that is
+    not elastic on one GPU. Elsewhere the self-test that answers it (a device allocation, a
+    synchronize and a free) need not run."""
+    return bool(one_shared_gpu(facts.gpus)) and not _elastic(facts)
+
+
 def _why_not_on_the_shared_gpu(facts: GpuFacts) -> str:
     """Why ranks sharing one GPU cannot sum on it (shared_gpu.py); "" when they can."""
-    if facts.env.get("KOLO_ELASTIC") == "1":
+    if _elastic(facts):
         return "an elastic job keeps its reductions off the peers' device memory"
     if facts.ipc_unavailable:
         return f"no CUDA IPC ({facts.ipc_unavailable})"

@@ -26,6 +26,7 @@ data and gets a ValueError.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import warnings
@@ -256,18 +257,22 @@ def _cuda_ipc_unavailable() -> str:
 
 def _local_facts(device_type: str) -> gpu_path.GpuFacts:
     """What the choice needs. The ranks' GPUs and NCCL are compared (the exchange above) only
-    where this version has an NCCL backend and the process has CUDA."""
+    where this version has an NCCL backend and the process has CUDA; device memory sharing is
+    tried (the IPC self-test: device memory allocated and freed, a device synchronize) only
+    where the ranks share one GPU in a job that is not elastic, the one case that asks it."""
     from kolo import _core
 
     cuda = device_type == "cuda" and _cuda_present()
     built = bool(_core.NCCL_BUILT)
     local = dict(device_type=device_type, cuda_usable=cuda, nccl_backend_built=built,
-                 env=os.environ,
-                 ipc_unavailable=_cuda_ipc_unavailable() if cuda else "no CUDA")
+                 env=os.environ)
     if not (cuda and built):
         return gpu_path.GpuFacts(**local)
-    return gpu_path.facts_from_table(_exchanged_gpus(choosing=True), kolo.rank(),
-                                     str(_core.nccl_status()["reason"]), **local)
+    facts = gpu_path.facts_from_table(_exchanged_gpus(choosing=True), kolo.rank(),
+                                      str(_core.nccl_status()["reason"]), **local)
+    if gpu_path.may_share_the_gpu(facts):
+        facts = dataclasses.replace(facts, ipc_unavailable=_cuda_ipc_unavailable())
+    return facts
 
 
 def path_for(device_type: str, op: int) -> str:

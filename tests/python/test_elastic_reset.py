@@ -63,7 +63,12 @@ def test_reset_with_gpu_paths_played_on_the_host(tmp_path, np, path):
     assert [int(re.search(r"step=(\d+)", s).group(1)) for s in out if s.startswith("SYNC")] == \
         [0, 4], result.output
     assert out.count(f"GPU-TABLE rows={np}") == 2, result.output
+    # Every committed step's backward ran on the worker's backward thread (and the failed
+    # step's, where rank 0 reached it before the failure).
+    runs = [int(line.split("=")[1]) for line in out if line.startswith("BACKWARD-THREAD")]
+    steps = [int(line.split("steps=")[1]) for line in out if line.startswith("FINAL")]
+    assert len(runs) == 1 and len(steps) == 1 and steps[0] <= runs[0] <= steps[0] + 1, \
+        result.output
     if path == "shared":  # the last session's allreduces were summed by the shared protocol
         batches = [int(line.split()[1]) for line in out if line.startswith("SHARED-BATCHES")]
         assert len(batches) == 1 and batches[0] > 0, result.output
-    assert len([line for line in out if line.startswith("FINAL")]) == 1, result.output

@@ -145,13 +145,15 @@ class BackwardThread:
 
     def __init__(self):
         self.jobs = queue.Queue()
+        self.runs = 0  # backward() calls run there (the test checks the thread was used)
         threading.Thread(target=self._serve, daemon=True).start()
 
     def _serve(self):
         while True:
             loss, done = self.jobs.get()
             try:
-                backward(loss)
+                loss.backward()
+                self.runs += 1
                 done.put(None)
             except BaseException as error:  # handed to the caller, as the engine does
                 done.put(error)
@@ -164,7 +166,8 @@ class BackwardThread:
             raise error
 
 
-backward = BackwardThread().backward if args.backward_thread else torch.Tensor.backward
+backward_thread = BackwardThread() if args.backward_thread else None
+backward = backward_thread.backward if backward_thread else torch.Tensor.backward
 hvd.init()
 torch.manual_seed(1234)
 torch.set_num_threads(1)
@@ -216,7 +219,7 @@ def train(state):
                 raise hvd.HorovodInternalError(f"simulated failure of rank {hvd.rank()}")
             state.optimizer.zero_grad()
             loss = torch.nn.functional.mse_loss(state.model(x.to(device)), y.to(device))
-            loss.backward()
+            backward(loss)
             fault = at(args.kill, *point)
             if fault and int(fault[0]) == hvd.rank() and once("kill"):
                 print(f"KILL SIG{fault[1]} rank={hvd.rank()} step={state.step} "
@@ -238,6 +241,8 @@ def train(state):
         say(f"EPOCH {state.epoch} exactly-once size={hvd.size()}")
         state.seen = []
         state.sampler.set_epoch(state.epoch + 1)
+    if backward_thread:
+        say(f"BACKWARD-THREAD runs={backward_thread.runs}")
     if os.environ.get("KOLO_STAGE_THROUGH_HOST") == "shared":
         from kolo.torch import shared_gpu
 

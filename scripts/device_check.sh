@@ -43,8 +43,9 @@ if [ "${1:-}" = "--prepare" ]; then
   # static archives: the build links the shared ones (GoogleTest has only static ones)
   find .device/deps -name '*.a' ! -name 'libg[mt]*' -delete
   python3 -m pip download -q --no-deps --only-binary=:all: -d .device/wheels mock==5.1.0
-  # py-spy (a static binary in a py2.py3 wheel): the rerun step's native stacks of a job that
-  # waits (the device image has no gdb; sessions 39 and 44 saw only that the CUDA resets wait).
+  # py-spy (a static binary in a py2.py3 wheel): the rerun step's stacks of a job that waits,
+  # Python and native frames together (the device image has cuda-gdb but no plain gdb; sessions
+  # 39 and 44 saw only that the CUDA resets wait).
   python3 -m pip download -q --no-deps --only-binary=:all: --platform manylinux_2_5_x86_64 \
     -d .device/wheels py-spy==0.4.3
   # Python 3.12's headers, used there only when the image has none (an extension module needs

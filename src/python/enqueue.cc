@@ -34,8 +34,12 @@ void describe(const nb::ndarray<>& array, negotiation::Request& request, const c
   if (array.device_type() == nb::device::cpu::value) {
     request.device = negotiation::DeviceKind::cpu;
   } else if (array.device_type() == nb::device::cuda::value) {
+    // kolo.torch never gets here with a CUDA tensor: it hands the core device pointers
+    // (enqueue_pointers) or host copies. A CUDA array through the array API (CuPy, JAX) does.
     throw InvalidArgument("tensor '" + request.name +
-                          "' is on a CUDA device; this build of kolo supports CPU tensors only");
+                          "' is on a CUDA device: kolo's array API (kolo.allreduce and the rest) "
+                          "takes host memory; pass CUDA tensors as torch tensors through "
+                          "kolo.torch (horovod.torch), or copy the array to the host first");
   } else {
     throw InvalidArgument("tensor '" + request.name + "' is on an unsupported device type " +
                           std::to_string(array.device_type()));

@@ -140,7 +140,8 @@ def nccl_built() -> bool:
 
 
 def cuda_built() -> bool:
-    """False: this build supports CPU tensors only."""
+    """False: kolo's framework-free array API takes host memory only (kolo.torch.cuda_built
+    answers for torch's CUDA tensors, which kolo.torch communicates)."""
     return bool(_core.CUDA_BUILT)
 
 

@@ -8,9 +8,10 @@
     hvd.broadcast_optimizer_state(optimizer, root_rank=0)
 
 Tensors cross into kolo's C++ core through DLPack; kolo is not compiled against torch, so one
-build serves every torch version. CUDA allreduce and broadcast run in NCCL where it loads
-(nccl_submit.py); other device tensors (cuda for the other ops, xpu, mps, xla) are staged through
-host memory (staging.py).
+build serves every torch version. CUDA collectives run in NCCL where it loads and each rank has
+its own GPU (nccl_submit.py); ranks sharing one GPU sum allreduce on it (shared_gpu.py); other
+CUDA tensors take the asynchronous host path and other devices (xpu, mps, xla) blocking staging
+(staging.py).
 """
 
 from kolo.horovod_common import check_extension  # noqa: F401  (horovod.torch has it)

@@ -70,9 +70,10 @@ def submit(op: int, kind: str, tensor: torch.Tensor, output: Optional[torch.Tens
     alltoall and reducescatter). `group` is (id, size) for members of a grouped operation.
 
     Tensors are detached first: DLPack refuses tensors that require grad, and the core only
-    reads and writes their memory. A CUDA allreduce or broadcast goes to NCCL where gpu_path
-    chose it (nccl_submit.py); any other tensor not on the CPU (or any tensor, with
-    KOLO_STAGE_THROUGH_HOST=1) is staged through host memory (staging.py). `drive`: the caller
+    reads and writes their memory. A CUDA tensor goes to NCCL where gpu_path chose it and NCCL
+    takes it (nccl_submit.py), a CUDA allreduce of ranks sharing one GPU to shared_gpu.py; any
+    other tensor not on the CPU (or any tensor, with KOLO_STAGE_THROUGH_HOST) goes through host
+    memory (staging.py). `drive`: the caller
     synchronizes at once and its wait runs the cycles (kolo._submit).
     """
     if not isinstance(tensor, torch.Tensor):

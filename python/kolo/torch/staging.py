@@ -16,7 +16,7 @@ paths that gpu_path.py chooses once per device kind (one warning says which and 
 
 Either way the collective runs on a host copy; synchronize() writes the result back to the caller's
 tensor (in-place operations) or returns a new tensor on the caller's device. Cost: two copies over
-the host link per tensor (NCCL avoids them: nccl_submit.py, for allreduce and broadcast).
+the host link per tensor (NCCL avoids them: nccl_submit.py, for every operation it takes).
 
 ``KOLO_STAGE_THROUGH_HOST=1`` forces staging for CPU tensors too, ``=async`` the asynchronous path
 played on host memory (HostOnlyCalls: the same steps in the same order, with CPU tensors standing

@@ -78,8 +78,8 @@ def extension_available(ext_base_name, verbose=False):
 
 def gpu_available(ext_base_name, verbose=False):
     """Whether the framework sees a GPU (Horovod's ``_check_has_gpu``: ``torch.cuda``, TensorFlow's
-    GPU devices). kolo runs GPU tensors' collectives through host memory, so a GPU is usable
-    without NCCL."""
+    GPU devices). A GPU is usable with kolo without NCCL too: CUDA tensors then go through host
+    memory (kolo.torch.staging)."""
     available = False
     if extension_available(ext_base_name):
         if _framework_of(ext_base_name) == "torch":
@@ -104,7 +104,8 @@ def gloo_built(verbose=False):
 
 
 def nccl_built(verbose=False):
-    """False: this version has no NCCL."""
+    """Whether CUDA tensors' collectives can run in NCCL in this process (kolo loads NCCL and the
+    CUDA runtime at run time: kolo.common.basics.nccl_built)."""
     return _basics.nccl_built()
 
 

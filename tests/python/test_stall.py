@@ -62,7 +62,8 @@ def test_config_file_settings_with_a_flag_overriding_it(np_, tmp_path):
         "--config-file", str(config), "--stall-check-shutdown-time-seconds", "2"))
     result.assert_ok(np_)
     assert "2 seconds (HOROVOD_STALL_SHUTDOWN_TIME_SECONDS)" in result.output
-    assert "--num-nccl-streams: kolo has no NCCL in this version" in result.output
+    assert "--num-nccl-streams: kolo runs NCCL collectives on one stream of its own" in \
+        result.output
     events = json.loads(timeline.read_text())
     assert any(e.get("args", {}).get("name") == "stalled" for e in events)
 

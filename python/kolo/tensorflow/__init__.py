@@ -9,8 +9,9 @@ resolves here), for TensorFlow 2 in eager code and inside ``tf.function``.
     grads = tape.gradient(loss, model.trainable_variables)
 
 kolo is not compiled against TensorFlow: tensors reach the core as NumPy arrays (through
-DLPack), and graph mode runs the same code in ``tf.numpy_function`` nodes (bridge.py). XLA
-(``jit_compile=True``) cannot run them and says so.
+DLPack); in graph mode allreduce and broadcast are kolo's compiled ``KoloCollective`` op
+(native_op.py) and the other collectives run the same code in ``tf.numpy_function`` nodes
+(bridge.py). XLA (``jit_compile=True``) cannot run them and says so.
 """
 
 from kolo.common.grouping import split_list  # noqa: F401

@@ -1,11 +1,14 @@
 """How a TensorFlow tensor reaches kolo's core, eagerly and inside a ``tf.function``.
 
 kolo is never compiled against TensorFlow. In eager code a tensor's value crosses as a NumPy
-array (``tensor.numpy()`` shares a CPU tensor's memory; DLPack takes it into the core) and the
-result comes back through ``tf.convert_to_tensor``. Inside a ``tf.function`` each collective is a
-``tf.numpy_function`` node that runs that same eager code when the graph executes, so graph mode
-and eager mode share one implementation (``tf.numpy_function`` is the lighter form of
-``tf.py_function``: it hands the function NumPy arrays).
+array (``tensor.numpy()`` shares a CPU tensor's memory; the core reads it by address, or through
+DLPack where that path does not apply) and the result comes back as an eager tensor made from
+the NumPy result (to_tensor). Inside a
+``tf.function`` allreduce and broadcast are kolo's compiled ``KoloCollective`` op where it serves
+(native_op.py); every other collective is a ``tf.numpy_function`` node that runs that same eager
+code when the graph executes, so graph mode and eager mode share one implementation
+(``tf.numpy_function`` is the lighter form of ``tf.py_function``: it hands the function NumPy
+arrays).
 
 Two things make graph mode safe:
 

@@ -111,10 +111,10 @@ constexpr std::array kFlags{
     TuningFlag{"--no-mpi-threads-disable", "MPI_THREADS_DISABLE", Kind::switch_off,
                "MPI with thread support (what kolo always asks for).", Effect::kolos_way_already},
     TuningFlag{"--num-nccl-streams", "NUM_NCCL_STREAMS", Kind::non_negative_integer,
-               "Accepted for horovodrun compatibility; kolo has no NCCL in this version.",
+               "Accepted for horovodrun compatibility; kolo runs NCCL on one stream of its own.",
                Effect::not_in_kolo,
-               "kolo has no NCCL in this version: collectives run in host memory over TCP and "
-               "shared memory, so there are no NCCL streams to set"},
+               "kolo runs NCCL collectives on one stream of its own, ordered by events against "
+               "the caller's stream, so there is no stream count to set"},
     TuningFlag{"--thread-affinity", "THREAD_AFFINITY", Kind::non_negative_integer,
                "Core to pin kolo's background thread to (the variable takes one core per local "
                "rank, e.g. HOROVOD_THREAD_AFFINITY=0,1; as in Horovod a host running more ranks "

@@ -1,8 +1,8 @@
 """Keras 3 resolves ``model.compile(jit_compile="auto")`` to XLA on TensorFlow whenever every
-layer supports it; XLA cannot run kolo's collectives (they are ``tf.py_function`` nodes, see
-kolo/tensorflow/bridge.py). So that Horovod's Keras scripts run unchanged, "auto" resolves to
-False for a model compiled with kolo's DistributedOptimizer (with any other optimizer it is
-left to Keras)."""
+layer supports it; XLA cannot run kolo's collectives (its ``KoloCollective`` op has no XLA
+kernel and the others are ``tf.numpy_function`` nodes, see kolo/tensorflow/bridge.py). So that
+Horovod's Keras scripts run unchanged, "auto" resolves to False for a model compiled with kolo's
+DistributedOptimizer (with any other optimizer it is left to Keras)."""
 
 from __future__ import annotations
 

@@ -2,9 +2,10 @@
 across resets: models, optimizers, learning-rate schedulers, ElasticSamplers, and any picklable
 attributes (epoch, batch, ...).
 
-Each model, optimizer, scheduler and sampler gets a handler that saves a copy in host memory at
-``commit()``, loads that copy back at ``restore()``, and broadcasts rank 0's at ``sync()``; the
-other attributes are kept as ``ObjectState`` keeps them.
+Each model, optimizer, scheduler and sampler gets a handler that saves a deep copy of its
+``state_dict()`` (on the tensors' own device) at ``commit()``, loads that copy back at
+``restore()``, and broadcasts rank 0's at ``sync()``; the other attributes are kept as
+``ObjectState`` keeps them.
 """
 
 from __future__ import annotations

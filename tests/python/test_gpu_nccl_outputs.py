@@ -42,7 +42,7 @@ class DeviceOutputCore:
 
     def finish_on_stream(self, handle, stream, device, name):
         self.finished_on_stream.append((handle, stream, device, name))
-        return [2] if name.startswith("a2a") else []
+        return [2] if name.startswith("alltoall.a2a") else []
 
     @staticmethod
     def finish(handle):
@@ -72,7 +72,7 @@ def test_allgather_registers_an_allocator_records_one_event_and_never_waits(fake
     (args,) = core.enqueued
     op, name, _, _, _, set_id, group_id, _, dtype, shape, source, splits, device, event, \
         allocate = args
-    assert (op, name, set_id, group_id, dtype) == (_core.OP_ALLGATHER, "ag", 0, 0,
+    assert (op, name, set_id, group_id, dtype) == (_core.OP_ALLGATHER, "allgather.ag", 0, 0,
                                                    _core.DTYPE_FLOAT16)
     assert (list(shape), source, splits, device, event) == ([3, 2], tensor.data_ptr(), [], 3,
                                                             0xE001)
@@ -85,7 +85,7 @@ def test_allgather_registers_an_allocator_records_one_event_and_never_waits(fake
     calls.stream = 0x5300
     result = hvd.synchronize(handle)
     assert result.data_ptr() == pointer and result.shape == (5, 2)
-    assert core.finished_on_stream == [(handle, 0x5300, 3, "ag")]
+    assert core.finished_on_stream == [(handle, 0x5300, 3, "allgather.ag")]
     assert calls.log[3:] == [("caller_stream", 3)]  # synchronize() only read the stream
 
 

@@ -91,7 +91,7 @@ def test_allreduce_hands_pointers_device_and_callers_event_and_returns_at_once(f
     (args, device, event), = core.enqueued
     op, name, reduce_op, root, prescale, _, set_id, group_id, group_size, dtype, shape, \
         source, output, drives = args
-    assert (op, name, reduce_op, prescale, set_id) == (_core.OP_ALLREDUCE, "grad.w",
+    assert (op, name, reduce_op, prescale, set_id) == (_core.OP_ALLREDUCE, "allreduce.grad.w",
                                                        _core.REDUCE_SUM, 1.0, 0)
     assert (group_id, group_size, dtype, list(shape)) == (0, 0, _core.DTYPE_FLOAT32, [2, 3])
     assert source == tensor.data_ptr() and output != source and not drives
@@ -100,7 +100,7 @@ def test_allreduce_hands_pointers_device_and_callers_event_and_returns_at_once(f
     assert core.finished_on_stream == []
     calls.stream = 0x5200  # synchronize() orders the stream current then, not at submission
     result = hvd.synchronize(handle)
-    assert core.finished_on_stream == [(handle, 0x5200, 3, "grad.w")]
+    assert core.finished_on_stream == [(handle, 0x5200, 3, "allreduce.grad.w")]
     assert result.data_ptr() == output and result.shape == tensor.shape
 
 

@@ -14,7 +14,7 @@ from kolo import _core
 from kolo.torch.basics import handle_average_backwards_compatibility
 from kolo.torch.compression import Compression
 from kolo.torch import shared_gpu
-from kolo.torch.handles import make_group, paths_chosen, submit, synchronize
+from kolo.torch.handles import make_group, op_name, paths_chosen, submit, synchronize
 from kolo.torch.process_sets import check_process_set, global_process_set
 
 
@@ -25,8 +25,8 @@ def _allreduce_async(tensor, output, name, op, prescale_factor, postscale_factor
     # Positional (root 0, no splits, no group, nothing invalid): keywords cost a dict per call on
     # the async path. `drive`: a blocking call, whose wait runs the cycles on this thread
     # (kolo._submit).
-    return submit(_core.OP_ALLREDUCE, "allreduce", tensor, output, name, op, 0, prescale_factor,
-                  postscale_factor, process_set, None, (0, 0), "", drive)
+    return submit(_core.OP_ALLREDUCE, "allreduce", tensor, output, op_name("allreduce", name), op,
+                  0, prescale_factor, postscale_factor, process_set, None, (0, 0), "", drive)
 
 
 def _allreduce_blocking(tensor, average, name, op, prescale_factor, postscale_factor,
@@ -114,7 +114,7 @@ def _grouped_allreduce_async(tensors, outputs, name, op, prescale_factor, postsc
     if len(tensors) == 0:
         raise ValueError("grouped allreduce needs at least one tensor")
     set_id = check_process_set(process_set)
-    base = kolo._name("grouped_allreduce", name, set_id)
+    base = kolo._name("grouped_allreduce", op_name("grouped_allreduce", name), set_id)
     paths_chosen(set_id)
     if shared_gpu.takes_group(tensors, outputs, op, prescale_factor * postscale_factor):
         # Ranks sharing a GPU: the whole group is one copy, one handshake and one batch of

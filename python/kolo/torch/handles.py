@@ -130,6 +130,14 @@ def submit(op: int, kind: str, tensor: torch.Tensor, output: Optional[torch.Tens
                         drive=drive and staged is None)
 
 
+def op_name(kind: str, name: Optional[str]) -> Optional[str]:
+    """Horovod's name for a named torch operation: "<kind>.<name>", as its torch extension names
+    it (GetOpName in mpi_ops_v2.cc), so an allreduce and an allgather in flight may share a user
+    name, and the timeline and the stall inspector show what Horovod's show. None stays None
+    (kolo names an unnamed operation "<kind>.noname.<n>" by counter, kolo._name)."""
+    return None if name is None else f"{kind}.{name}"
+
+
 def paths_chosen(set_id: int) -> None:
     """Before the first operation on the global set, where no path is chosen yet: a CUDA
     tensor's path needs the ranks' GPUs (staging.py)."""

@@ -31,7 +31,7 @@ from kolo.torch.basics import (  # noqa: F401  (re-exported: scripts import them
     mpi_threads_supported, nccl_built, rank, rocm_built, shutdown, size, start_timeline,
     stop_timeline, sycl_built)
 from kolo.torch.compression import Compression
-from kolo.torch.handles import make_group, poll, submit, synchronize  # noqa: F401
+from kolo.torch.handles import make_group, op_name, poll, submit, synchronize  # noqa: F401
 from kolo.torch.process_sets import (  # noqa: F401
     ProcessSet, add_process_set, check_process_set, global_process_set, remove_process_set)
 
@@ -43,8 +43,8 @@ HorovodInternalError = kolo.KoloError
 def allgather_async(tensor: torch.Tensor, name: Optional[str] = None,
                     process_set=global_process_set) -> int:
     """Starts concatenating every rank's `tensor` along dimension 0 (which may differ by rank)."""
-    return submit(_core.OP_ALLGATHER, "allgather", tensor.contiguous(), None, name,
-                  process_set=process_set)
+    return submit(_core.OP_ALLGATHER, "allgather", tensor.contiguous(), None,
+                  op_name("allgather", name), process_set=process_set)
 
 
 class HorovodAllgather(torch.autograd.Function):
@@ -82,7 +82,8 @@ def grouped_allgather_async(tensors: Sequence[torch.Tensor], name: Optional[str]
                             process_set=global_process_set) -> int:
     """Starts allgathering a list of tensors as one group; synchronize() returns the list."""
     tensors = _check_group(tensors)
-    base = kolo._name("grouped_allgather", name, check_process_set(process_set))
+    base = kolo._name("grouped_allgather", op_name("grouped_allgather", name),
+                      check_process_set(process_set))
     group = kolo._new_group(base, len(tensors))
     return make_group(kolo.submit_members(group, tensors, lambda t, i, g: submit(
         _core.OP_ALLGATHER, "allgather", t, None, f"{base}.{i}", process_set=process_set,
@@ -149,8 +150,9 @@ def reducescatter_async(tensor: torch.Tensor, name: Optional[str] = None, op: in
     """Starts reducing `tensor` over all ranks (Average or Sum) and keeping this rank's share of
     the first dimension: rows are split as Horovod does, the first (rows % size) ranks get one
     row more. Returns a handle for poll() / synchronize()."""
-    return submit(_core.OP_REDUCESCATTER, "reducescatter", tensor, None, name, op,
-                  prescale=prescale_factor, postscale=postscale_factor, process_set=process_set)
+    return submit(_core.OP_REDUCESCATTER, "reducescatter", tensor, None,
+                  op_name("reducescatter", name), op, prescale=prescale_factor,
+                  postscale=postscale_factor, process_set=process_set)
 
 
 def _reducescatter_grad_scale(op, prescale, postscale, process_set) -> float:
@@ -197,7 +199,8 @@ def grouped_reducescatter_async(tensors: Sequence[torch.Tensor], name: Optional[
                                 postscale_factor: float = 1.0) -> int:
     """Starts reducescattering a list of tensors as one group; synchronize() returns the list."""
     tensors = _check_group(tensors)
-    base = kolo._name("grouped_reducescatter", name, check_process_set(process_set))
+    base = kolo._name("grouped_reducescatter", op_name("grouped_reducescatter", name),
+                      check_process_set(process_set))
     group = kolo._new_group(base, len(tensors))
     return make_group(kolo.submit_members(group, tensors, lambda t, i, g: submit(
         _core.OP_REDUCESCATTER, "reducescatter", t, None, f"{base}.{i}", op,
@@ -240,6 +243,7 @@ def alltoall_async(tensor: torch.Tensor, splits=None, name: Optional[str] = None
     """Starts an alltoall: rows splits[r] of the first dimension (in order) go to rank r (without
     splits, the first dimension is divided evenly). synchronize() returns (output,
     received_splits): the received rows in rank order and an int32 tensor of their counts."""
+    name = op_name("alltoall", name)
     splits, invalid = kolo._alltoall_splits(splits, name)
     return submit(_core.OP_ALLTOALL, "alltoall", tensor, None, name, splits=splits,
                   process_set=process_set, invalid=invalid)
@@ -280,21 +284,22 @@ def broadcast_async(tensor: torch.Tensor, root_rank: int, name: Optional[str] = 
                     process_set=global_process_set) -> int:
     """Starts copying root_rank's `tensor` into a new tensor on every rank."""
     output = torch.empty_like(tensor, memory_format=torch.contiguous_format)
-    return submit(_core.OP_BROADCAST, "broadcast", tensor, output, name, root=root_rank,
-                  process_set=process_set)
+    return submit(_core.OP_BROADCAST, "broadcast", tensor, output, op_name("broadcast", name),
+                  root=root_rank, process_set=process_set)
 
 
 def broadcast_async_(tensor: torch.Tensor, root_rank: int, name: Optional[str] = None,
                      process_set=global_process_set) -> int:
     """Starts an in-place broadcast of root_rank's `tensor`."""
-    return submit(_core.OP_BROADCAST, "broadcast", tensor, None, name, root=root_rank,
-                  process_set=process_set)
+    return submit(_core.OP_BROADCAST, "broadcast", tensor, None, op_name("broadcast", name),
+                  root=root_rank, process_set=process_set)
 
 
 def broadcast_(tensor: torch.Tensor, root_rank: int, name: Optional[str] = None,
                process_set=global_process_set) -> torch.Tensor:
     """In-place broadcast; returns `tensor`."""
-    return synchronize(submit(_core.OP_BROADCAST, "broadcast", tensor, None, name, root=root_rank,
+    return synchronize(submit(_core.OP_BROADCAST, "broadcast", tensor, None,
+                              op_name("broadcast", name), root=root_rank,
                               process_set=process_set, drive=True))
 
 
@@ -306,8 +311,9 @@ class HorovodBroadcast(torch.autograd.Function):
         ctx.root_rank = root_rank
         ctx.process_set = process_set
         output = torch.empty_like(tensor, memory_format=torch.contiguous_format)
-        return synchronize(submit(_core.OP_BROADCAST, "broadcast", tensor, output, name,
-                                  root=root_rank, process_set=process_set, drive=True))
+        return synchronize(submit(_core.OP_BROADCAST, "broadcast", tensor, output,
+                                  op_name("broadcast", name), root=root_rank,
+                                  process_set=process_set, drive=True))
 
     @staticmethod
     def backward(ctx, grad_output):

@@ -122,7 +122,7 @@ def check_failing(calls) -> None:
     else:
         raise AssertionError(f"rank {hvd.rank()}: the allgather did not fail")
     if hvd.rank() == last:
-        assert f"rank {last}: allgather of CUDA tensor 'oom'" in message, message
+        assert f"rank {last}: allgather of CUDA tensor 'allgather.oom'" in message, message
         assert "failed: OutOfMemoryError: CUDA out of memory (the stand-in's refusal)" in message, \
             message
         assert "Traceback" not in message, message

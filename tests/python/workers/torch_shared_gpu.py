@@ -98,8 +98,8 @@ def check_mismatch_is_named(rank: int, size: int) -> None:
         hvd.allreduce(values, name="bad.shape")
     except HorovodInternalError as error:
         others = "rank 0" if size == 2 else "rank 0 and rank 2"
-        assert str(error) == (f"Mismatched shape for tensor 'bad.shape': {others} submitted [4], "
-                              f"rank 1 submitted [5]"), error
+        assert str(error) == (f"Mismatched shape for tensor 'allreduce.bad.shape': {others} "
+                              f"submitted [4], rank 1 submitted [5]"), error
     else:
         raise AssertionError("a shape mismatch was accepted")
     got = hvd.allreduce(torch.ones(3, device=DEVICE), op=hvd.Sum, name="after.mismatch")
@@ -112,8 +112,8 @@ def check_mismatch_is_named(rank: int, size: int) -> None:
         try:
             hvd.allreduce(torch.ones(2), name="bad.device")
         except HorovodInternalError as error:
-            assert "Mismatched device for tensor 'bad.device': rank 0 submitted cuda" in str(
-                error), error
+            assert ("Mismatched device for tensor 'allreduce.bad.device': rank 0 submitted "
+                    "cuda") in str(error), error
         else:
             raise AssertionError("a device mismatch was accepted")
         finally:
@@ -128,7 +128,7 @@ def check_mismatch_is_named(rank: int, size: int) -> None:
             try:
                 hvd.allreduce_async(torch.ones(2), name="twice")
             except ValueError as error:
-                assert "twice" in str(error), error
+                assert "'allreduce.twice'" in str(error), error
             else:
                 raise AssertionError("a duplicate name was accepted")
             hvd.allreduce(torch.ones(1), name="twice.held")
@@ -152,7 +152,7 @@ def check_a_stuck_peer_is_named(rank: int, size: int) -> None:
         hvd.allreduce(torch.ones(2), name="stuck.peer")
     except HorovodInternalError as error:
         peer = 1 if rank == 0 else 0
-        assert f"tensor 'stuck.peer': the copy of rank {peer}" in str(error), error
+        assert f"tensor 'allreduce.stuck.peer': the copy of rank {peer}" in str(error), error
         assert "within 0 s" in str(error) or "within 1 s" in str(error), error
     else:
         raise AssertionError("a peer whose copy never ran was not reported")
@@ -174,8 +174,8 @@ def check_process_set_and_group(rank: int, size: int) -> None:
             hvd.allreduce(torch.ones(2, device=DEVICE), name="not.mine", process_set=subset)
         except ValueError as error:
             assert str(error) == (f"rank 0 is not a member of process set {subset.process_set_id} "
-                                  f"(ranks {members}): tensor 'not.mine' cannot be submitted on "
-                                  f"it from this rank"), error
+                                  f"(ranks {members}): tensor 'allreduce.not.mine' cannot be "
+                                  f"submitted on it from this rank"), error
         else:
             raise AssertionError("a rank outside the set submitted on it")
     hvd.remove_process_set(subset)
@@ -230,11 +230,13 @@ def check_grouped(rank: int, size: int) -> None:
         except HorovodInternalError as error:
             text = str(error)
             if name == "bad.count":
-                assert text == (f"Mismatched number of tensors for tensor '{name}': {others} "
-                                f"submitted 2, rank 1 submitted 3"), text
+                assert text == (f"Mismatched number of tensors for tensor "
+                                f"'grouped_allreduce.{name}': {others} submitted 2, rank 1 "
+                                f"submitted 3"), text
             else:
-                assert text.startswith(f"Mismatched dtypes and shapes for tensor '{name}': "
-                                       f"{others} submitted list "), text
+                assert text.startswith(f"Mismatched dtypes and shapes for tensor "
+                                       f"'grouped_allreduce.{name}': {others} submitted list "
+                                       ), text
                 assert ", rank 1 submitted list " in text, text
                 mine = "float32 [2], float32 [4]" if rank == 1 else "float32 [2], float32 [3]"
                 assert text.endswith(f"; rank {rank} submitted {mine}"), text

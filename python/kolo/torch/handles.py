@@ -73,8 +73,8 @@ def submit(op: int, kind: str, tensor: torch.Tensor, output: Optional[torch.Tens
     reads and writes their memory. A CUDA tensor goes to NCCL where gpu_path chose it and NCCL
     takes it (nccl_submit.py), a CUDA allreduce of ranks sharing one GPU to shared_gpu.py; any
     other tensor not on the CPU (or any tensor, with KOLO_STAGE_THROUGH_HOST) goes through host
-    memory (staging.py). `drive`: the caller
-    synchronizes at once and its wait runs the cycles (kolo._submit).
+    memory (staging.py). `drive`: the caller synchronizes at once and its wait runs the cycles
+    (kolo._submit).
     """
     if not isinstance(tensor, torch.Tensor):
         raise TypeError(f"expected a torch.Tensor, got {type(tensor).__name__}")

@@ -91,17 +91,20 @@ def init(process_sets=None) -> None:
 
     ``process_sets``: a list of ``kolo.process_sets.ProcessSet`` to register now, or
     ``"dynamic"`` to allow adding and removing sets later (as HOROVOD_DYNAMIC_PROCESS_SETS=1;
-    the argument wins over the environment). A second init() while initialized does nothing.
+    the argument wins over the environment). A second init() while initialized joins nothing
+    new: as Horovod's, it gives the sets it is passed the ids the first init() registered.
     """
-    wanted, dynamic = _process_sets.init_argument(process_sets)
+    wanted, dynamic, gathered = _process_sets.init_argument(process_sets)
     already = _core.is_initialized()
     _core.init(dynamic_process_sets=dynamic)
-    if not already:
-        # Unnamed ops count from zero in each session: after an elastic reset the members are
-        # a mix of old workers and new ones, and all of them must give the same names.
-        for cache in _session_caches:
-            cache.clear()
-        _process_sets.register_at_init(wanted)
+    if already:
+        _process_sets.map_to_registered(wanted)
+        return
+    # Unnamed ops count from zero in each session: after an elastic reset the members are a mix
+    # of old workers and new ones, and all of them must give the same names.
+    for cache in _session_caches:
+        cache.clear()
+    _process_sets.register_at_init(wanted, gathered)
 
 
 # Run at shutdown(), before the core leaves the job (operations still complete): kolo.torch gives

@@ -15,6 +15,7 @@ import os
 import sysconfig
 from contextlib import contextmanager
 
+from kolo import process_sets as _process_sets
 from kolo.common import basics as _basics
 from kolo.common.grouping import split_list
 from kolo.common.reduce_ops import get_average_backwards_compatibility_fun
@@ -244,6 +245,19 @@ class HorovodBasics:
 
     def sycl_built(self):
         return _basics.sycl_built()
+
+    # Horovod's internals that its own tests call (``hvd.mpi_ops._basics``): process sets by id.
+    def _get_process_set_ids_and_ranks(self):
+        return _process_sets.ids_and_ranks()
+
+    def _process_set_size(self, process_set_id):
+        return len(_process_sets.ids_and_ranks()[process_set_id])
+
+    def _process_set_rank(self, process_set_id):
+        return _process_sets.process_set_by_id(process_set_id).rank()
+
+    def _comm_process_set_id(self, comm):
+        return _process_sets.comm_process_set_id(comm)
 
 
 __all__ = [

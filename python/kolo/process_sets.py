@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Sequence
 
 from kolo import _core
+from kolo.mpi_comm_sets import gather_comm_sets, is_mpi_comm as _is_mpi_comm, world_ranks
 
 
 class ProcessSet:
@@ -32,12 +33,15 @@ class ProcessSet:
     mpi_comm = None
 
     def __init__(self, ranks_or_comm) -> None:
+        if _is_mpi_comm(ranks_or_comm):
+            # Its ranks are known once hvd.init(comm=...) has gathered every rank's communicators.
+            self.mpi_comm = ranks_or_comm
+            return
         try:
             ranks = sorted(ranks_or_comm)
         except TypeError:
-            raise ValueError("ProcessSet should be initialized with a list of process ranks "
-                             "(kolo is built without MPI, so an mpi4py communicator cannot define "
-                             "a process set)") from None
+            raise ValueError("ProcessSet should be initialized with a list of process ranks or an "
+                             f"mpi4py Comm object, got {type(ranks_or_comm).__name__}") from None
         if any(not isinstance(r, int) for r in ranks):
             raise ValueError("ProcessSet should be initialized with a list of process ranks")
         self.ranks = ranks
@@ -70,13 +74,13 @@ class ProcessSet:
         return None if ranks is None else _core.rank() in ranks
 
     def invalidate(self) -> None:
-        """Forgets the registration (after remove_process_set)."""
+        """Forgets the registration (after remove_process_set); the ranks stay, as Horovod's, so
+        the set can be added again."""
         self.process_set_id = None
-        self.ranks = None
 
     def __str__(self) -> str:
         return (f"ProcessSet(process_set_id={self.process_set_id}, ranks={self.ranks}, "
-                "mpi_comm=None)")
+                f"mpi_comm={self.mpi_comm})")
 
     __repr__ = __str__
 
@@ -88,37 +92,105 @@ global_process_set.process_set_id = 0
 _id_to_process_sets: Dict[int, List[ProcessSet]] = {0: [global_process_set]}
 
 
-def init_argument(process_sets) -> tuple[list, Optional[bool]]:
+def init_argument(process_sets) -> tuple[list, Optional[bool], List[List[int]]]:
     """What ``init(process_sets=...)`` asks for: (the sets to register at init, whether adding
-    and removing sets later is allowed, or None to leave that to HOROVOD_DYNAMIC_PROCESS_SETS).
+    and removing sets later is allowed, or None to leave that to HOROVOD_DYNAMIC_PROCESS_SETS,
+    and the rank lists gathered from every rank's MPI communicators, to register first).
     ``"dynamic"`` means no sets now and adding later allowed, as Horovod; the core is told so
-    directly, whatever the environment says."""
+    directly, whatever the environment says. Sets defined by communicators need the global one
+    (``hvd.init(comm=MPI_comm)`` sets ``global_process_set.mpi_comm``); gathering them is
+    collective over it, so it runs at every init, as Horovod's."""
     if isinstance(process_sets, str):
         if process_sets.lower() != "dynamic":
             raise ValueError(f"process_sets must be a list of hvd.ProcessSet or \"dynamic\", "
                              f"got {process_sets!r}")
-        return [], True
-    return list(process_sets or []), None
+        return [], True, []
+    wanted = list(process_sets or [])
+    for index, ps in enumerate(wanted):
+        if not isinstance(ps, ProcessSet):
+            raise ValueError(f"process_sets entry number {index} is not a hvd.ProcessSet: {ps!r}")
+    by_comm = [ps.mpi_comm for ps in wanted if ps.ranks is None and ps.mpi_comm is not None]
+    if not by_comm:
+        return wanted, None, []
+    if global_process_set.mpi_comm is None:
+        raise NotImplementedError(
+            "At this time process sets defined via MPI communicators are only supported when "
+            "calling hvd.init() with comm set to a global MPI communicator.")
+    return wanted, None, gather_comm_sets(global_process_set.mpi_comm, by_comm)
 
 
-def register_at_init(process_sets: Sequence[ProcessSet]) -> None:
-    """Called by init() once the core runs: registers the sets given to init() (ids 1, 2, ... in
-    list order, the same on every rank) whatever HOROVOD_DYNAMIC_PROCESS_SETS says."""
+def register_at_init(process_sets: Sequence[ProcessSet], gathered: Sequence[List[int]]) -> None:
+    """Called by init() once the core runs a new session: registers the distinct rank lists of
+    `gathered` (from MPI communicators) and then of `process_sets`, ids 1, 2, ... in that order,
+    the same on every rank, whatever HOROVOD_DYNAMIC_PROCESS_SETS says; then gives each entry
+    its id (``map_to_registered``)."""
+    if gathered:
+        _check_comm_matches_job()
     _id_to_process_sets.clear()
     _id_to_process_sets[0] = [global_process_set]
     global_process_set.ranks = list(range(_core.size()))
-    seen: Dict[tuple, int] = {}
+    registered = {tuple(global_process_set.ranks)}
+    for ranks in [*gathered, *(ps.ranks for ps in process_sets if ps.ranks is not None)]:
+        key = tuple(sorted(ranks))
+        if key in registered:
+            continue
+        registered.add(key)
+        canonical = ProcessSet(list(key))
+        canonical.process_set_id = int(_core.add_process_set(list(key), during_init=True))
+        _id_to_process_sets[canonical.process_set_id] = [canonical]
+    map_to_registered(process_sets)
+
+
+def _check_comm_matches_job() -> None:
+    """Sets from communicators name ranks of hvd.init's comm: they must be the job's ranks."""
+    comm = global_process_set.mpi_comm
+    if (comm.Get_rank(), comm.Get_size()) != (_core.rank(), _core.size()):
+        raise ValueError(
+            "process sets defined by MPI communicators: this process is rank "
+            f"{comm.Get_rank()} of {comm.Get_size()} in hvd.init's comm but rank {_core.rank()} "
+            f"of {_core.size()} in the job; launch the job with mpirun (or kolorun --mpi) so that "
+            "the two agree")
+
+
+def _entry_ranks(index: int, ps: ProcessSet) -> List[int]:
+    if ps.ranks is not None or ps.mpi_comm is None:
+        return list(ps.ranks or ())
+    _check_comm_matches_job()
+    return world_ranks(ps.mpi_comm, global_process_set.mpi_comm,
+                       f"process_sets entry number {index}")
+
+
+def map_to_registered(process_sets: Sequence[ProcessSet]) -> None:
+    """What every ``hvd.init(process_sets=[...])`` does, as Horovod's: each entry gets the id of
+    the registered set with its ranks (registered at this session's first init). An entry that
+    repeats an earlier one or the global set loses its id and, once the others have theirs,
+    ValueError names it (Horovod raises it after registering the distinct sets, so a later
+    init() with the list corrected goes on)."""
+    by_ranks = {tuple(_core.process_set_ranks(i)): i for i in _core.process_set_ids()}
+    seen = {0}
+    duplicate = None
     for index, ps in enumerate(process_sets):
-        if not isinstance(ps, ProcessSet):
-            raise ValueError(f"process_sets entry number {index} is not a hvd.ProcessSet: {ps!r}")
-        key = tuple(ps.ranks or ())
-        if key in seen or key == tuple(global_process_set.ranks):
-            raise ValueError(f"Horovod could not be initialized because process_sets entry "
-                             f"number {index} is a duplicate: {ps}")
-        seen[key] = index
-    for ps in process_sets:
-        ps.process_set_id = int(_core.add_process_set(ps.ranks, during_init=True))
-        _id_to_process_sets.setdefault(ps.process_set_id, []).append(ps)
+        key = tuple(_entry_ranks(index, ps))
+        if key not in by_ranks:
+            raise ValueError(
+                f"process_sets entry number {index}, {ps}, is not a registered process set: an "
+                "init() while initialized only maps its sets to those of the first init() "
+                f"(registered: {sorted(by_ranks.values())}); call hvd.shutdown() first to "
+                "register others, or add them with hvd.add_process_set()")
+        set_id = by_ranks[key]
+        ps.ranks = list(key)  # a set from a communicator learns its ranks here, as Horovod's
+        if set_id in seen:
+            ps.process_set_id = None
+            duplicate = duplicate or (index, ps)
+            continue
+        seen.add(set_id)
+        ps.process_set_id = set_id
+        holders = _id_to_process_sets.setdefault(set_id, [])
+        if not any(holder is ps for holder in holders):
+            holders.append(ps)
+    if duplicate is not None:
+        raise ValueError(f"Horovod could not be initialized because process_sets entry number "
+                         f"{duplicate[0]} is a duplicate: {duplicate[1]}")
 
 
 def _dynamic_enabled() -> bool:
@@ -131,13 +203,17 @@ def add_process_set(process_set) -> ProcessSet:
     Collective: every rank calls it, with the same ranks. Requires HOROVOD_DYNAMIC_PROCESS_SETS=1
     (or ``hvd.init(process_sets="dynamic")``).
     """
+    if not isinstance(process_set, ProcessSet):
+        process_set = ProcessSet(process_set)
+    if process_set.ranks is None and process_set.mpi_comm is not None:
+        raise NotImplementedError(
+            "Dynamically adding process sets defined by an MPI communicator is not implemented. "
+            "Please build the process set via a list of ranks.")
     if not _core.is_initialized():
         raise ValueError("Horovod has not been initialized; use hvd.init().")
     if not _dynamic_enabled():
         raise ValueError("Set HOROVOD_DYNAMIC_PROCESS_SETS=1 to allow adding process sets after "
                          "Horovod initialization.")
-    if not isinstance(process_set, ProcessSet):
-        process_set = ProcessSet(process_set)
     if process_set.process_set_id is not None:
         raise ValueError(f"{process_set} has already been added")
     try:
@@ -193,6 +269,24 @@ def process_set_by_id(process_set_id: int) -> ProcessSet:
 def process_sets() -> List[ProcessSet]:
     """One registered ProcessSet per id, by ascending id."""
     return [_id_to_process_sets[i][0] for i in sorted(_id_to_process_sets)]
+
+
+def ids_and_ranks() -> Dict[int, List[int]]:
+    """Every registered id and its ranks (Horovod's ``_get_process_set_ids_and_ranks``)."""
+    return {i: list(_core.process_set_ranks(i)) for i in _core.process_set_ids()}
+
+
+def comm_process_set_id(comm) -> int:
+    """The id of the registered set whose ranks are those of mpi4py communicator `comm`
+    (Horovod's ``_comm_process_set_id``)."""
+    global_comm = global_process_set.mpi_comm
+    if global_comm is None:
+        raise ValueError("process sets defined by MPI communicators need hvd.init(comm=MPI_comm)")
+    key = world_ranks(comm, global_comm, "comm")
+    for set_id, ranks in ids_and_ranks().items():
+        if ranks == key:
+            return set_id
+    raise ValueError("MPI communicator does not correspond to any registered process set.")
 
 
 def check_process_set(process_set) -> int:

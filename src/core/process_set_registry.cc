@@ -24,14 +24,22 @@ int32_t ProcessSetRegistry::add(const std::vector<int>& ranks) {
           fmt::format("process set with ranks {} already exists (id {})", ranks, existing));
     }
   }
-  const int32_t id = next_id_++;
+  int32_t id = next_id_;
+  if (free_ids_.empty()) {
+    ++next_id_;
+  } else {
+    id = free_ids_.front();
+    free_ids_.pop_front();
+  }
   ranks_.emplace(id, ranks);
   return id;
 }
 
 bool ProcessSetRegistry::remove(int32_t id) {
   std::lock_guard lock(mutex_);
-  return id != kGlobalProcessSet && ranks_.erase(id) == 1;
+  if (id == kGlobalProcessSet || ranks_.erase(id) == 0) return false;
+  free_ids_.push_back(id);
+  return true;
 }
 
 std::optional<std::vector<int>> ProcessSetRegistry::find(int32_t id) const {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -19,7 +20,8 @@ class ProcessSetRegistry {
   // Registers the global set (id 0) with every rank of the world.
   explicit ProcessSetRegistry(int world_size);
 
-  // Registers a set of `ranks` (ascending) under the next id and returns it. Throws
+  // Registers a set of `ranks` (ascending) and returns its id: the longest-freed id of a removed
+  // set if any, else the next new one (Horovod's order, which its tests check). Throws
   // InvalidArgument naming the existing id when a set with the same ranks is registered.
   int32_t add(const std::vector<int>& ranks);
   // Drops set `id`; false for the global set or an id not registered.
@@ -34,7 +36,8 @@ class ProcessSetRegistry {
  private:
   mutable std::mutex mutex_;
   std::map<int32_t, std::vector<int>> ranks_;
-  int32_t next_id_ = 1;  // advances identically on every rank (agreed responses only)
+  int32_t next_id_ = 1;           // advances identically on every rank (agreed responses only)
+  std::deque<int32_t> free_ids_;  // removed sets' ids, oldest first, handed out again
 };
 
 }  // namespace kolo::core

@@ -146,3 +146,10 @@ def test_a_launcher_that_gave_mpi_no_job_is_an_error_not_a_world_of_one(launcher
     assert job.returncode != 0, job.output
     assert f"rank 1 of 2 ({size_variable})" in job.output, job.output
     assert "rank 0 of 1" in job.output, job.output
+
+
+@needs_plugin
+@pytest.mark.parametrize("np", [2, 3])
+def test_process_sets_from_mpi_communicators(np):
+    pytest.importorskip("mpi4py", reason="scripts/setup.sh installs mpi4py")
+    mpirun(np, sys.executable, str(WORKERS / "mpi_comm_process_sets.py")).assert_ok(np)

@@ -1,9 +1,11 @@
 """Process sets (hvd.ProcessSet, init(process_sets=...), add/remove_process_set, process_set= on
 every op) and join() for uneven data, under kolorun on 2 and 3 ranks."""
 
+import sys
+
 import pytest
 
-from conftest import run_job
+from conftest import run_command, run_job
 
 pytest.importorskip("torch", reason="scripts/setup.sh installs torch==2.13.0 (CPU)")
 
@@ -34,3 +36,24 @@ def test_dead_peer_fails_pending_process_set_ops(tmp_path):
         assert f"rank {rank} OK" in result.lines_of(rank), result.output
     assert any("pair." in line for line in result.lines_of(0)), result.output
     assert result.returncode != 0  # the launcher reports the killed rank
+
+
+@pytest.mark.parametrize("np_", [2, 3])
+def test_init_registers_distinct_sets_maps_later_inits_and_reuses_ids(np_):
+    # Horovod's semantics (horovod/common/basics.py, process_set.cc), which its own
+    # test_process_sets_static.py and test_tensorflow_process_sets_dynamic.py check.
+    run_job(np_, "torch_process_set_init.py", timeout=120).assert_ok(np_)
+
+
+def test_tensorflow_mpi_ops_has_horovods_basics_object():
+    pytest.importorskip("tensorflow", reason="scripts/setup.sh installs tensorflow-cpu")
+    script = ("import horovod.tensorflow as hvd\n"
+              "hvd.init()\n"
+              "assert hvd.mpi_ops._basics._get_process_set_ids_and_ranks() == {0: [0]}\n"
+              "try:\n"
+              "    hvd.init(process_sets=[hvd.ProcessSet([0])])\n"
+              "except ValueError as error:\n"
+              "    assert 'entry number 0 is a duplicate' in str(error), error\n"
+              "    print('refused')\n")
+    result = run_command([sys.executable, "-c", script], {"TF_CPP_MIN_LOG_LEVEL": "3"}, 120)
+    assert result.returncode == 0 and "refused" in result.output, result.output

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 import kolo
 from kolo import _core
 from kolo.common.reduce_ops import get_average_backwards_compatibility_fun
+from kolo.process_sets import global_process_set
 
 Average = kolo.Average
 Sum = kolo.Sum
@@ -25,10 +26,15 @@ def init(comm=None, process_sets=None) -> None:
     pointer to process sets. ``process_sets``: a list of ``hvd.ProcessSet`` to register now (ids
     1, 2, ... in list order; every rank passes the same list), or ``"dynamic"`` to allow
     ``hvd.add_process_set()`` and ``hvd.remove_process_set()`` later (as
-    HOROVOD_DYNAMIC_PROCESS_SETS=1 does).
+    HOROVOD_DYNAMIC_PROCESS_SETS=1 does). With an mpi4py ``comm``, a set may also be given as
+    ``hvd.ProcessSet(subcomm)``: every rank's communicators are gathered and registered, as
+    Horovod does (``kolo.mpi_comm_sets``).
     """
-    if comm is not None and not isinstance(comm, (list, tuple)):
+    is_mpi_comm = comm is not None and not isinstance(comm, (list, tuple))
+    if is_mpi_comm:
         _check_mpi_comm(comm)
+    # Horovod's global_process_set.mpi_comm: the communicator the job was initialized with.
+    global_process_set.mpi_comm = comm if is_mpi_comm else None
     kolo.init(process_sets=process_sets)  # the one path into the core, for kolo and kolo.torch
     if isinstance(comm, (list, tuple)) and sorted(comm) != list(range(size())):
         job_size = size()

@@ -21,6 +21,7 @@ from kolo.common.basics import (  # noqa: F401  (horovod.tensorflow.mpi_ops has 
     mpi_threads_supported, nccl_built, rank, rocm_built, shutdown, size, start_timeline,
     stop_timeline, sycl_built)
 from kolo.exceptions import HorovodInternalError  # noqa: F401
+from kolo.horovod_common import HorovodBasics
 from kolo.horovod_common import num_rank_is_power_2 as check_num_rank_power_of_2  # noqa: F401
 from kolo.process_sets import (  # noqa: F401
     ProcessSet, add_process_set, check_process_set, global_process_set, process_set_by_id,
@@ -33,3 +34,6 @@ from kolo.tensorflow.moving_ops import (  # noqa: F401
     allgather, alltoall, broadcast, broadcast_, grouped_allgather)
 from kolo.tensorflow.op_helpers import _rank_in, _set_size, as_tensor  # noqa: F401
 from kolo.tensorflow.reducescatter_ops import _grouped_reducescatter, _reducescatter  # noqa: F401
+
+# Horovod's per-extension basics object; its own tests reach process sets through it.
+_basics = HorovodBasics(__file__, "mpi_lib")

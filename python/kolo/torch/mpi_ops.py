@@ -17,7 +17,7 @@ import torch
 import kolo
 from kolo import _core
 from kolo.horovod_common import (  # noqa: F401  (Horovod's mpi_ops imports them from its util)
-    check_installed_version, get_average_backwards_compatibility_fun, gpu_available,
+    HorovodBasics, check_installed_version, get_average_backwards_compatibility_fun, gpu_available,
     num_rank_is_power_2)
 # allreduce and grouped allreduce live in allreduce_ops.py; re-exported here, as Horovod's.
 from kolo.torch.allreduce_ops import (  # noqa: F401
@@ -36,6 +36,8 @@ from kolo.torch.process_sets import (  # noqa: F401
     ProcessSet, add_process_set, check_process_set, global_process_set, remove_process_set)
 
 HorovodInternalError = kolo.KoloError
+# Horovod's per-extension basics object; its own tests reach process sets through it.
+_basics = HorovodBasics(__file__, "mpi_lib_v2")
 
 
 # ---- allgather -----------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ PyTorch and TensorFlow (with Keras) are served, and no framework version can mis
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import sysconfig
@@ -146,6 +147,12 @@ def check_installed_version(name, version, exception=None):
     """Horovod checks that ``name``'s version is the one its extension was built against. kolo is
     never compiled against a framework, so every version is the right one: nothing to check."""
     return None
+
+
+def _cache(function):
+    """Horovod's memoizing decorator (``horovod.common.util._cache``, which its tests import):
+    the function runs once per distinct arguments, later calls return that first answer."""
+    return functools.lru_cache(maxsize=None)(function)
 
 
 def is_iterable(x):

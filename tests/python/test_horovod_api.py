@@ -431,3 +431,17 @@ def test_in_thread_runs_the_target_and_refuses_a_non_tuple_args():
     in_thread(lambda: 1 / 0, silent=True).join(timeout=60)  # swallowed, as Horovod's silent=True
     with pytest.raises(ValueError, match="args must be a tuple"):
         in_thread(seen.append, args=[1])
+
+
+def test_util_cache_computes_once_per_arguments():
+    # Horovod's own test_common.py imports this private decorator.
+    from horovod.common.util import _cache
+    calls = []
+
+    @_cache
+    def square(x, offset=0):
+        calls.append((x, offset))
+        return x * x + offset
+
+    assert [square(3), square(3), square(3, offset=1), square(4)] == [9, 9, 10, 16]
+    assert calls == [(3, 0), (3, 1), (4, 0)]

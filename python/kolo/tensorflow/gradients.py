@@ -9,7 +9,8 @@ import tensorflow as tf
 from kolo.common.grouping import scale_factors, split_list
 from kolo.tensorflow.compression import Compression
 from kolo.tensorflow.bridge import variable_key as _key
-from kolo.tensorflow.mpi_ops import _allreduce_batch, _set_size, global_process_set
+from kolo.tensorflow.mpi_ops import _allreduce_batch, global_process_set
+from kolo.tensorflow.op_helpers import _reduces_now
 from kolo.tensorflow.reductions import _sparse_allreduce
 
 
@@ -48,11 +49,25 @@ class GradientReducer:
         """The reduced gradients, in order; None stays None (as Horovod: such a gradient must be
         None on every rank)."""
         grads = list(grads)
-        if not self.process_set.included() or _set_size(self.process_set) <= 1:
-            return grads
         if self.sparse_as_dense:
             grads = [tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g
                      for g in grads]
+        reduces = _reduces_now(self.process_set)
+        if isinstance(reduces, bool):
+            return self._reduce(grads, variables) if reduces else grads
+        # An elastic job's graph: reduce or not is decided each time it runs.
+        present = [i for i, g in enumerate(grads) if g is not None]
+        if not present:
+            return grads
+        chosen = tf.cond(reduces,
+                         lambda: [self._reduce(grads, variables)[i] for i in present],
+                         lambda: [grads[i] for i in present])
+        out = list(grads)
+        for i, g in zip(present, chosen):
+            out[i] = g
+        return out
+
+    def _reduce(self, grads: list, variables) -> list:
         out = list(grads)
         dense = [i for i, g in enumerate(grads)
                  if g is not None and not isinstance(g, tf.IndexedSlices)]

@@ -4,6 +4,8 @@ submission (one call or graph node for a whole group) with its byte-moving dtype
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import tensorflow as tf
 
@@ -13,6 +15,7 @@ from kolo._handles import synchronize
 from kolo.common.basics import rank, size
 from kolo.process_sets import check_process_set
 from kolo.tensorflow.bridge import collective, set_static_shape
+from kolo.tensorflow.rank_ops import process_set_included_op, size_op
 
 try:  # internal, but the cheap way to know no gradient tape is watching (a custom gradient
     # costs about 100 us per eager call)
@@ -30,6 +33,32 @@ def _differentiable(tensor) -> bool:
 
 def _set_size(process_set) -> int:
     return size() if check_process_set(process_set) == 0 else process_set.size()
+
+
+def _elastic_graph() -> bool:
+    """Whether a graph is being traced in an elastic job (kolorun sets HOROVOD_ELASTIC=1 for its
+    workers, as horovodrun does): the graph (a tf.function, Keras's train_function) outlives
+    resets, so what depends on the job's size is read when it runs, as Horovod does there."""
+    return os.environ.get("HOROVOD_ELASTIC") == "1" and not tf.executing_eagerly()
+
+
+def _set_size_as(process_set, dtype):
+    """The set's size as a `dtype` tensor; read when the graph runs in an elastic job."""
+    if _elastic_graph():
+        return tf.cast(size_op(check_process_set(process_set)), dtype)
+    return tf.cast(_set_size(process_set), dtype)
+
+
+def _reduces_now(process_set):
+    """Whether this rank reduces in the set (a member, with a peer): a bool, or in an elastic
+    job's graph a bool tensor read when it runs. A graph traced while the job had one rank must
+    still reduce once the job grew (Horovod's ``_allreduce_cond``)."""
+    if not _elastic_graph():
+        return bool(process_set.included()) and _set_size(process_set) > 1
+    set_id = check_process_set(process_set)
+    with tf.device("cpu"):
+        return tf.logical_and(tf.equal(process_set_included_op(set_id), 1),
+                              tf.greater(size_op(set_id), 1))
 
 
 def _rank_in(process_set) -> int:

@@ -10,8 +10,9 @@ import tensorflow as tf
 from kolo.tensorflow.compression import Compression
 from kolo.tensorflow.mpi_ops import (
     Adasum, Average, Sum, _allreduce, _grouped_allreduce, _grouped_reducescatter,
-    _reducescatter, _set_size, allgather, as_tensor, global_process_set,
+    _reducescatter, allgather, as_tensor, global_process_set,
     handle_average_backwards_compatibility)
+from kolo.tensorflow.op_helpers import _set_size_as
 
 
 def _sparse_allreduce(slices: tf.IndexedSlices, op, prescale_factor, postscale_factor,
@@ -31,7 +32,7 @@ def _sparse_allreduce(slices: tf.IndexedSlices, op, prescale_factor, postscale_f
     indices = allgather(slices.indices, name=None if name is None else f"{name}.indices",
                         process_set=process_set)
     if op == Average:
-        values = values / tf.cast(_set_size(process_set), values.dtype)
+        values = values / _set_size_as(process_set, values.dtype)
     return tf.IndexedSlices(values, indices, dense_shape=slices.dense_shape)
 
 

@@ -12,11 +12,9 @@ import subprocess
 import sys
 import threading
 
-from kolo.runner import _kolorun
+from kolo.runner import NON_ZERO_EXIT_MESSAGE, _kolorun
 
-# Horovod's texts, which callers match (horovod.runner.gloo_run and .elastic.constants).
-NON_ZERO_EXIT_MESSAGE = ("Horovod detected that one or more processes exited with non-zero "
-                         "status, thus causing the job to be terminated.")
+# Horovod's text, which callers match (horovod.runner.elastic.constants).
 RESET_LIMIT_EXCEEDED_MESSAGE = ("Horovod was shutdown because number of resets during elastic "
                                 "job exceeded limit: {}")
 # Any of them makes a command line elastic (kolorun refuses --elastic-timeout otherwise).

@@ -32,6 +32,9 @@ except ImportError:  # pragma: no cover - depends on the environment
 PAYLOAD_FILE_VARIABLE = "KOLORUN_FUNCTION_FILE"
 PAYLOAD_VARIABLE = "KOLORUN_FUNCTION"
 MARKER_VARIABLE = "KOLORUN_RESULT_MARKER"
+# Horovod's text for a job whose processes failed (horovod.runner.gloo_run), which callers match.
+NON_ZERO_EXIT_MESSAGE = ("Horovod detected that one or more processes exited with non-zero "
+                         "status, thus causing the job to be terminated.")
 # Linux refuses a single environment string over 128 KiB (MAX_ARG_STRLEN).
 _MAX_ENVIRONMENT_PAYLOAD = 100 * 1024
 
@@ -234,20 +237,30 @@ def run(func, args=(), kwargs=None, num_proc=1, min_num_proc=None, max_num_proc=
     if elastic:
         # The workers of the last round report under their final ranks; their number is only
         # known at the end (workers lost, added or removed on the way report nothing).
-        return _collect(results, len(results) or int(num_proc), returncode)
-    return _collect(results, int(num_proc), returncode)
+        return _collect(results, len(results) or int(num_proc), returncode, use_mpi)
+    return _collect(results, int(num_proc), returncode, use_mpi)
 
 
-def _collect(results: dict, num_proc: int, returncode: int) -> list:
+def _failure_lead(use_mpi, returncode: int) -> str:
+    """Horovod's first words for a failed run, which callers match: its MPI runner's, else its
+    Gloo runner's."""
+    if use_mpi:
+        return f"mpirun failed with exit code {returncode}."
+    return NON_ZERO_EXIT_MESSAGE
+
+
+def _collect(results: dict, num_proc: int, returncode: int, use_mpi=None) -> list:
     failures = sorted(rank for rank, (kind, _) in results.items() if kind == "error")
     if failures:
         rank = failures[0]
         type_name, message, trace, exception = decode(results[rank][1])
         others = f" (ranks {failures} all raised)" if len(failures) > 1 else ""
-        raise RuntimeError(f"horovod.run: rank {rank} raised {type_name}: {message}{others}\n"
+        raise RuntimeError(f"{_failure_lead(use_mpi, returncode)} horovod.run: rank {rank} "
+                           f"raised {type_name}: {message}{others}\n"
                            f"Traceback on rank {rank}:\n{trace}") from exception
     missing = [rank for rank in range(num_proc) if rank not in results]
     if returncode != 0 or missing:
-        raise RuntimeError(f"horovod.run: the job failed (kolorun exit status {returncode}); no "
-                           f"result from rank(s) {missing} (see the output above)")
+        raise RuntimeError(f"{_failure_lead(use_mpi, returncode)} horovod.run: the job failed "
+                           f"(kolorun exit status {returncode}); no result from rank(s) "
+                           f"{missing} (see the output above)")
     return [decode(results[rank][1]) for rank in range(num_proc)]

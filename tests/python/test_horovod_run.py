@@ -77,11 +77,18 @@ def test_runner_run_is_the_same_function_and_takes_closures():
     assert _run_bounded(local_function, args=(1,), num_proc=2) == [6, 7]
 
 
-@pytest.mark.parametrize("num_proc", [2, 3])
-def test_an_exception_on_a_rank_is_named(num_proc):
+@pytest.mark.parametrize("num_proc, use_mpi", [(2, None), (3, None), (2, True)])
+def test_an_exception_on_a_rank_is_named(num_proc, use_mpi):
+    import kolo
+    if use_mpi and not kolo._core.MPI_BUILT:
+        pytest.skip("kolo's MPI plugin is not built (libopenmpi-dev)")
     with pytest.raises(RuntimeError) as raised:
-        _run_bounded(fails_on_rank_one, num_proc=num_proc)
+        _run_bounded(fails_on_rank_one, num_proc=num_proc, use_mpi=use_mpi)
     message = str(raised.value)
+    # Horovod's first words, which its own test_interactiverun.py matches, then kolo's.
+    lead = ("mpirun failed with exit code" if use_mpi else
+            "Horovod detected that one or more processes exited with non-zero status")
+    assert message.startswith(lead), message
     assert "rank 1 raised ValueError: bad shard 7 on this rank" in message
     assert "fails_on_rank_one" in message  # the rank's traceback
     assert isinstance(raised.value.__cause__, ValueError)

@@ -18,17 +18,18 @@ def split_local(keys: Iterable[Hashable], local_keys: set) -> tuple[list[int], l
 
 def reduce_all_but_local(grads: list, keys: list, local_keys: set,
                          reduce: Callable[[list, list], list], sources: list,
-                         divide: Callable[[Any, float], Any], size: Callable[[], int],
+                         divide: Callable[[Any, Any], Any], size: Callable[[], Any],
                          scale_local: bool) -> list:
     """`grads` with the shared ones replaced by reduce(shared grads, their sources) and, with
     `scale_local`, the local ones divided by the set's size (Horovod does so that a local
-    gradient weighs as an averaged one: horovod pull 3695). None stays None."""
+    gradient weighs as an averaged one: horovod pull 3695). None stays None. `size()` is what
+    `divide` takes: a number, or a framework's tensor read when a graph runs."""
     shared, local = split_local(keys, local_keys)
     out = list(grads)
     for i, g in zip(shared, reduce([grads[i] for i in shared], [sources[i] for i in shared])):
         out[i] = g
     if scale_local and local:
-        n = float(size())
+        n = size()
         for i in local:
             if out[i] is not None:
                 out[i] = divide(out[i], n)

@@ -16,8 +16,8 @@ from kolo.process_sets import check_process_set, global_process_set
 from kolo.tensorflow.allreduce_ops import _allreduce, _grouped_allreduce
 from kolo.tensorflow.bridge import collective, same_shape, set_static_shape
 from kolo.tensorflow.op_helpers import (
-    _as_moved_bytes, _differentiable, _group_inputs, _grouped_forward, _np_grouped, _rank_in,
-    _restored, _set_size, _tape_active, _with_gradient, as_tensor)
+    _as_moved_bytes, _differentiable, _group_inputs, _grouped_forward, _np_grouped,
+    _rank_in_as, _restored, _tape_active, _with_gradient, as_tensor)
 
 
 def _np_allgather(name, array, set_id):
@@ -33,9 +33,10 @@ def _gathered_shape(x):
 def _my_rows(reduced_grads: list, inputs: list, process_set) -> list:
     """This rank's rows of each gathered gradient (the first dimensions may differ by rank)."""
     dims = tf.stack([tf.shape(x, out_type=tf.int64)[0] for x in inputs])
+    # One row per rank of the set; the rank is read when the graph runs in an elastic job.
     all_dims = tf.reshape(allgather(tf.reshape(dims, [1, -1]), process_set=process_set),
-                          [_set_size(process_set), len(inputs)])
-    offsets = tf.reduce_sum(all_dims[:_rank_in(process_set)], axis=0)
+                          [-1, len(inputs)])
+    offsets = tf.reduce_sum(all_dims[:_rank_in_as(process_set)], axis=0)
     return [tf.slice(g, tf.concat([[offsets[i]], tf.zeros([tf.rank(g) - 1], tf.int64)], 0),
                      tf.concat([[dims[i]], tf.fill([tf.rank(g) - 1], tf.constant(-1, tf.int64))],
                                0))

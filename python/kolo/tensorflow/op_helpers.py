@@ -49,6 +49,13 @@ def _set_size_as(process_set, dtype):
     return tf.cast(_set_size(process_set), dtype)
 
 
+def _rank_in_as(process_set):
+    """This rank's rank in the set; in an elastic job's graph an int32 tensor read when it runs."""
+    if _elastic_graph():
+        return tf.py_function(lambda: tf.constant(_rank_in(process_set), tf.int32), [], tf.int32)
+    return _rank_in(process_set)
+
+
 def _reduces_now(process_set):
     """Whether this rank reduces in the set (a member, with a peer): a bool, or in an elastic
     job's graph a bool tensor read when it runs. A graph traced while the job had one rank must

@@ -14,7 +14,7 @@ from kolo.process_sets import check_process_set, global_process_set
 from kolo.tensorflow.bridge import collective, set_static_shape
 from kolo.tensorflow.moving_ops import allgather, grouped_allgather
 from kolo.tensorflow.op_helpers import (
-    _group_inputs, _grouped_forward, _set_size, _with_gradient)
+    _group_inputs, _grouped_forward, _set_size_as, _with_gradient)
 
 
 def _np_reducescatter(name, array, op, prescale, postscale, set_id, group=(0, 0)):
@@ -23,9 +23,13 @@ def _np_reducescatter(name, array, op, prescale, postscale, set_id, group=(0, 0)
                                     process_set=set_id, group=group))
 
 
-def _reducescatter_grad_scale(op, prescale, postscale, process_set) -> float:
+def _scaled_gradient(dy, op, prescale, postscale, process_set):
+    """dy times what the forward multiplied each rank's input by (the set's size for Sum, read
+    when the graph runs in an elastic job)."""
     scale = prescale * postscale
-    return scale * _set_size(process_set) if op == Sum else scale
+    if op == Sum:
+        return dy * (tf.cast(scale, dy.dtype) * _set_size_as(process_set, dy.dtype))
+    return dy * scale if scale != 1.0 else dy
 
 
 def _scattered_shape(x, process_set):
@@ -47,8 +51,8 @@ def _reducescatter(tensor, name=None, op=Sum, ignore_name_scope=False,
         return [y]
 
     def gradient(outputs, dy):
-        scale = _reducescatter_grad_scale(op, prescale_factor, postscale_factor, process_set)
-        return allgather(dy * scale if scale != 1.0 else dy, process_set=process_set)
+        return allgather(_scaled_gradient(dy, op, prescale_factor, postscale_factor,
+                                          process_set), process_set=process_set)
 
     return _with_gradient(forward, gradient, [tensor])[0]
 
@@ -63,8 +67,8 @@ def _grouped_reducescatter(tensors, name=None, op=Sum, ignore_name_scope=False,
                                prescale=prescale_factor, postscale=postscale_factor)
 
     def gradient(outputs, *dys):
-        scale = _reducescatter_grad_scale(op, prescale_factor, postscale_factor, process_set)
-        return grouped_allgather([d * scale if scale != 1.0 else d for d in dys],
+        return grouped_allgather([_scaled_gradient(d, op, prescale_factor, postscale_factor,
+                                                   process_set) for d in dys],
                                  process_set=process_set)
 
     return _with_gradient(forward, gradient, tensors)

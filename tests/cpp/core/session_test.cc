@@ -399,7 +399,14 @@ TEST(SessionProcessSets, RemovalIsRefusedWhileAMemberHasPendingOpsThenSucceeds) 
       EXPECT_THROW((void)session.enqueue(in_set(allreduce_entry("gone", data), 1)),
                    InvalidArgument);
     }
-    // Ids are not reused.
+    // A removed set's id is handed out again (Horovod's order); the new set 1 starts afresh:
+    // the name its predecessor used runs again, on the new members only.
+    EXPECT_EQ(number_of(handles, session.request_add_process_set({1, 2})), 1);
+    if (rank != 0) {
+      std::fill(data.begin(), data.end(), 2.0f);
+      handles.wait(session.enqueue(in_set(allreduce_entry("pending", data), 1)));
+      EXPECT_EQ(data[0], 4.0f);
+    }
     EXPECT_EQ(number_of(handles, session.request_add_process_set({0, 1})), 2);
   });
 }

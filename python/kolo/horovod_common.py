@@ -258,7 +258,7 @@ class HorovodBasics:
         return _process_sets.ids_and_ranks()
 
     def _process_set_size(self, process_set_id):
-        return len(_process_sets.ids_and_ranks()[process_set_id])
+        return _process_sets.process_set_by_id(process_set_id).size()
 
     def _process_set_rank(self, process_set_id):
         return _process_sets.process_set_by_id(process_set_id).rank()

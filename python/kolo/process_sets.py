@@ -166,7 +166,7 @@ def map_to_registered(process_sets: Sequence[ProcessSet]) -> None:
     repeats an earlier one or the global set loses its id and, once the others have theirs,
     ValueError names it (Horovod raises it after registering the distinct sets, so a later
     init() with the list corrected goes on)."""
-    by_ranks = {tuple(_core.process_set_ranks(i)): i for i in _core.process_set_ids()}
+    by_ranks = {tuple(ranks): set_id for set_id, ranks in ids_and_ranks().items()}
     seen = {0}
     duplicate = None
     for index, ps in enumerate(process_sets):

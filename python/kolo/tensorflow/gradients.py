@@ -59,9 +59,11 @@ class GradientReducer:
         present = [i for i, g in enumerate(grads) if g is not None]
         if not present:
             return grads
-        chosen = tf.cond(reduces,
-                         lambda: [self._reduce(grads, variables)[i] for i in present],
-                         lambda: [grads[i] for i in present])
+        def reduced():
+            everything = self._reduce(grads, variables)  # once: one batch for all gradients
+            return [everything[i] for i in present]
+
+        chosen = tf.cond(reduces, reduced, lambda: [grads[i] for i in present])
         out = list(grads)
         for i, g in zip(present, chosen):
             out[i] = g

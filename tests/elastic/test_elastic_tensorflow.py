@@ -4,29 +4,23 @@ worker skipped the allreduce its new peer waited for)."""
 
 from __future__ import annotations
 
-import os
 import sys
 
 import pytest
 
-from conftest import WORKERS, kolorun_path
-from elastic_job import Job
+from elastic_harness import WORKERS, Discovery, ElasticJob
 
 pytest.importorskip("tensorflow", reason="scripts/setup.sh installs tensorflow-cpu")
 
 
 def test_graph_traced_at_one_rank_reduces_after_the_job_grew(tmp_path):
-    hosts = tmp_path / "hosts"
-    hosts.write_text("localhost:1\n")
-    script = tmp_path / "discover.sh"
-    script.write_text(f"#!/bin/sh\ncat {hosts}\n")
-    script.chmod(0o755)
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "KOLO_PEER_TIMEOUT": "10"}
-    job = Job([kolorun_path(), "-np", "1", "--min-np", "1", "--max-np", "2",
-               "--host-discovery-script", str(script), sys.executable,
-               str(WORKERS / "tensorflow_elastic_growth.py")], env, timeout=240)
-    job.wait_for_line(r"^\[0\]<stdout>:size 1 rank 0 grad 1\.0")
-    hosts.write_text("localhost:1\n127.0.0.1:1\n")  # a second name of this machine: one slot more
+    discovery = Discovery(tmp_path, ["localhost:1"])
+    job = ElasticJob(["-np", "1", "--min-np", "1", "--max-np", "2", "--host-discovery-script",
+                      str(discovery.script), sys.executable,
+                      str(WORKERS / "tensorflow_elastic_growth.py")],
+                     env={"TF_CPP_MIN_LOG_LEVEL": "3", "KOLO_PEER_TIMEOUT": "10"})
+    job.wait_for(r"^\[0\]<stdout>:size 1 rank 0 grad 1\.0")
+    discovery.set(["localhost:1", "127.0.0.1:1"])  # a second name of this machine: one slot more
     code = job.finish()
     output = job.output
     assert code == 0, output

@@ -18,7 +18,7 @@ import threading
 import zlib
 from typing import Any, Optional
 
-from kolo import _arrays, _core, _failing_exit, _handles
+from kolo import _arrays, _core, _handles
 from kolo import process_sets as _process_sets
 from kolo._handles import poll, synchronize
 from kolo.exceptions import HorovodInternalError, KoloError, KoloValueError
@@ -97,7 +97,6 @@ def init(process_sets=None) -> None:
     wanted, dynamic, gathered = _process_sets.init_argument(process_sets)
     already = _core.is_initialized()
     _core.init(dynamic_process_sets=dynamic)
-    _failing_exit.install()
     if already:
         _process_sets.map_to_registered(wanted)
         return

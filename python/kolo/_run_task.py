@@ -68,13 +68,7 @@ def main() -> int:
         result = ("error", encode(details))
     sys.stdout.flush()
     print(f"{marker}{rank} {result[0]} {result[1]}", flush=True)
-    if result[0] == "ok":
-        return 0
-    # Under mpirun (horovod.run(use_mpi=True)): end without waiting in MPI_Finalize for the
-    # ranks still running, so that mpirun ends the job now, as kolorun does.
-    from kolo._failing_exit import exiting_in_failure
-    exiting_in_failure(1)
-    return 1
+    return 0 if result[0] == "ok" else 1
 
 
 if __name__ == "__main__":

@@ -4,11 +4,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <mutex>
 #include <optional>
 
 #include "base/env.h"
@@ -27,20 +25,14 @@ std::string directory_of(const std::string& file) {
   return std::filesystem::path(file).parent_path().string();
 }
 
-// The status a failing process ends with, skipping MPI_Finalize (-1: finalize as usual). Process
-// state by nature: an exit handler takes no arguments, and exit happens once per process.
-std::atomic<int> failing_exit_status{-1};
-std::once_flag exit_handler_registered;
-std::atomic<bool> mpi_initialized_here{false};
-
 // Runs at exit before the plugin's MPI_Finalize (exit handlers run in reverse order of
 // registration, and this one is registered after MPI_Init). MPI_Finalize waits for every rank: a
-// rank dying of an uncaught exception while its peers compute or sleep would wait there, alive,
-// until they finished, and mpirun would never see it fail. Leaving without it is what makes
-// mpirun end the job at once ("exited without calling finalize"), as it does for Horovod's ranks.
-void leave_without_finalize_when_failing() {
-  const int status = failing_exit_status.load();
-  if (status < 0) return;
+// rank ending in failure (an uncaught Python exception, sys.exit(1)) while its peers compute or
+// sleep would wait there, alive, until they finished, and mpirun would learn of the failure only
+// then. Leaving without it lets mpirun end the job at once, as it does for Horovod's ranks, which
+// finalize MPI together at shutdown. A rank ending normally still finalizes (and waits).
+[[maybe_unused]] void leave_without_finalize_when_failing(int status, void* /*unused*/) {
+  if (status == 0) return;
   std::fflush(nullptr);
   std::_Exit(status);
 }
@@ -129,15 +121,13 @@ int MpiPlugin::initialize() const {
   KoloMpiError error{};
   int level = 0;
   check(table_->initialize(&level, &error), error, "initializing MPI");
-  std::call_once(exit_handler_registered, [] {
-    if (std::atexit(&leave_without_finalize_when_failing) == 0) mpi_initialized_here = true;
-  });
+#if defined(__GLIBC__)
+  // glibc's on_exit: the handler sees the exit status (atexit's do not). Once per process.
+  [[maybe_unused]] static const int registered =
+      ::on_exit(&leave_without_finalize_when_failing, nullptr);
+#endif
   return level;
 }
-
-bool MpiPlugin::initialized() { return mpi_initialized_here.load(); }
-
-void MpiPlugin::exit_without_finalize(int status) { failing_exit_status = status; }
 
 std::pair<int, int> MpiPlugin::world() const {
   KoloMpiError error{};

@@ -26,14 +26,9 @@ class MpiPlugin {
   static bool available();
 
   // MPI_Init_thread once (later calls only report); returns the thread level 0..3 (3: multiple).
+  // From then on a process exiting with a non-zero status skips MPI_Finalize, which would wait
+  // for every other rank, so that mpirun sees the failure at once and ends the job.
   int initialize() const;
-  // Whether initialize() succeeded in this process (MPI is up: the plugin's, finalized at exit,
-  // or the application's, e.g. mpi4py's).
-  static bool initialized();
-  // For a process that is ending in failure (an uncaught Python exception): its exit skips
-  // MPI_Finalize, which would wait for every other rank, and ends with `status`, so that mpirun
-  // sees the failure now and ends the job. No effect where MPI was not initialized.
-  static void exit_without_finalize(int status);
   // (rank, size) in MPI_COMM_WORLD; needs initialize().
   [[nodiscard]] std::pair<int, int> world() const;
   [[nodiscard]] std::string library_version() const;

@@ -269,11 +269,6 @@ NB_MODULE(_core, m) {
   m.def(
       "mpi_thread_level", [] { return kolo::backends::MpiPlugin::get().initialize(); },
       nb::call_guard<nb::gil_scoped_release>());
-  // A rank started by mpirun that dies of an uncaught exception ends without MPI_Finalize
-  // (kolo/_failing_exit.py): mpirun then ends the job instead of waiting for the other ranks.
-  m.def("mpi_initialized", [] { return kolo::backends::MpiPlugin::initialized(); });
-  m.def("exit_without_mpi_finalize", &kolo::backends::MpiPlugin::exit_without_finalize,
-        nb::arg("status"));
   m.attr("VERSION") = KOLO_VERSION_STRING;  // the file VERSION, through CMake: kolo.__version__
   // NCCL_BUILT: this build has the backend that runs CUDA tensors' collectives in NCCL
   // (core/executor_device.cc; kolo/torch/nccl_submit.py submits to it). Whether NCCL and the CUDA

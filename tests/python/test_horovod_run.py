@@ -125,7 +125,7 @@ def test_bad_arguments_fail_before_anything_starts():
 @pytest.mark.parametrize("use_mpi", [None, True])
 def test_a_failed_rank_ends_the_job_while_the_others_sleep(use_mpi):
     # Horovod's test_failed_run: the sleepers are ended "way before the 2-minute delay". Under
-    # mpirun the failing rank leaves without MPI_Finalize for that (kolo/_failing_exit.py).
+    # mpirun the failing rank leaves without MPI_Finalize for that (backends/mpi_plugin.cc).
     import time
 
     import kolo

@@ -32,19 +32,6 @@ def test_world_of_one():
     assert "single OK" in proc.stdout
 
 
-def test_without_mpi_an_uncaught_exception_is_left_to_python():
-    # Only a rank whose MPI kolo initialized (mpirun) chains an excepthook (kolo/_failing_exit.py):
-    # elsewhere the hook stays Python's and an uncaught exception ends the process as usual.
-    proc = run_python("""
-        import sys, kolo
-        kolo.init()
-        assert not kolo._core.mpi_initialized()
-        assert sys.excepthook is sys.__excepthook__, sys.excepthook
-        raise SystemExit(3)
-    """)
-    assert proc.returncode == 3, proc.stderr
-
-
 def test_background_thread_is_named_for_top_and_perf():
     proc = run_python("""
         import glob, kolo

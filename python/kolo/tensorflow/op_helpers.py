@@ -15,7 +15,7 @@ from kolo._handles import synchronize
 from kolo.common.basics import rank, size
 from kolo.process_sets import check_process_set
 from kolo.tensorflow.bridge import collective, set_static_shape
-from kolo.tensorflow.rank_ops import _int_op, process_set_included_op, size_op
+from kolo.tensorflow.rank_ops import int_op, process_set_included_op, size_op
 
 try:  # internal, but the cheap way to know no gradient tape is watching (a custom gradient
     # costs about 100 us per eager call)
@@ -52,7 +52,7 @@ def _set_size_as(process_set, dtype):
 def _rank_in_as(process_set):
     """This rank's rank in the set; in an elastic job's graph an int32 tensor read when it runs."""
     if _elastic_graph():
-        return _int_op(lambda: _rank_in(process_set))
+        return int_op(lambda: _rank_in(process_set))
     return _rank_in(process_set)
 
 

@@ -32,7 +32,7 @@ def barrier(process_set=global_process_set):
     collective("barrier", None, set_id, run, [], [tf.uint8])
 
 
-def _int_op(value_fn, name=None):
+def int_op(value_fn, name=None):
     # Evaluated when the graph runs (as Horovod's ops are): an elastic reset changes the values.
     if tf.executing_eagerly():
         return tf.constant(value_fn(), dtype=tf.int32)
@@ -42,23 +42,23 @@ def _int_op(value_fn, name=None):
 
 def size_op(process_set_id=0, name=None):
     """The process set's size, as an int32 tensor evaluated when it runs."""
-    return _int_op(lambda: size() if process_set_id == 0
+    return int_op(lambda: size() if process_set_id == 0
                    else process_set_by_id(process_set_id).size(), name)
 
 
 def process_set_included_op(process_set_id=0, name=None):
     """1 if this rank belongs to the process set, else 0."""
-    return _int_op(lambda: 1 if process_set_id == 0
+    return int_op(lambda: 1 if process_set_id == 0
                    else int(process_set_by_id(process_set_id).included()), name)
 
 
 def local_size_op(name=None):
-    return _int_op(local_size, name)
+    return int_op(local_size, name)
 
 
 def rank_op(name=None):
-    return _int_op(rank, name)
+    return int_op(rank, name)
 
 
 def local_rank_op(name=None):
-    return _int_op(local_rank, name)
+    return int_op(local_rank, name)

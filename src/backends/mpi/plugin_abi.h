@@ -36,8 +36,9 @@ typedef struct KoloMpiPluginV1 {
   const char* (*library_version)(void);
   // MPI_Init_thread(MPI_THREAD_MULTIPLE) unless MPI is already initialized (e.g. by mpi4py);
   // later calls only report. MPI_Finalize runs at process exit, never before, so kolo may
-  // shut down and initialize again. `thread_level`: what MPI provided (MPI_THREAD_* value order:
-  // 0 single, 1 funneled, 2 serialized, 3 multiple).
+  // shut down and initialize again (libkolo skips it for a process exiting with a non-zero
+  // status: backends/mpi_plugin.cc). `thread_level`: what MPI provided (MPI_THREAD_* value
+  // order: 0 single, 1 funneled, 2 serialized, 3 multiple).
   int (*initialize)(int* thread_level, KoloMpiError* error);
   int (*world)(int* rank, int* size, KoloMpiError* error);
   // A duplicate of MPI_COMM_WORLD for one kolo session (collective over the world).
